@@ -1,0 +1,1 @@
+"""hatlab's web app: corpus, studies, crowd work, quality control, machine results, dashboards."""

@@ -1,0 +1,109 @@
+"""Crowd work: workers, their assignments to items, and the responses they submit."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotate.models.studies import Item, Study
+
+
+class Worker(models.Model):
+    """A person who annotates: an account, an invite-link holder, or a crowd platform's worker id."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        BLOCKED = "blocked", "Blocked"
+
+    provider = models.CharField(max_length=40, default="local")
+    external_id = models.CharField(max_length=200)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="worker"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="worker_unique_per_provider"),
+        ]
+
+    def __str__(self) -> str:
+        return self.anonymous_id
+
+    @property
+    def anonymous_id(self) -> str:
+        """A stable pseudonym for exports: no platform id leaves the app."""
+        digest = hashlib.sha256(
+            f"{settings.SECRET_KEY}:{self.provider}:{self.external_id}".encode()
+        ).hexdigest()
+        return f"w{digest[:10]}"
+
+
+class Assignment(models.Model):
+    """One worker's slot on one item. Every item has ``responses_needed`` slots; a live
+    assignment (assigned or submitted) holds one, enforced by a partial unique constraint."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        SUBMITTED = "submitted", "Submitted"
+        RELEASED = "released", "Released"
+
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
+    slot = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    provider_assignment_id = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "worker"],
+                condition=~Q(status="released"),
+                name="assignment_one_live_per_worker_item",
+            ),
+            models.UniqueConstraint(
+                fields=["item", "slot"],
+                condition=~Q(status="released"),
+                name="assignment_one_live_per_slot",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["worker", "study", "status"], name="assignment_worker_idx"),
+            models.Index(fields=["status", "expires_at"], name="assignment_expiry_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} on {self.item_id} ({self.status})"
+
+
+class Response(models.Model):
+    """A submitted answer. ``submission_key`` makes a retried POST store one response."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="response")
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="responses")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="responses")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="responses")
+    submission_key = models.UUIDField(unique=True)
+    answer = models.JSONField(help_text="Kind-specific answer, validated by the task kind.")
+    read_ms = models.PositiveIntegerField(null=True, blank=True)
+    answer_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Highlight / answering time.")
+    signals = models.JSONField(default=dict, blank=True, help_text="Focus changes, pastes, timings.")
+    gold_passed = models.BooleanField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["study", "worker"], name="response_study_worker_idx")]
+
+    def __str__(self) -> str:
+        return f"response {self.pk} to item {self.item_id}"
