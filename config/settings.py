@@ -9,6 +9,7 @@ providers' credentials (``AWS_*``, ``MTURK_*``, ``PROLIFIC_*``) and ``HATLAB_*``
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -99,6 +100,8 @@ STATIC_ROOT = Path(os.environ.get("HATLAB_STATIC_ROOT", BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "frontend" / "dist"]
 # Served by WhiteNoise under gunicorn; no CDN: crowd workers' browsers load every asset from us.
 WHITENOISE_USE_FINDERS = True
+# Before `collectstatic` has run (development, tests) the finders serve everything; no need to warn.
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(os.environ.get("HATLAB_MEDIA_ROOT", BASE_DIR / "media"))
 # Model artifacts and exports go to S3 when a bucket is configured (boto3), else under MEDIA_ROOT.

@@ -1,0 +1,126 @@
+"""Browser-test fixtures: the built frontend bundle, Debian's Chromium driven by Playwright, pages.
+
+Playwright's sync API runs an event loop in the test thread, so Django's async-safety check is
+switched off for these tests (the ORM calls run in that thread while no loop code touches them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONTEND = ROOT / "frontend"
+DIST = FRONTEND / "dist" / "hatlab"
+BUNDLE_FILES = ("task_highlight.js", "charts.js", "hatlab.css")
+OUTPUT = Path(__file__).resolve().parent / "output"
+CHROMIUM = os.environ.get("HATLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _newest_source_mtime() -> float:
+    sources = [p for p in (FRONTEND / "src").rglob("*") if p.is_file()]
+    sources += [FRONTEND / name for name in ("build.mjs", "package.json", "package-lock.json")]
+    return max(p.stat().st_mtime for p in sources if p.exists())
+
+
+def bundle_is_stale() -> bool:
+    """Whether ``frontend/dist/hatlab`` lacks a bundle or any built file is older than a source
+    (``build.mjs`` is a source: a new entry there makes the bundle stale)."""
+    if not all((DIST / name).exists() for name in BUNDLE_FILES):
+        return True
+    built = [p for p in DIST.iterdir() if p.is_file()]
+    return min(p.stat().st_mtime for p in built) < _newest_source_mtime()
+
+
+def _run(command: list[str]) -> None:
+    result = subprocess.run(command, cwd=FRONTEND, capture_output=True, text=True, timeout=600)
+    if result.returncode != 0:
+        pytest.fail(
+            f"`{' '.join(command)}` failed in {FRONTEND} (exit {result.returncode}):\n"
+            f"{result.stdout[-2000:]}\n{result.stderr[-2000:]}",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(scope="session")
+def frontend_bundle() -> Path:
+    """The built bundle; runs ``npm run build`` (after ``npm ci`` when needed) if it is stale."""
+    if bundle_is_stale():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail(
+                "The frontend bundle (frontend/dist/hatlab) is missing or older than its sources and "
+                "npm is not installed: install Node.js 20+ with npm, then run `npm ci && npm run build` "
+                "in frontend/.",
+                pytrace=False,
+            )
+        if not (FRONTEND / "node_modules" / ".bin" / "esbuild").exists():
+            _run([npm, "ci", "--no-audit", "--no-fund"])
+        _run([npm, "run", "build"])
+    return DIST
+
+
+@pytest.fixture(scope="session")
+def chromium(frontend_bundle) -> Iterator:
+    """Debian's Chromium, launched once per session."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"No Chromium at {CHROMIUM}: install Debian's (`apt-get install -y chromium`) or point "
+            "HATLAB_CHROMIUM at one.",
+            pytrace=False,
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser_context(chromium) -> Iterator:
+    """A fresh desktop browser context (own cookies) per test."""
+    context = chromium.new_context(viewport={"width": 1100, "height": 900}, locale="en-US")
+    context.set_default_timeout(10_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def mobile_context(chromium) -> Iterator:
+    """A phone-sized touch context (is_mobile, has_touch) per test."""
+    context = chromium.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+        locale="en-US",
+    )
+    context.set_default_timeout(10_000)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def output_dir(request) -> Path:
+    """``tests/browser/output/<test name>/`` for screenshots (git-ignored)."""
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+    path = OUTPUT / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
