@@ -1,0 +1,112 @@
+"""Plausibility of a machine map against a human map: token precision / recall / F1, IoU and AUPRC.
+
+These are the agreement-with-human-rationale scores researchers report beside paper 000's metrics
+(ERASER, DeYoung et al. 2020): F1 and IoU compare a binary selection (a continuous map selects its
+top-k words, k = the number of human-selected words, as in paper 000 §4.2), AUPRC ranks words by the
+continuous scores. All are computed per text and averaged (macro); texts where a score is undefined
+are skipped and counted. Everything is vectorised over texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, mean_estimate
+from explain_engine.metrics.ragged import Ragged, as_ragged, top_k_mask
+
+
+def _binary(maps: Ragged | Sequence[Sequence[float]]) -> Ragged:
+    r = as_ragged(maps)
+    return r.with_values(r.values > 0)
+
+
+def token_prf(
+    human: Ragged | Sequence[Sequence[float]], predicted: Ragged | Sequence[Sequence[float]]
+) -> dict[str, np.ndarray]:
+    """Per text precision, recall and F1 of a binary ``predicted`` selection against ``human``.
+
+    Precision is NaN when nothing was predicted, recall when the human selected nothing, F1 when both
+    are empty (F1 = 2·tp / (|pred| + |human|)).
+    """
+    h, p = _binary(human), _binary(predicted)
+    h.same_shape(p, "human and predicted maps")
+    tp = h.sums(h.values & p.values)
+    n_h, n_p = h.sums(), h.sums(p.values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(n_p > 0, tp / n_p, np.nan)
+        recall = np.where(n_h > 0, tp / n_h, np.nan)
+        f1 = np.where(n_h + n_p > 0, 2.0 * tp / (n_h + n_p), np.nan)
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def iou_per_text(
+    human: Ragged | Sequence[Sequence[float]], predicted: Ragged | Sequence[Sequence[float]]
+) -> np.ndarray:
+    """Per text |human ∩ predicted| / |human ∪ predicted| (NaN when both are empty)."""
+    h, p = _binary(human), _binary(predicted)
+    h.same_shape(p, "human and predicted maps")
+    inter = h.sums(h.values & p.values)
+    union = h.sums(h.values | p.values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / union, np.nan)
+
+
+def average_precision_per_text(
+    human: Ragged | Sequence[Sequence[float]], scores: Ragged | Sequence[Sequence[float]]
+) -> np.ndarray:
+    """Per text area under the precision–recall curve as average precision, AP = Σ_t ΔR_t · P_t over
+    the distinct score thresholds t (tied scores enter together, as in scikit-learn's
+    ``average_precision_score``); NaN for a text with no human-selected word."""
+    h, s = _binary(human), as_ragged(scores)
+    h.same_shape(s, "human map and scores")
+    seg = h.segments
+    order = np.lexsort((-s.values, seg))  # by text, then by falling score
+    sv, gv, yv = s.values[order], seg[order], h.values[order].astype(np.float64)
+    n = order.shape[0]
+    first = np.ones(n, dtype=bool)  # first element of each (text, score) tie group
+    first[1:] = (gv[1:] != gv[:-1]) | (sv[1:] != sv[:-1])
+    last = np.append(first[1:], True)
+    group = np.cumsum(first) - 1
+    positives_in_group = np.bincount(group, weights=yv)
+    text_start = h.starts[gv]
+    cum = np.cumsum(yv)
+    tp = cum - (cum - yv)[text_start]  # true positives ranked at or above this one, within the text
+    ranked = np.arange(n) - text_start + 1.0
+    contrib = np.where(last, positives_in_group[group] * tp / ranked, 0.0)
+    n_pos = h.sums()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ap = np.bincount(gv, weights=contrib, minlength=len(h)) / n_pos
+    ap[n_pos == 0] = np.nan
+    return ap
+
+
+def plausibility(
+    human: Ragged | Sequence[Sequence[float]],
+    machine: Ragged | Sequence[Sequence[float]],
+    select: str = "top_k",
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int | None = 0,
+) -> dict[str, Estimate]:
+    """Macro token F1, IoU and AUPRC of a machine map against human maps.
+
+    ``select``: ``"top_k"`` (the machine's k highest words, k = the human count) or ``"binary"``
+    (the machine map is already 0/1) for F1 and IoU; AUPRC always uses the raw machine scores.
+    """
+    h = as_ragged(human)
+    m = as_ragged(machine)
+    h.same_shape(m, "human and machine maps")
+    if select == "top_k":
+        pred = top_k_mask(m, h.sums().astype(np.int64))
+    elif select == "binary":
+        pred = m.with_values(m.values > 0)
+    else:
+        raise ValueError(f"unknown selection {select!r}; use 'top_k' or 'binary'")
+    prf = token_prf(h, pred)
+    return {
+        "token_f1": mean_estimate(prf["f1"], n_boot, level, seed),
+        "iou": mean_estimate(iou_per_text(h, pred), n_boot, level, seed),
+        "auprc": mean_estimate(average_precision_per_text(h, m), n_boot, level, seed),
+    }

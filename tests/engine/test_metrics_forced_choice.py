@@ -1,0 +1,115 @@
+"""Forced-choice scoring of paper 004: answer scores, per-method means and the test against the best."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import mannwhitneyu, ttest_rel, wilcoxon
+from statsmodels.stats.inter_rater import aggregate_raters
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+from explain_engine.metrics.forced_choice import (
+    NO_PREFERENCE,
+    answer_categories,
+    category_set,
+    forced_choice_kappa,
+    score_answers,
+    summarize_scores,
+)
+
+
+def test_answer_scores():
+    scores = score_answers(
+        ["A", "A", None, "B", "B", "", NO_PREFERENCE],
+        ["A", "A", "A", "A", "A", "B", "B"],
+        [True, False, True, False, True, False, True],
+    )
+    assert scores.tolist() == [1.0, 0.5, 0.0, -0.5, -1.0, 0.0, 0.0]
+    with pytest.raises(ValueError):
+        score_answers(["A"], ["A", "B"], [True])
+
+
+def _study(seed: int = 0):
+    """Three methods explaining the same 40 texts, 3 answers per question."""
+    rng = np.random.default_rng(seed)
+    skill = {"LIME": 0.8, "LRP": 0.55, "Random": 0.35}
+    methods, items, splits, picked, confident = [], [], [], [], []
+    for m, p in skill.items():
+        for item in range(40):
+            for _ in range(3):
+                methods.append(m)
+                items.append(item)
+                splits.append("correct" if item < 20 else "misclassified")
+                r = rng.random()
+                picked.append("pos" if r < p else (None if r < p + 0.1 else "neg"))
+                confident.append(bool(rng.random() < 0.6))
+    scores = score_answers(picked, ["pos"] * len(picked), confident)
+    return methods, items, splits, picked, confident, scores
+
+
+def _per_item(methods, items, scores, method):
+    out = {}
+    for m, i, s in zip(methods, items, scores, strict=True):
+        if m == method:
+            out.setdefault(i, []).append(s)
+    return np.array([np.mean(out[i]) for i in sorted(out)])
+
+
+def test_summary_means_best_and_wilcoxon():
+    methods, items, splits, _, _, scores = _study()
+    rows = summarize_scores(methods, items, scores, splits, n_boot=200)
+    all_rows = {r["method"]: r for r in rows if r["split"] == "all"}
+    assert [r["split"] for r in rows] == ["all"] * 3 + ["correct"] * 3 + ["misclassified"] * 3
+    lime = _per_item(methods, items, scores, "LIME")
+    rnd = _per_item(methods, items, scores, "Random")
+    assert all_rows["LIME"]["mean"] == pytest.approx(lime.mean())
+    assert all_rows["LIME"]["best"] and all_rows["LIME"]["p_value"] is None
+    assert all_rows["LIME"]["n"] == 40 and all_rows["LIME"]["answers"] == 120
+    assert all_rows["Random"]["p_value"] == pytest.approx(wilcoxon(lime, rnd).pvalue)
+    assert all_rows["Random"]["different_from_best"] and all_rows["Random"]["test"] == "wilcoxon"
+    assert all_rows["LIME"]["ci_low"] < all_rows["LIME"]["mean"] < all_rows["LIME"]["ci_high"]
+    correct = {r["method"]: r for r in rows if r["split"] == "correct"}
+    assert correct["LIME"]["mean"] == pytest.approx(lime[:20].mean()) and correct["LIME"]["n"] == 20
+
+
+def test_other_tests_and_fallback():
+    methods, items, splits, _, _, scores = _study(1)
+    lime = _per_item(methods, items, scores, "LIME")
+    lrp = _per_item(methods, items, scores, "LRP")
+    rows = summarize_scores(methods, items, scores, test="ttest", n_boot=0)
+    row = next(r for r in rows if r["method"] == "LRP")
+    assert row["p_value"] == pytest.approx(ttest_rel(lime, lrp).pvalue)
+    rows = summarize_scores(methods, items, scores, test="mannwhitney", n_boot=0)
+    row = next(r for r in rows if r["method"] == "LRP")
+    assert row["p_value"] == pytest.approx(mannwhitneyu(lime, lrp, alternative="two-sided").pvalue)
+    # methods on different texts cannot be paired: Mann–Whitney U instead
+    shifted = [i + (1000 if m == "LRP" else 0) for m, i in zip(methods, items, strict=True)]
+    row = next(r for r in summarize_scores(methods, shifted, scores, n_boot=0) if r["method"] == "LRP")
+    assert row["test"] == "mannwhitney"
+    with pytest.raises(ValueError, match="unknown test"):
+        summarize_scores(methods, items, scores, test="anova")
+
+
+def test_categories_and_fleiss_kappa_with_and_without_confidence():
+    assert len(category_set(["A", "B"], True, True)) == 5 and len(category_set(["A", "B"], True, False)) == 3
+    assert (
+        len(category_set(["pos", "neg"], False, True)) == 4
+        and len(category_set(["pos", "neg"], False, False)) == 2
+    )
+    assert answer_categories(["A", None, "B"], [True, False, False]) == [
+        "A confident",
+        NO_PREFERENCE,
+        "B unconfident",
+    ]
+    methods, items, _, picked, confident, _ = _study(2)
+    questions = [f"{m}:{i}" for m, i in zip(methods, items, strict=True)]
+    out = forced_choice_kappa(questions, picked, confident, ["pos", "neg"], n_boot=100)
+    for key, with_conf in (("with_confidence", True), ("without_confidence", False)):
+        cats = category_set(["pos", "neg"], True, with_conf)
+        labels = answer_categories(picked, confident, with_conf)
+        table = np.array(
+            [[cats.index(c) for c in labels[q * 3 : q * 3 + 3]] for q in range(len(labels) // 3)]
+        )
+        assert out[key].value == pytest.approx(sm_fleiss(aggregate_raters(table, n_cat=len(cats))[0]))
+        assert out[key].n == 120
+    assert out["without_confidence"].value > out["with_confidence"].value
