@@ -4,6 +4,8 @@ from annotate.models.corpus import Dataset, Document
 from annotate.models.crowd import Assignment, Response, Worker
 from annotate.models.jobs import Job
 from annotate.models.machine import Explanation, ModelRun, Prediction
+from annotate.models.providers import Payment, PlatformSubmission, Publication
+from annotate.models.quality import GoldReview, QualityPolicy, WorkerTrust
 from annotate.models.studies import Item, Study
 
 __all__ = [
@@ -11,11 +13,17 @@ __all__ = [
     "Dataset",
     "Document",
     "Explanation",
+    "GoldReview",
     "Item",
     "Job",
     "ModelRun",
+    "Payment",
+    "PlatformSubmission",
     "Prediction",
+    "Publication",
+    "QualityPolicy",
     "Response",
     "Study",
     "Worker",
+    "WorkerTrust",
 ]

@@ -1,0 +1,105 @@
+"""Celery jobs of the crowd side: reconcile each study with its platform, keep trust and gold reviews
+current, on a schedule and on demand.
+
+``reconcile_study_job`` is idempotent (every platform action it takes is keyed in the database, see
+:mod:`annotate.providers.reconcile`), acknowledges late and is retried with backoff when the database
+hiccups; platform errors do not fail it: they are recorded in the job's result and the next run picks
+the work up again. Its ``Job`` row (key ``crowd.reconcile:<study uid>``) shows the last run's summary.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import current_app, shared_task
+from django.db import InterfaceError, OperationalError
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+
+from annotate.models import Job, Study
+from annotate.providers.reconcile import reconcile_study
+from annotate.quality.exclusion import apply_quality
+from annotate.quality.gold_review import review_golds
+
+log = logging.getLogger(__name__)
+
+RECONCILE_KIND = "crowd.reconcile"
+RECONCILE_EVERY_S = 300.0
+ACTIVE = (Study.Status.RUNNING, Study.Status.PAUSED)
+_TASK_OPTIONS = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 5,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": 5,
+    "ignore_result": True,
+}
+
+
+def reconcile_key(study: Study) -> str:
+    return f"{RECONCILE_KIND}:{study.uid}"
+
+
+def run_reconcile(study: Study) -> dict:
+    """One full pass over ``study``: platform submissions, trust and blocks, gold reviews. Returns the
+    summary stored on the study's reconcile ``Job`` row."""
+    job, _ = Job.objects.get_or_create(key=reconcile_key(study), defaults={"kind": RECONCILE_KIND,
+                                                                           "params": {"study": study.pk}})  # fmt: skip
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, progress=0.0, message="")
+    submissions = reconcile_study(study)
+    Job.objects.filter(pk=job.pk).update(progress=0.5)
+    quality = apply_quality(study)
+    flagged = sum(r.flagged for r in review_golds(study))
+    result = {
+        "submissions": submissions.as_dict(),
+        "quality": quality.as_dict(),
+        "flagged_golds": flagged,
+        "finished": timezone.now().isoformat(),
+    }
+    errors = submissions.errors + quality.errors
+    Job.objects.filter(pk=job.pk).update(
+        status=Job.Status.DONE,
+        progress=1.0,
+        result=result,
+        message=f"{len(errors)} platform error(s); the next run retries them" if errors else "",
+    )
+    return result
+
+
+@shared_task(name="annotate.crowd.reconcile_study", **_TASK_OPTIONS)
+def reconcile_study_job(self, study_id: int) -> None:
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        log.info("study %s is gone; nothing to reconcile", study_id)
+        return
+    run_reconcile(study)
+
+
+@shared_task(name="annotate.crowd.reconcile_all", ignore_result=True)
+def reconcile_all() -> int:
+    """Queue a reconciliation of every running or paused study; returns how many were queued."""
+    ids = list(Study.objects.filter(status__in=ACTIVE).values_list("pk", flat=True))
+    for study_id in ids:
+        reconcile_study_job.delay(study_id)
+    return len(ids)
+
+
+def enqueue_reconcile(study: Study) -> bool:
+    """Queue a reconciliation now; when the broker cannot be reached, run it in this process instead.
+    Returns whether it was queued."""
+    try:
+        reconcile_study_job.delay(study.pk)
+    except (BrokerError, OSError) as exc:
+        log.warning("could not queue reconciliation of study %s (%s); running it now", study.pk, exc)
+        run_reconcile(study)
+        return False
+    return True
+
+
+current_app.conf.beat_schedule = {
+    **(current_app.conf.beat_schedule or {}),
+    "reconcile-crowd-studies": {"task": "annotate.crowd.reconcile_all", "schedule": RECONCILE_EVERY_S},
+}

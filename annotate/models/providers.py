@@ -1,0 +1,147 @@
+"""Crowd-platform records: what we published, what the platform says was submitted, what we paid.
+
+These rows make every platform action idempotent: a publication, a review decision and a payment are
+written (with a unique request token) before the platform is called, and marked done after, so a retried
+job neither publishes, approves nor pays twice.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+from django.db.models import Q
+
+from annotate.models.crowd import Worker
+from annotate.models.studies import Study
+
+
+class Publication(models.Model):
+    """One unit published on a platform for a study: an MTurk HIT, or a Prolific study."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        OPEN = "open", "Open"
+        PAUSED = "paused", "Paused"
+        EXPIRED = "expired", "Expired"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="publications")
+    provider = models.CharField(max_length=40)
+    request_token = models.CharField(
+        max_length=64, unique=True, help_text="Sent as the platform's idempotency token when it has one."
+    )
+    external_id = models.CharField(max_length=200, blank=True, default="")
+    group_id = models.CharField(
+        max_length=200, blank=True, default="", help_text="MTurk HIT type; empty for Prolific."
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    places = models.PositiveIntegerField(help_text="MaxAssignments on MTurk, total places on Prolific.")
+    reward = models.DecimalField(max_digits=10, decimal_places=2)
+    currency = models.CharField(max_length=3, default="USD")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "external_id"],
+                condition=~Q(external_id=""),
+                name="publication_unique_external_id",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.external_id or self.request_token} ({self.status})"
+
+
+class PlatformSubmission(models.Model):
+    """The platform's record of one worker's unit of work (an MTurk assignment, a Prolific submission),
+    kept beside ours so reconciliation can compare them, recover lost answers and review each once."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        MATCHED = "matched", "Matched"
+        RECOVERED = "recovered", "Recovered"
+        FLAGGED = "flagged", "Flagged"
+        RELEASED = "released", "Released"
+
+    class Decision(models.TextChoices):
+        NONE = "", "Undecided"
+        APPROVE = "approve", "Approve"
+        REJECT = "reject", "Reject"
+
+    publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="submissions")
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="platform_submissions")
+    provider = models.CharField(max_length=40)
+    external_id = models.CharField(max_length=200)
+    worker = models.ForeignKey(
+        Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="platform_submissions"
+    )
+    worker_external_id = models.CharField(max_length=200)
+    platform_status = models.CharField(max_length=40)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    answer = models.JSONField(
+        default=dict, blank=True, help_text="The platform's copy of the answer (MTurk answer XML fields)."
+    )
+    state = models.CharField(max_length=20, choices=State.choices, default=State.PENDING)
+    flag_reason = models.TextField(blank=True)
+    responses_ours = models.PositiveIntegerField(default=0)
+    responses_recovered = models.PositiveIntegerField(default=0)
+    decision = models.CharField(max_length=10, choices=Decision.choices, blank=True, default="")
+    decision_feedback = models.TextField(blank=True)
+    decision_sent = models.BooleanField(default=False)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    synced_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="platform_submission_unique"),
+        ]
+        indexes = [models.Index(fields=["study", "state"], name="platform_submission_state_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.external_id} ({self.platform_status}, {self.state})"
+
+
+class Payment(models.Model):
+    """Money sent to a worker: a reward (on approval) or a bonus. ``request_token`` is unique, so the
+    same payment is recorded once however often the job runs, and is sent as MTurk's UniqueRequestToken."""
+
+    class Kind(models.TextChoices):
+        REWARD = "reward", "Reward"
+        BONUS = "bonus", "Bonus"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="payments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="payments")
+    submission = models.ForeignKey(
+        PlatformSubmission, on_delete=models.SET_NULL, null=True, blank=True, related_name="payments"
+    )
+    provider = models.CharField(max_length=40)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    fee = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("0.00"))
+    currency = models.CharField(max_length=3, default="USD")
+    request_token = models.CharField(max_length=64, unique=True)
+    reason = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    external_ref = models.CharField(max_length=200, blank=True, default="")
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        indexes = [models.Index(fields=["study", "status"], name="payment_study_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} {self.currency} to {self.worker} ({self.status})"

@@ -1,0 +1,228 @@
+"""The crowd-provider contract.
+
+A provider knows how a person arriving at a study's entry page (``/w/<study_uid>/``) is recognised
+(:meth:`CrowdProvider.identify`) and how they are handed back when they have finished
+(:meth:`CrowdProvider.completion`). Platform providers (MTurk, Prolific) add publishing, syncing,
+approving, rejecting, bonuses and blocking on top of this contract.
+
+Providers are stateless singletons held in :data:`annotate.providers.PROVIDERS`; everything they need
+comes from the request, the study (``study.provider_config``) and the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from annotate.providers.retry import ProviderConfigError, ProviderError
+
+
+class ProviderUnsupported(ProviderError):
+    """The provider has no such operation (the local crowd has no platform to publish on or pay through)."""
+
+
+# The form field in which a finished page hands the platform a copy of its answers (JSON: {"study",
+# "submissions": [{"assignment", "submission_key", "answer", "timings", "signals"}]}), so that
+# reconciliation can recover an answer our server never stored.
+ANSWER_COPY_FIELD = "hatlab"
+
+# Platform submission states, normalised across providers.
+ACTIVE = "active"
+SUBMITTED = "submitted"
+APPROVED = "approved"
+REJECTED = "rejected"
+RETURNED = "returned"
+TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What publishing ``places`` places at ``reward`` each costs, the platform's fees included."""
+
+    places: int
+    reward: Decimal
+    rewards: Decimal
+    fees: Decimal
+    currency: str
+    balance: Decimal | None = None
+
+    @property
+    def total(self) -> Decimal:
+        return self.rewards + self.fees
+
+    @property
+    def affordable(self) -> bool | None:
+        return None if self.balance is None else self.balance >= self.total
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "places": self.places,
+            "reward": str(self.reward),
+            "rewards": str(self.rewards),
+            "fees": str(self.fees),
+            "total": str(self.total),
+            "currency": self.currency,
+            "balance": None if self.balance is None else str(self.balance),
+            "affordable": self.affordable,
+        }
+
+
+@dataclass(frozen=True)
+class Balance:
+    available: Decimal
+    currency: str
+
+
+@dataclass(frozen=True)
+class SubmissionRecord:
+    """The platform's view of one unit of work: an MTurk assignment or a Prolific submission.
+    ``status`` is one of the normalised states above; ``answer`` is the platform's copy of the answer
+    fields, when the platform keeps one (MTurk's answer XML); ``problem`` is what the provider itself
+    found wrong with it (e.g. a wrong completion code), flagged by reconciliation."""
+
+    publication_id: int
+    external_id: str
+    worker_external_id: str
+    status: str
+    raw_status: str = ""
+    started_at: datetime | None = None
+    submitted_at: datetime | None = None
+    answer: dict[str, Any] = field(default_factory=dict)
+    problem: str = ""
+
+
+def completion_study_uid(request, assignment_or_worker) -> str | None:
+    """The study a completion is for: the assignment's, else the one the URL names (``study_uid``, as in
+    the entry, done and annotator API routes); ``None`` when neither says."""
+    study = getattr(assignment_or_worker, "study", None)
+    if study is not None:
+        return str(study.uid)
+    match = getattr(request, "resolver_match", None)
+    uid = match.kwargs.get("study_uid") if match is not None else None
+    return None if uid is None else str(uid)
+
+
+class CrowdProvider:
+    """One source of annotators.
+
+    Subclasses set :attr:`name` (the key stored in ``Study.provider`` and ``Worker.provider``) and
+    :attr:`title`, and override :meth:`identify` and, where the platform needs it,
+    :meth:`completion`.
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+
+    def identify(self, request, study) -> str | None:
+        """The worker's external id for this request, or ``None`` when the request does not identify
+        anyone (an MTurk preview, a missing or expired invite). Never trust an id the platform has
+        not vouched for."""
+        return None
+
+    def worker_defaults(self, request, study, external_id: str) -> dict[str, Any]:
+        """Extra fields of a :class:`~annotate.models.Worker` created for ``external_id``."""
+        return {}
+
+    def completion(self, request, assignment_or_worker) -> dict[str, Any]:
+        """What the completion page shows or does when a worker has finished.
+
+        Keys understood by the done page: ``message`` (text shown), ``code`` (a completion code the
+        worker copies), ``redirect_url`` (a URL the browser is sent to), ``form`` (``{"action": url,
+        "fields": {name: value}}``, a form posted back to the platform, as MTurk's externalSubmit).
+        """
+        return {"message": "Thank you, you have finished all available items of this study."}
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    def is_preview(self, request, study) -> bool:
+        """Whether this request is a platform's preview of the task (MTurk before a worker accepts the
+        HIT): the entry page then shows the task read-only, with no worker and no assignment."""
+        return False
+
+    def assignment_ref(self, request, study) -> str:
+        """The platform's id for the unit of work this session is doing (MTurk's assignmentId), stored
+        in ``Assignment.provider_assignment_id`` so reconciliation can match our answers to it."""
+        return ""
+
+    # --- platform operations ----------------------------------------------------------------------
+    # Publishing, syncing, reviewing, paying and blocking, implemented by the platform providers
+    # (annotate.providers.mturk, annotate.providers.prolific). Every call that moves money or creates
+    # work is idempotent: it is keyed by a token recorded in annotate.models.providers before the call.
+
+    platform: ClassVar[bool] = False
+    currency: ClassVar[str] = "USD"
+
+    def validate_config(self, config: Any) -> dict[str, Any]:
+        """``study.provider_config`` checked for this provider; ``ProviderConfigError`` names the field."""
+        if config is None:
+            return {}
+        if not isinstance(config, dict):
+            raise ProviderConfigError("provider_config", "must be an object")
+        return dict(config)
+
+    def _unsupported(self, operation: str) -> ProviderUnsupported:
+        return ProviderUnsupported(self.name, operation, "this provider has no crowd platform")
+
+    def estimate_cost(self, study) -> CostEstimate:
+        """Rewards and platform fees of publishing the study as configured, with the balance."""
+        raise self._unsupported("estimate_cost")
+
+    def balance(self) -> Balance:
+        raise self._unsupported("balance")
+
+    def publish(self, study, batch_key: str) -> list:
+        """Publish the study; repeating a call with the same ``batch_key`` publishes nothing new.
+        Returns the :class:`~annotate.models.Publication` rows of the batch."""
+        raise self._unsupported("publish")
+
+    def pause(self, study) -> None:
+        raise self._unsupported("pause")
+
+    def resume(self, study) -> None:
+        raise self._unsupported("resume")
+
+    def top_up(self, study, places: int, key: str) -> None:
+        """Open ``places`` more places; repeating a call with the same ``key`` adds nothing."""
+        raise self._unsupported("top_up")
+
+    def expire(self, study) -> None:
+        raise self._unsupported("expire")
+
+    def extend(self, study, seconds: int) -> None:
+        raise self._unsupported("extend")
+
+    def fee(self, study, amount: Decimal, kind: str, places_per_unit: int = 1) -> Decimal:
+        """The platform's fee on paying ``amount`` as a ``kind`` ("reward" or "bonus")."""
+        return Decimal("0.00")
+
+    def fetch_submissions(self, study) -> Iterator[SubmissionRecord]:
+        """Every unit of work the platform holds for the study (none without a platform)."""
+        return iter(())
+
+    def approve(self, submission, feedback: str = "") -> bool:
+        """Approve a :class:`~annotate.models.PlatformSubmission`; ``False`` when it already was."""
+        raise self._unsupported("approve")
+
+    def reject(self, submission, feedback: str) -> bool:
+        raise self._unsupported("reject")
+
+    def send_bonus(self, payment) -> str:
+        """Pay a :class:`~annotate.models.Payment` bonus once; returns the platform's reference."""
+        raise self._unsupported("send_bonus")
+
+    def mirror_trust(self, study, worker, trust: float | None, excluded: bool, mode: str) -> bool:
+        """Mirror a worker's gold trust on the platform (qualification score, allow- / block-list, or a
+        platform block, per ``mode``). ``True`` when the platform now keeps the worker out. Without a
+        platform there is nothing to mirror: the worker row's status is what keeps them out."""
+        return False
+
+    def unblock(self, study, worker, reason: str) -> None:
+        """Undo :meth:`mirror_trust`'s exclusion of ``worker`` on the platform."""
+
+    def notify(self, study, workers: Iterable, subject: str, message: str) -> list[str]:
+        """Message workers through the platform; returns the external ids that could not be reached."""
+        raise self._unsupported("notify")

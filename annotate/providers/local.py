@@ -1,0 +1,78 @@
+"""The local provider: in-house annotators with signed invite links or their own accounts.
+
+An invite link carries a token made by :func:`django.core.signing.dumps` (HMAC with the secret key,
+timestamped) naming the study and an invitee; it is valid for ``provider_config["invite_max_age_s"]``
+seconds (default 14 days). A signed-in account is its own identity. With
+``provider_config["open_enrollment"]`` true, any visitor gets an anonymous identity kept in their
+session.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.core import signing
+from django.urls import reverse
+
+from annotate.providers import register
+from annotate.providers.base import CrowdProvider
+
+INVITE_SALT = "hatlab.invite"
+INVITE_PARAM = "invite"
+DEFAULT_INVITE_MAX_AGE_S = 14 * 24 * 3600
+ANON_SESSION_KEY = "hatlab_anonymous"
+
+
+def invite_max_age(study) -> int:
+    return int(study.provider_config.get("invite_max_age_s", DEFAULT_INVITE_MAX_AGE_S))
+
+
+def make_invite(study, invitee: str | None = None) -> str:
+    """A signed, timestamped invite token for ``study``; ``invitee`` defaults to a random name."""
+    return signing.dumps({"s": str(study.uid), "i": invitee or secrets.token_hex(8)}, salt=INVITE_SALT)
+
+
+def invite_path(study, token: str) -> str:
+    """The entry-page path (with query string) an invite token opens."""
+    return f"{reverse('work-entry', args=[study.uid])}?{INVITE_PARAM}={token}"
+
+
+def read_invite(study, token: str) -> str | None:
+    """The invitee named by ``token`` if it is genuine, unexpired and made for ``study``."""
+    try:
+        data = signing.loads(token, salt=INVITE_SALT, max_age=invite_max_age(study))
+    except signing.BadSignature:
+        return None
+    if not isinstance(data, dict) or data.get("s") != str(study.uid) or not isinstance(data.get("i"), str):
+        return None
+    return data["i"]
+
+
+@register
+class LocalProvider(CrowdProvider):
+    name = "local"
+    title = "Local (invite links and accounts)"
+
+    def identify(self, request, study) -> str | None:
+        token = request.GET.get(INVITE_PARAM)
+        if token:
+            invitee = read_invite(study, token)
+            return None if invitee is None else f"invite:{invitee}"
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            return f"user:{user.pk}"
+        if study.provider_config.get("open_enrollment"):
+            anonymous = request.session.get(ANON_SESSION_KEY)
+            if not isinstance(anonymous, str):
+                anonymous = request.session[ANON_SESSION_KEY] = secrets.token_hex(12)
+            return f"anon:{anonymous}"
+        return None
+
+    def worker_defaults(self, request, study, external_id: str) -> dict[str, Any]:
+        if external_id.startswith("user:"):
+            return {"user": request.user}
+        return {}
+
+    def completion(self, request, assignment_or_worker) -> dict[str, Any]:
+        return {"message": "Thank you! You have finished all items available to you in this study."}

@@ -1,0 +1,141 @@
+"""Excluding, blocking and unblocking workers by their gold trust (papers 001 / 004: trust >= 0.70).
+
+A worker whose trust falls under the study's threshold (after ``min_golds`` golds) is *excluded*: their
+answers leave the aggregated results at once. With a blocking policy they are also *blocked*: at once
+here (``Worker.status``, so they get no more items), and on the platform by the quality job (MTurk trust
+qualification or worker block, Prolific block-list), which needs the network and so never runs in a
+submission's request. A re-grade that lifts a worker's trust back over the threshold unblocks them; an
+admin may block or unblock anyone by hand, and that choice stands until the worker's status changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotate.models import Study, Worker, WorkerTrust
+from annotate.providers import get_provider
+from annotate.providers.retry import platform_errors
+from annotate.quality.grading import TrustChange, refresh_trust
+from annotate.quality.policy import policy_for
+from annotate.quality.trust import EXCLUDED, TRUSTED
+
+logger = logging.getLogger(__name__)
+AUTO_REASON = "Too many hidden check questions were answered incorrectly."
+
+
+@dataclass
+class QualitySummary:
+    changes: list[TrustChange] = field(default_factory=list)
+    blocked: list[int] = field(default_factory=list)
+    unblocked: list[int] = field(default_factory=list)
+    mirrored: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "changed": len(self.changes),
+            "blocked": self.blocked,
+            "unblocked": self.unblocked,
+            "mirrored": self.mirrored,
+            "errors": self.errors,
+        }
+
+
+def excluded_worker_ids(study: Study) -> set[int]:
+    """Workers whose answers are left out of the study's results."""
+    return set(WorkerTrust.objects.filter(study=study, status=EXCLUDED).values_list("worker_id", flat=True))
+
+
+def apply_local(study: Study, changes: Iterable[TrustChange]) -> QualitySummary:
+    """Block newly excluded workers here, and unblock those a re-grade lifted back (database only)."""
+    summary = QualitySummary(changes=list(changes))
+    if policy_for(study).block_mode == "none":
+        return summary
+    for change in summary.changes:
+        if change.after == EXCLUDED:
+            with transaction.atomic():
+                WorkerTrust.objects.filter(study=study, worker_id=change.worker_id).update(blocked=True)
+                Worker.objects.filter(pk=change.worker_id).update(status=Worker.Status.BLOCKED)
+            summary.blocked.append(change.worker_id)
+        elif change.before == EXCLUDED:
+            with transaction.atomic():
+                if WorkerTrust.objects.filter(study=study, worker_id=change.worker_id, blocked=True).update(
+                    blocked=False
+                ):
+                    Worker.objects.filter(pk=change.worker_id).update(status=Worker.Status.ACTIVE)
+                    summary.unblocked.append(change.worker_id)
+    return summary
+
+
+def apply_quality(study: Study, *, mirror: bool = True) -> QualitySummary:
+    """Refresh trust, block / unblock here, and mirror trust on the platform where it is not yet.
+    Safe to run again: each platform action is recorded in ``WorkerTrust.mirrored`` once it is done."""
+    summary = apply_local(study, refresh_trust(study))
+    policy = policy_for(study)
+    provider = get_provider(study.provider)
+    if not mirror or not provider.platform or policy.block_mode == "none":
+        return summary
+    pending = (
+        WorkerTrust.objects.filter(study=study, status__in=[TRUSTED, EXCLUDED])
+        .select_related("worker")
+        .order_by("id")
+    )
+    for row in pending:
+        if row.mirrored == row.status or row.worker.provider != provider.name:
+            continue
+        try:
+            if row.mirrored == EXCLUDED and row.status != EXCLUDED:
+                provider.unblock(study, row.worker, "Your answers to our check questions were re-graded.")
+            provider.mirror_trust(study, row.worker, row.trust, row.status == EXCLUDED, policy.block_mode)
+        except platform_errors() as exc:
+            logger.warning(
+                "mirroring trust of worker %s in study %s failed: %s", row.worker_id, study.pk, exc
+            )
+            summary.errors.append(f"{row.worker.anonymous_id}: {exc}")
+            continue
+        WorkerTrust.objects.filter(pk=row.pk).update(mirrored=row.status)
+        summary.mirrored.append(row.worker_id)
+    return summary
+
+
+def block(study: Study, worker: Worker, reason: str = AUTO_REASON) -> list[str]:
+    """An admin blocks ``worker``: no more items here, and a platform block (the study's blocking mode,
+    or a plain platform block when the study does not block). Returns platform errors, if any."""
+    policy = policy_for(study)
+    with transaction.atomic():
+        Worker.objects.filter(pk=worker.pk).update(status=Worker.Status.BLOCKED)
+        row, _ = WorkerTrust.objects.get_or_create(study=study, worker=worker)
+        WorkerTrust.objects.filter(pk=row.pk).update(blocked=True)
+    worker.status = Worker.Status.BLOCKED
+    provider = get_provider(worker.provider)
+    if not provider.platform:
+        return []
+    mode = policy.block_mode if policy.block_mode != "none" else "platform"
+    try:
+        provider.mirror_trust(study, worker, row.trust, True, mode)
+    except platform_errors() as exc:
+        return [str(exc)]
+    WorkerTrust.objects.filter(pk=row.pk).update(mirrored=EXCLUDED)
+    return []
+
+
+def unblock(study: Study, worker: Worker, reason: str = "Unblocked by the research team.") -> list[str]:
+    """An admin unblocks ``worker`` here and on the platform; it stands until their trust status
+    changes again. Returns platform errors, if any."""
+    with transaction.atomic():
+        Worker.objects.filter(pk=worker.pk).update(status=Worker.Status.ACTIVE)
+        row, _ = WorkerTrust.objects.get_or_create(study=study, worker=worker)
+        WorkerTrust.objects.filter(pk=row.pk).update(blocked=False, mirrored=row.status)
+    worker.status = Worker.Status.ACTIVE
+    provider = get_provider(worker.provider)
+    if not provider.platform:
+        return []
+    try:
+        provider.unblock(study, worker, reason)
+    except platform_errors() as exc:
+        return [str(exc)]
+    return []

@@ -1,0 +1,119 @@
+"""Gold items under review: a gold that most *trusted* workers miss is probably wrong.
+
+For every gold item we count who saw it and who missed it, overall and among the workers trusted on
+the *other* golds (leave-one-out trust, so a wrong gold cannot hide by pulling its own judges' trust
+down). When enough trusted workers saw it and too many of them missed it, it is flagged; an admin then
+fixes its answer or retires it, and the study's answers to it are re-graded and trust refreshed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from rest_framework.exceptions import ValidationError
+
+from annotate.models import GoldReview, Item, Response, Study
+from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
+from annotate.quality.policy import policy_for
+from annotate.quality.trust import leave_one_out_trust
+from annotate.tasks import get_kind
+
+# A gold answer is validated as an answer would be; these timings satisfy the read-first rule.
+_GOLD_TIMINGS = {"read_ms": 0, "answer_ms": 0, "label_at_ms": 0, "first_highlight_at_ms": 0}
+
+
+def review_golds(study: Study) -> list[GoldReview]:
+    """Recount and (re)flag every gold item of the study; returns the reviews, item order."""
+    policy = policy_for(study)
+    counts = gold_counts(study)
+    golds = list(Item.objects.filter(study=study, is_gold=True).order_by("position", "id"))
+    rows = list(
+        Response.objects.filter(item__in=golds, gold_passed__isnull=False).values_list(
+            "item_id", "worker_id", "gold_passed"
+        )
+    )
+    reviews = {r.item_id: r for r in GoldReview.objects.filter(item__in=golds)}
+    if rows:
+        items, workers, passed = (np.asarray(c) for c in zip(*rows, strict=True))
+        passed = passed.astype(bool)
+        total_passed = np.array([counts.get(w, (0, 0))[0] for w in workers])
+        total_seen = np.array([counts.get(w, (0, 0))[1] for w in workers])
+        retired = {g.pk for g in golds if g.retired}
+        # A retired gold is not in the worker's totals; leave-one-out must not subtract it again.
+        in_totals = np.array([i not in retired for i in items])
+        loo = np.where(
+            in_totals,
+            leave_one_out_trust(total_passed, total_seen, passed),
+            np.where(total_seen > 0, total_passed / np.maximum(total_seen, 1), np.nan),
+        )
+        rest = np.where(in_totals, total_seen - 1, total_seen)
+        trusted = (rest >= policy.min_golds) & (np.nan_to_num(loo, nan=0.0) >= policy.trust_threshold - 1e-12)
+    else:
+        items = workers = np.array([], dtype=int)
+        passed = trusted = np.array([], dtype=bool)
+    out = []
+    for gold in golds:
+        mine = items == gold.pk
+        seen, missed = int(mine.sum()), int((mine & ~passed).sum())
+        t_seen, t_missed = int((mine & trusted).sum()), int((mine & trusted & ~passed).sum())
+        review = reviews.get(gold.pk) or GoldReview(item=gold)
+        review.seen, review.missed, review.trusted_seen, review.trusted_missed = (
+            seen,
+            missed,
+            t_seen,
+            t_missed,
+        )
+        review.flagged = (
+            not gold.retired
+            and review.resolution != GoldReview.Resolution.KEPT
+            and t_seen >= policy.gold_flag_min_trusted
+            and t_missed >= policy.gold_flag_miss_rate * t_seen
+        )
+        review.save()
+        out.append(review)
+    return out
+
+
+@transaction.atomic
+def retire_gold(item: Item, note: str = "") -> GoldReview:
+    """Take a gold item out of use: no more workers get it, and it no longer counts towards trust."""
+    Item.objects.filter(pk=item.pk).update(retired=True)
+    item.retired = True
+    regrade_item(item)
+    refresh_trust(item.study)
+    return _resolve(item, GoldReview.Resolution.RETIRED, note)
+
+
+@transaction.atomic
+def fix_gold(item: Item, gold: Any, note: str = "") -> GoldReview:
+    """Replace a gold item's answer (validated as an answer of its task kind), re-grade its answers and
+    refresh trust. ``ValidationError`` names the bad field."""
+    kind = get_kind(item.study.kind)
+    try:
+        cleaned = kind.validate_answer(item, gold, dict(_GOLD_TIMINGS))
+    except ValidationError as exc:
+        detail = exc.detail.get("answer", exc.detail) if isinstance(exc.detail, dict) else exc.detail
+        raise ValidationError({"gold": detail}) from None
+    item.secret = {**item.secret, "gold": cleaned}
+    item.is_gold = True
+    Item.objects.filter(pk=item.pk).update(secret=item.secret, is_gold=True)
+    regrade_item(item)
+    refresh_trust(item.study)
+    return _resolve(item, GoldReview.Resolution.FIXED, note)
+
+
+def keep_gold(item: Item, note: str = "") -> GoldReview:
+    """The admin checked a flagged gold and its answer stands: stop flagging it."""
+    return _resolve(item, GoldReview.Resolution.KEPT, note)
+
+
+def _resolve(item: Item, resolution: str, note: str) -> GoldReview:
+    review, _ = GoldReview.objects.get_or_create(item=item)
+    review.resolution = resolution
+    review.flagged = False
+    if note:
+        review.note = note
+    review.save()
+    return review

@@ -1,0 +1,477 @@
+"""Gold questions and worker reliability: trust with its Wilson interval, exclusion and blocking, gold
+review, aggregation (majority vote, Dawid-Skene, trust-weighted confidence), behaviour signals, gold
+mixing."""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+import boto3
+import numpy as np
+import pandas as pd
+import pytest
+from botocore.stub import ANY, Stubber
+
+from annotate.assignment import next_assignment
+from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, WorkerTrust
+from annotate.providers import get_provider, mturk
+from annotate.providers.retry import Backoff
+from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, signals, trust
+from annotate.quality.hooks import on_response_stored
+from annotate.quality.policy import policy_for
+from annotate.submission import submit
+from tests.annotate.conftest import make_worker
+from tests.annotate.crowd_helpers import MTURK_CONFIG, answer, answer_of, crowd_study, golds, ordinary
+
+
+def wilson_by_formula(k: int, n: int, z: float) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+# --- trust arithmetic (pure) ------------------------------------------------------------------------
+
+
+def test_wilson_interval_matches_the_closed_form():
+    passed, seen = np.array([7, 0, 10, 3]), np.array([10, 5, 10, 4])
+    low, high = trust.wilson_interval(passed, seen, 0.95)
+    for i in range(4):
+        expected = wilson_by_formula(int(passed[i]), int(seen[i]), 1.959963984540054)
+        assert low[i] == pytest.approx(expected[0], abs=1e-9)
+        assert high[i] == pytest.approx(expected[1], abs=1e-9)
+    assert np.all(low >= 0) and np.all(high <= 1)
+    low0, high0 = trust.wilson_interval([0], [0])
+    assert (low0[0], high0[0]) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        trust.wilson_interval([3], [2])
+
+
+def test_trust_table_statuses():
+    table = trust.trust_table([7, 6, 2, 0], [10, 10, 3, 0], threshold=0.7, min_golds=4)
+    assert list(table.status) == ["trusted", "excluded", "pending", "pending"]
+    assert table.trust[0] == pytest.approx(0.7) and math.isnan(table.trust[3])
+    wider = trust.trust_table([7], [10], confidence=0.99)
+    assert wider.low[0] < table.low[0] and wider.high[0] > table.high[0]
+
+
+def test_leave_one_out_trust():
+    loo = trust.leave_one_out_trust([8, 3, 1], [10, 4, 1], [0, 1, 1])
+    assert loo[0] == pytest.approx(8 / 9) and loo[1] == pytest.approx(2 / 3) and math.isnan(loo[2])
+
+
+# --- grading, exclusion, blocking -------------------------------------------------------------------
+
+
+@pytest.fixture
+def study(researcher):
+    return crowd_study(researcher, n=12, gold_every=2, annotators_per_item=3)
+
+
+def test_refresh_trust_counts_graded_golds_only(study):
+    good, bad = make_worker("good"), make_worker("bad")
+    for i, gold in enumerate(golds(study)):
+        answer(study, good, gold, correct=i != 0)
+        answer(study, bad, gold, correct=i == 0)
+    answer(study, bad, ordinary(study)[0])
+    changes = grading.refresh_trust(study)
+    assert {(c.worker_id, c.after) for c in changes} == {(good.pk, "trusted"), (bad.pk, "excluded")}
+    row = WorkerTrust.objects.get(study=study, worker=bad)
+    assert (row.golds_seen, row.golds_passed) == (6, 1)
+    assert row.trust == pytest.approx(1 / 6)
+    assert row.trust_low == pytest.approx(wilson_by_formula(1, 6, 1.959963984540054)[0])
+    assert grading.refresh_trust(study) == []  # nothing changed
+
+
+def test_worker_below_threshold_is_excluded_and_blocked_on_mturk(study, settings):
+    """A worker under the threshold leaves the results, gets no more items here, and MTurk's trust
+    qualification drops to their trust (x100), which is below the HIT type's requirement."""
+    settings.MTURK_SANDBOX = True
+    study.provider, study.provider_config = "mturk", dict(MTURK_CONFIG)
+    study.save()
+    QualityPolicy.objects.create(study=study, block_mode="qualification", min_golds=4)
+    bad, good = make_worker("BADWORKER1", "mturk"), make_worker("GOODWORKER1", "mturk")
+    for gold in golds(study)[:5]:
+        answer(study, bad, gold, correct=False)
+        answer(study, good, gold, correct=True)
+    first = ordinary(study)[0]
+    answer(study, bad, first, correct=True)
+    answer(study, good, first, correct=True)
+
+    client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
+    provider = get_provider("mturk")
+    provider.use_client(mturk.MTurkClient(client, backoff=Backoff(attempts=2), sleep=lambda s: None))
+    query = {
+        "Query": "hatlab gold trust",
+        "MustBeRequestable": False,
+        "MustBeOwnedByCaller": True,
+        "MaxResults": 100,
+    }
+    listing = {
+        "NumResults": 1,
+        "QualificationTypes": [
+            {
+                "QualificationTypeId": "QTRUST",
+                "Name": "hatlab gold trust",
+                "QualificationTypeStatus": "Active",
+            }
+        ],
+    }
+    try:
+        with Stubber(client) as stub:
+            for worker_id, score in (("BADWORKER1", 0), ("GOODWORKER1", 100)):
+                stub.add_response("list_qualification_types", listing, query)
+                stub.add_response(
+                    "associate_qualification_with_worker",
+                    {},
+                    {
+                        "QualificationTypeId": "QTRUST",
+                        "WorkerId": worker_id,
+                        "IntegerValue": score,
+                        "SendNotification": False,
+                    },  # fmt: skip
+                )
+            summary = exclusion.apply_quality(study)
+            stub.assert_no_pending_responses()
+            # Running again mirrors nothing twice (the Stubber has no more replies queued).
+            again = exclusion.apply_quality(study)
+    finally:
+        provider.use_client(None)
+    assert summary.blocked == [bad.pk] and not summary.errors
+    assert sorted(summary.mirrored) == sorted([bad.pk, good.pk])
+    assert again.mirrored == [] and again.blocked == []
+    bad.refresh_from_db()
+    assert bad.status == Worker.Status.BLOCKED
+    assert WorkerTrust.objects.get(study=study, worker=bad).blocked
+    assert exclusion.excluded_worker_ids(study) == {bad.pk}
+    labels = aggregation.label_frame(study)
+    assert set(labels["worker"]) == {good.pk}
+    with pytest.raises(Exception, match="blocked"):
+        next_assignment(study, bad)
+
+
+def test_worker_is_blocked_with_a_platform_block(study):
+    study.provider, study.provider_config = "mturk", dict(MTURK_CONFIG)
+    study.save()
+    QualityPolicy.objects.create(study=study, block_mode="platform", min_golds=3)
+    bad = make_worker("BADWORKER2", "mturk")
+    for gold in golds(study)[:3]:
+        answer(study, bad, gold, correct=False)
+    client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
+    provider = get_provider("mturk")
+    provider.use_client(mturk.MTurkClient(client, sleep=lambda s: None))
+    try:
+        with Stubber(client) as stub:
+            stub.add_response("create_worker_block", {}, {"WorkerId": "BADWORKER2", "Reason": ANY})
+            summary = exclusion.apply_quality(study)
+            stub.assert_no_pending_responses()
+            # An admin unblocks: the platform block is deleted and the trust qualification restored.
+            stub.add_response(
+                "list_qualification_types",
+                {"NumResults": 1, "QualificationTypes": [
+                    {"QualificationTypeId": "Q1", "Name": "hatlab gold trust", "QualificationTypeStatus": "Active"}]},
+                {"Query": "hatlab gold trust", "MustBeRequestable": False, "MustBeOwnedByCaller": True, "MaxResults": 100},
+            )  # fmt: skip
+            stub.add_response(
+                "associate_qualification_with_worker",
+                {},
+                {
+                    "QualificationTypeId": "Q1",
+                    "WorkerId": "BADWORKER2",
+                    "IntegerValue": 100,
+                    "SendNotification": False,
+                },
+            )
+            stub.add_response("delete_worker_block", {}, {"WorkerId": "BADWORKER2", "Reason": ANY})
+            assert exclusion.unblock(study, bad) == []
+            stub.assert_no_pending_responses()
+            # The admin's choice stands: the next quality run does not block them again.
+            exclusion.apply_quality(study)
+    finally:
+        provider.use_client(None)
+    assert summary.blocked == [bad.pk]
+    bad.refresh_from_db()
+    assert bad.status == Worker.Status.ACTIVE
+
+
+def test_no_blocking_policy_only_excludes(study):
+    bad = make_worker("bad")
+    for gold in golds(study)[:4]:
+        answer(study, bad, gold, correct=False)
+    summary = exclusion.apply_quality(study)
+    bad.refresh_from_db()
+    assert summary.blocked == [] and bad.status == Worker.Status.ACTIVE
+    assert exclusion.excluded_worker_ids(study) == {bad.pk}
+
+
+def test_submission_hook_blocks_locally_at_once(study):
+    QualityPolicy.objects.create(study=study, block_mode="platform", min_golds=3)
+    worker = make_worker("w")
+    responses = [answer(study, worker, gold, correct=False) for gold in golds(study)[:3]]
+    summary = on_response_stored(Response.objects.select_related("study").get(pk=responses[-1].pk))
+    assert summary.blocked == [worker.pk]
+    worker.refresh_from_db()
+    assert worker.status == Worker.Status.BLOCKED
+    assert on_response_stored(answer(study, make_worker("x"), ordinary(study)[0])).blocked == []
+
+
+# --- gold review ------------------------------------------------------------------------------------
+
+
+def test_a_gold_most_trusted_workers_miss_is_flagged_then_fixed(study):
+    """Six careful workers pass every gold but one; that one is flagged. Fixing its answer re-grades
+    their answers, so their trust rises and the flag clears."""
+    policy = policy_for(study)
+    policy.gold_flag_min_trusted, policy.min_golds = 5, 4
+    policy.save()
+    items = golds(study)
+    suspect = items[0]
+    workers = [make_worker(f"careful{i}") for i in range(6)]
+    for worker in workers:
+        answer(study, worker, suspect, correct=False)  # they all give the same "wrong" answer
+        for gold in items[1:]:
+            answer(study, worker, gold, correct=True)
+    sloppy = make_worker("sloppy")
+    answer(study, sloppy, suspect, correct=True)
+    grading.refresh_trust(study)
+    reviews = {r.item_id: r for r in gold_review.review_golds(study)}
+    assert reviews[suspect.pk].flagged
+    assert (reviews[suspect.pk].seen, reviews[suspect.pk].missed) == (7, 6)
+    assert (reviews[suspect.pk].trusted_seen, reviews[suspect.pk].trusted_missed) == (6, 6)
+    assert not any(reviews[g.pk].flagged for g in items[1:])
+
+    before = WorkerTrust.objects.get(study=study, worker=workers[0]).trust
+    wrong = Response.objects.filter(item=suspect, worker=workers[0]).get().answer
+    gold_review.fix_gold(Item.objects.get(pk=suspect.pk), wrong, note="the careful workers were right")
+    after = WorkerTrust.objects.get(study=study, worker=workers[0]).trust
+    assert before == pytest.approx(5 / 6) and after == pytest.approx(1.0)
+    assert WorkerTrust.objects.get(study=study, worker=sloppy).golds_passed == 0
+    assert not {r.item_id: r for r in gold_review.review_golds(study)}[suspect.pk].flagged
+    assert GoldReview.objects.get(item=suspect).resolution == "fixed"
+
+
+def test_fix_gold_validates_the_answer_and_retire_stops_counting(study):
+    gold = golds(study)[0]
+    with pytest.raises(Exception) as info:
+        gold_review.fix_gold(gold, {"label": "maybe", "map": [1]})
+    assert "gold" in info.value.detail
+    worker = make_worker("w")
+    answer(study, worker, gold, correct=False)
+    answer(study, worker, golds(study)[1], correct=True)
+    grading.refresh_trust(study)
+    assert WorkerTrust.objects.get(worker=worker).golds_seen == 2
+    gold_review.retire_gold(Item.objects.get(pk=gold.pk))
+    row = WorkerTrust.objects.get(worker=worker)
+    assert (row.golds_seen, row.golds_passed) == (1, 1)
+    assert Item.objects.get(pk=gold.pk).retired
+    assert next_assignment(study, make_worker("fresh"), gold=True).item_id != gold.pk
+
+
+def test_kept_gold_is_not_flagged_again(study):
+    policy = policy_for(study)
+    policy.gold_flag_min_trusted, policy.min_golds = 2, 2
+    policy.save()
+    items = golds(study)
+    for i in range(3):
+        worker = make_worker(f"w{i}")
+        answer(study, worker, items[0], correct=False)
+        for gold in items[1:4]:
+            answer(study, worker, gold, correct=True)
+    grading.refresh_trust(study)
+    assert gold_review.review_golds(study)[0].flagged
+    gold_review.keep_gold(items[0], "checked, the answer is right")
+    assert not gold_review.review_golds(study)[0].flagged
+
+
+# --- aggregation ------------------------------------------------------------------------------------
+
+
+def test_majority_dawid_skene_and_trust_weighted_confidence():
+    frame = pd.DataFrame(
+        {
+            "task": [1, 1, 1, 2, 2, 2, 3, 3, 3],
+            "worker": ["a", "b", "c"] * 3,
+            "label": ["pos", "pos", "neg", "neg", "neg", "pos", "pos", "pos", "pos"],
+        }
+    )
+    weights = pd.Series({"a": 0.9, "b": 0.6, "c": 0.8})
+    table = aggregation.aggregate(frame, weights)
+    assert list(table["majority"]) == ["pos", "neg", "pos"]
+    assert list(table["responses"]) == [3, 3, 3]
+    assert table.loc[1, "confidence"] == pytest.approx((0.9 + 0.6) / 2.3)
+    assert table.loc[2, "confidence"] == pytest.approx((0.9 + 0.6) / 2.3)
+    assert table.loc[3, "confidence"] == pytest.approx(1.0)
+    assert list(table["ds_label"]) == ["pos", "neg", "pos"]
+    assert ((table["ds_probability"] > 0.5) & (table["ds_probability"] <= 1)).all()
+    assert aggregation.aggregate(frame.iloc[:0], weights).empty
+
+
+def test_dawid_skene_outvotes_a_reliable_minority_less_than_majority():
+    # Worker "e" always disagrees with four consistent workers: DS learns e is unreliable.
+    rows = []
+    for task in range(8):
+        truth = "pos" if task % 2 else "neg"
+        for worker in "abcd":
+            rows.append((task, worker, truth))
+        rows.append((task, "e", "neg" if truth == "pos" else "pos"))
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    table = aggregation.aggregate(frame, pd.Series(dict.fromkeys("abcde", 0.8)))
+    assert list(table["ds_label"]) == list(table["majority"])
+    assert (table["ds_probability"] > 0.99).all()
+
+
+def test_aggregation_rows_of_a_study(study):
+    workers = [make_worker(f"w{i}") for i in range(3)]
+    item = ordinary(study)[0]
+    answer(study, workers[0], item, correct=True)
+    answer(study, workers[1], item, correct=True)
+    answer(study, workers[2], item, correct=False)
+    for i, worker in enumerate(workers):
+        for gold in golds(study)[:4]:
+            answer(study, worker, gold, correct=i < 2)
+    grading.refresh_trust(study)
+    rows = {r["item"]: r for r in aggregation.aggregation_rows(study)}
+    assert set(rows) == {i.pk for i in ordinary(study)}
+    row = rows[item.pk]
+    assert row["majority"] == item.secret["label"] and row["responses"] == 2  # worker 2 is excluded
+    assert row["confidence"] == 1.0
+    assert rows[ordinary(study)[1].pk]["responses"] == 0
+
+
+# --- behaviour signals ------------------------------------------------------------------------------
+
+
+def test_behaviour_signals(study):
+    worker, rusher = make_worker("steady"), make_worker("rusher")
+    for item in ordinary(study)[:4]:
+        answer(study, worker, item, answer_ms=30000, signals={"blurs": 1, "hides": 2, "pastes": 0})
+    fast = answer(study, rusher, ordinary(study)[0], answer_ms=10, signals={"pastes": 3})
+    fast.read_ms = 10
+    fast.save()
+    rows = {r["response"]: r for r in signals.response_signals(study)}
+    assert rows[fast.pk]["fast"] and rows[fast.pk]["pastes"] == 3 and rows[fast.pk]["time_ms"] == 20
+    assert sum(r["fast"] for r in rows.values()) == 1
+    summary = signals.worker_signals(study)
+    assert summary[worker.pk]["focus_changes"] == 12 and summary[worker.pk]["median_time_ms"] == 35000
+    assert summary[rusher.pk]["fast"] == 1
+    mask, median = signals.fast_mask(np.array([10.0, np.nan, 100.0, 110.0]), 0.33)
+    assert list(mask) == [True, False, False, False] and median == 100.0
+
+
+# --- gold mixing ------------------------------------------------------------------------------------
+
+
+def test_schedule_spreads_golds_at_the_rate():
+    for rate in (0.1, 0.25, 0.5):
+        for phase in (0.0, 0.37, 0.99):
+            golds_taken = 0
+            picks = []
+            for taken in range(40):
+                gold = gold_mixing.wants_gold(rate, taken, golds_taken, phase)
+                picks.append(gold)
+                golds_taken += gold
+            assert abs(sum(picks) - rate * 40) <= 1
+    assert not gold_mixing.wants_gold(0.0, 5, 0, 0.9) and gold_mixing.wants_gold(1.0, 5, 5, 0.0)
+
+
+def test_golds_are_mixed_into_the_queue_and_look_ordinary(researcher):
+    study = crowd_study(researcher, n=20, gold_every=4, annotators_per_item=2)
+    assert gold_mixing.prepare_gold_items(study) == 5
+    policy = policy_for(study)
+    policy.gold_rate = 0.25
+    policy.save()
+    worker = make_worker("w")
+    timings = {"read_ms": 900, "answer_ms": 400, "label_at_ms": 900, "first_highlight_at_ms": 1000}
+    kinds = []
+    while (assignment := gold_mixing.next_mixed_assignment(study, worker.pk)) is not None:
+        item = Item.objects.select_related("study").get(pk=assignment.item_id)
+        kinds.append(item.is_gold)
+        assert set(assignment.item.payload) == {"words", "breaks"}  # nothing tells a gold apart
+        submit(assignment.uid, {worker.pk}, uuid.uuid4(), answer_of(item), timings)
+    assert len(kinds) == 20  # every ordinary item, and every gold once
+    assert sum(kinds) == 5
+    first_half = kinds[:8]
+    assert 1 <= sum(first_half) <= 3  # golds are spread through the queue, not bunched at the end
+    phases = {round(gold_mixing.worker_phase(study, w), 6) for w in range(1, 6)}
+    assert len(phases) == 5
+
+
+# --- the admin's dashboard and API ------------------------------------------------------------------
+
+
+@pytest.fixture
+def graded_study(study):
+    """Two workers over the golds: one careful, one not; a gold everyone misses; an ordinary answer each."""
+    careful, sloppy = make_worker("careful"), make_worker("sloppy")
+    items = golds(study)
+    for gold in items[1:]:
+        answer(study, careful, gold, correct=True, signals={"blurs": 1})
+        answer(study, sloppy, gold, correct=False, signals={"pastes": 2})
+    answer(study, careful, items[0], correct=False)
+    answer(study, sloppy, items[0], correct=False)
+    answer(study, careful, ordinary(study)[0])
+    answer(study, sloppy, ordinary(study)[0], correct=False)
+    return study, careful, sloppy
+
+
+@pytest.mark.urls("tests.annotate.crowd_urls")
+def test_dashboard_is_for_admins(graded_study, researcher, admin_user, client):
+    study, careful, sloppy = graded_study
+    url = f"/studies/{study.uid}/quality/"
+    assert client.get(url).status_code == 302  # to the sign-in page
+    client.force_login(researcher)
+    assert client.get(url).status_code == 403
+    assert client.get(f"/api/crowd/studies/{study.uid}/quality/").status_code == 403
+    client.force_login(admin_user)
+    html = client.get(url).content.decode()
+    assert careful.anonymous_id in html and sloppy.anonymous_id in html
+    assert "excluded" in html and "trusted" in html
+    data = client.get(f"/api/crowd/studies/{study.uid}/quality/").json()
+    rows = {w["worker"]: w for w in data["workers"]}
+    assert rows[careful.anonymous_id]["golds_passed"] == 5 and rows[careful.anonymous_id]["golds_seen"] == 6
+    assert (
+        rows[careful.anonymous_id]["trust_low"]
+        < rows[careful.anonymous_id]["trust"]
+        < rows[careful.anonymous_id]["trust_high"]
+    )
+    assert rows[sloppy.anonymous_id]["status"] == "excluded" and rows[sloppy.anonymous_id]["pastes"] == 10
+    assert rows[careful.anonymous_id]["focus_changes"] == 5
+    assert [g["seen"] for g in data["golds"]] == [2] * 6
+
+
+@pytest.mark.urls("tests.annotate.crowd_urls")
+def test_dashboard_actions(graded_study, admin_user, client):
+    study, careful, sloppy = graded_study
+    client.force_login(admin_user)
+    base = f"/studies/{study.uid}/quality/"
+    client.post(f"{base}workers/{sloppy.pk}/block/")
+    sloppy.refresh_from_db()
+    assert sloppy.status == Worker.Status.BLOCKED
+    client.post(f"{base}workers/{sloppy.pk}/unblock/")
+    sloppy.refresh_from_db()
+    assert sloppy.status == Worker.Status.ACTIVE
+    gold = golds(study)[0]
+    client.post(f"{base}golds/{gold.pk}/retire/", {"note": "ambiguous text"})
+    assert Item.objects.get(pk=gold.pk).retired
+    assert WorkerTrust.objects.get(study=study, worker=careful).golds_seen == 5
+    second = golds(study)[1]
+    reply = client.post(f"{base}golds/{second.pk}/fix/", {"gold": "not json"}, follow=True)
+    assert "gold must be the answer as JSON" in reply.content.decode()
+    bad = client.post(f"{base}policy/", {"trust_threshold": "2", "gold_rate": "0.2", "min_golds": "4"})
+    assert bad.status_code == 400 and "trust_threshold" in bad.content.decode()
+    form = {
+        "gold_rate": "0.3", "trust_threshold": "0.8", "min_golds": "2", "confidence": "0.9",
+        "excluded_action": "approve", "block_mode": "none", "review": "auto", "rejection_feedback": "x",
+        "fast_ratio": "0.3", "gold_flag_min_trusted": "3", "gold_flag_miss_rate": "0.5",
+    }  # fmt: skip
+    assert client.post(f"{base}policy/", form).status_code == 302
+    assert policy_for(type(study).objects.get(pk=study.pk)).trust_threshold == 0.8
+    assert client.post(f"{base}regrade/").status_code == 302
+    csv_text = client.get(f"{base}aggregated.csv").content.decode()
+    header, *lines = csv_text.strip().splitlines()
+    assert header.split(",")[:4] == ["item", "document", "responses", "majority"]
+    first = next(line for line in lines if line.startswith(f"{ordinary(study)[0].pk},"))
+    assert f",1,{ordinary(study)[0].secret['label']},1.0," in first  # the excluded worker does not count
+    assert client.get(f"{base}regrade/").status_code == 405
