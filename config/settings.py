@@ -110,6 +110,10 @@ HATLAB_S3_BUCKET = os.environ.get("HATLAB_S3_BUCKET", "")
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# Crowd platforms show the task page inside their own frame, a cross-site context: over HTTPS the
+# cookies must be SameSite=None to reach us there.
+SESSION_COOKIE_SAMESITE = "None" if SESSION_COOKIE_SECURE else "Lax"
+CSRF_COOKIE_SAMESITE = SESSION_COOKIE_SAMESITE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Crowd platforms show the task page inside their own frame (MTurk ExternalQuestion).
 X_FRAME_OPTIONS = "SAMEORIGIN"
@@ -142,6 +146,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 HATLAB_TORCH_THREADS = int(os.environ.get("HATLAB_TORCH_THREADS", "1"))
+# Route engine jobs to the ``gpu`` queue (consumed by workers started with ``-Q gpu``).
+HATLAB_GPU_QUEUE = env_bool("HATLAB_GPU_QUEUE", False)
+# How long an unacknowledged job waits before Redis hands it to another worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("HATLAB_VISIBILITY_TIMEOUT", "3600"))}
 
 # Crowd providers: credentials only from the environment.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)

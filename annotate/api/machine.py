@@ -1,0 +1,269 @@
+"""The machine side of the JSON API: model runs (train, explain), their predictions and
+explanations, and the jobs that compute them. Researchers see their own; admins see all.
+
+Routes (include :data:`urlpatterns` under ``api/``)::
+
+    model-runs/                     GET list, POST create and queue training
+    model-runs/<id>/                GET one (status, progress, metrics: what the progress bar polls)
+    model-runs/<id>/train/          POST queue training again (a failed run; a finished run is a no-op)
+    model-runs/<id>/explain/        POST queue an explanation job
+    model-runs/<id>/methods/        GET the explanation methods that apply to the run
+    predictions/?model_run=&document=
+    explanations/?model_run=&document=&method=&target=
+    jobs/<id>/                      GET one job (status, progress, result)
+"""
+
+from __future__ import annotations
+
+from django.db.models import Q
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+
+from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher, visible_to
+from annotate.jobs.machine import enqueue_explanations, enqueue_training, training_key
+from annotate.machine import (
+    MachineInputError,
+    architecture_choices,
+    clean_explanation_params,
+    create_model_run,
+)
+from annotate.machine.explaining import available_methods
+from annotate.models import Dataset, Explanation, Job, ModelRun, Prediction
+from annotate.roles import is_admin
+
+
+def input_error(exc: MachineInputError) -> ValidationError:
+    """A 400 naming the field; ``params.epochs`` becomes ``{"params": {"epochs": [...]}}``."""
+    head, _, rest = exc.field.partition(".")
+    return ValidationError({head: {rest: [exc.message]}} if rest else {head: [exc.message]})
+
+
+class JobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "kind",
+            "key",
+            "params",
+            "status",
+            "progress",
+            "message",
+            "result",
+            "created",
+            "updated",
+        ]
+        read_only_fields = fields
+
+
+class ModelRunSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    training_job = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ModelRun
+        fields = ["id", "name", "owner", "dataset", "architecture", "params", "status", "progress", "message",
+                  "metrics", "artifact", "created", "finished", "training_job"]  # fmt: skip
+        read_only_fields = fields
+
+    def get_training_job(self, run: ModelRun) -> int | None:
+        return Job.objects.filter(key=training_key(run)).values_list("pk", flat=True).first()
+
+
+class ModelRunCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
+    architecture = serializers.ChoiceField(choices=[])
+    params = serializers.JSONField(required=False, default=dict, help_text="TrainConfig fields, e.g. epochs.")
+    gpu = serializers.BooleanField(required=False, default=False, help_text="Send the job to the gpu queue.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["architecture"].choices = architecture_choices()
+        request = self.context.get("request")
+        if request is not None:
+            self.fields["dataset"].queryset = visible_to(Dataset.objects.all(), request.user)
+
+
+class ExplainRequestSerializer(serializers.Serializer):
+    methods = serializers.JSONField(help_text='Method names, or "all" for every method that applies.')
+    documents = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
+    target = serializers.CharField(
+        required=False, default="predicted", help_text="predicted, gold or a label"
+    )
+    m = serializers.IntegerField(required=False, default=3)
+    ngram_sizes = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
+    method_params = serializers.JSONField(required=False, default=dict)
+    batch_size = serializers.IntegerField(required=False, default=16)
+    gpu = serializers.BooleanField(required=False, default=False)
+
+
+class PredictionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Prediction
+        fields = ["id", "model_run", "document", "label", "probabilities", "attention"]
+        read_only_fields = fields
+
+
+class ExplanationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Explanation
+        fields = ["id", "model_run", "document", "method", "target", "scores", "evidence", "counter_evidence",
+                  "created"]  # fmt: skip
+        read_only_fields = fields
+
+
+class ModelRunViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Model runs: create one to train a classifier on a dataset in a background job."""
+
+    permission_classes = [IsResearcher, IsOwnerOrAdmin]
+    serializer_class = ModelRunSerializer
+
+    def get_queryset(self):
+        return visible_to(ModelRun.objects.select_related("owner"), self.request.user).order_by("-created")
+
+    @extend_schema(request=ModelRunCreateSerializer, responses={201: ModelRunSerializer})
+    def create(self, request, *args, **kwargs):
+        incoming = ModelRunCreateSerializer(data=request.data, context={"request": request})
+        incoming.is_valid(raise_exception=True)
+        data = incoming.validated_data
+        try:
+            run = create_model_run(
+                request.user, data["dataset"], data["architecture"], data["params"], data["name"]
+            )
+        except MachineInputError as exc:
+            raise input_error(exc) from None
+        enqueue_training(run, request.user, gpu=data["gpu"])
+        return Response(ModelRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={202: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def train(self, request, pk=None):
+        """Queue training again: a failed run is retried; a queued, running or finished one is left alone."""
+        run = self.get_object()
+        job = enqueue_training(run, request.user, gpu=bool(request.data.get("gpu", False)))
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=ExplainRequestSerializer, responses={202: JobSerializer})
+    @action(detail=True, methods=["post"])
+    def explain(self, request, pk=None):
+        """Queue an explanation job; the same request twice is the same job."""
+        run = self.get_object()
+        incoming = ExplainRequestSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        data = dict(incoming.validated_data)
+        gpu = data.pop("gpu")
+        try:
+            params = clean_explanation_params(run, data)
+        except MachineInputError as exc:
+            raise input_error(exc) from None
+        job = enqueue_explanations(run, params, request.user, gpu=gpu)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={200: serializers.ListSerializer(child=serializers.CharField())})
+    @action(detail=True, methods=["get"])
+    def methods(self, request, pk=None):
+        """The explanation methods that apply to the run's architecture."""
+        return Response(available_methods(self.get_object()))
+
+
+def _int_param(request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValidationError({name: ["must be a whole number"]}) from None
+
+
+def _visible_runs(user):
+    return visible_to(ModelRun.objects.all(), user)
+
+
+class _RunResultViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsResearcher]
+
+    def filtered(self, queryset):
+        queryset = queryset.filter(model_run__in=_visible_runs(self.request.user))
+        for name in ("model_run", "document"):
+            value = _int_param(self.request, name)
+            if value is not None:
+                queryset = queryset.filter(**{f"{name}_id": value})
+        return queryset
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("model_run", int, description="Only this model run's predictions."),
+        OpenApiParameter("document", int, description="Only this document's predictions."),
+    ]
+)
+class PredictionViewSet(_RunResultViewSet):
+    """A trained run's prediction per document: label, probabilities, attention over canonical words."""
+
+    serializer_class = PredictionSerializer
+
+    def get_queryset(self):
+        return self.filtered(Prediction.objects.all()).order_by("model_run_id", "document_id")
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("model_run", int),
+        OpenApiParameter("document", int),
+        OpenApiParameter("method", str),
+        OpenApiParameter("target", str),
+    ]
+)
+class ExplanationViewSet(_RunResultViewSet):
+    """Relevance over canonical words by one method for one target, with evidence spans."""
+
+    serializer_class = ExplanationSerializer
+
+    def get_queryset(self):
+        queryset = self.filtered(Explanation.objects.all())
+        for name in ("method", "target"):
+            value = self.request.query_params.get(name)
+            if value:
+                queryset = queryset.filter(**{name: value})
+        return queryset.order_by("model_run_id", "document_id", "method", "target")
+
+
+class JobViewSet(viewsets.ReadOnlyModelViewSet):
+    """Background jobs: their status, progress and result. Researchers see the jobs they started
+    and those of their own model runs."""
+
+    permission_classes = [IsResearcher]
+    serializer_class = JobSerializer
+
+    def get_queryset(self):
+        user = self.request.user
+        jobs = Job.objects.all().order_by("-created")
+        if getattr(self, "swagger_fake_view", False):  # the OpenAPI generator has no signed-in user
+            return jobs.none()
+        if is_admin(user):
+            return jobs
+        own_runs = list(ModelRun.objects.filter(owner=user).values_list("pk", flat=True))
+        return jobs.filter(Q(created_by=user) | Q(params__model_run__in=own_runs))
+
+
+def model_run_or_404(user, pk: int) -> ModelRun:
+    """The model run ``pk`` if ``user`` may see it (404 otherwise)."""
+    return get_object_or_404(_visible_runs(user), pk=pk)
+
+
+router = SimpleRouter()
+router.register("model-runs", ModelRunViewSet, basename="api-model-run")
+router.register("predictions", PredictionViewSet, basename="api-prediction")
+router.register("explanations", ExplanationViewSet, basename="api-explanation")
+router.register("jobs", JobViewSet, basename="api-job")
+
+urlpatterns = router.urls

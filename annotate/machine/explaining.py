@@ -1,0 +1,213 @@
+"""Explanations of a trained run over its dataset (issue 4).
+
+An explanation job names its methods (registry names, or ``"all"`` for every method that applies
+to the run's architecture), the documents (default: every document of the run's dataset), the
+target class (the run's ``predicted`` label, the ``gold`` label, or a label name), and the evidence
+it keeps: the top-``m`` words, or with ``ngram_sizes`` the top-``m`` non-overlapping n-grams
+(paper 004 §4.3; for a CNN the natural sizes are its filter widths). Rows are upserted on
+``(model_run, document, method, target)``, so the job is idempotent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from annotate.machine.errors import MachineInputError
+from annotate.machine.jsonsafe import json_safe
+from annotate.machine.progress import Progress, no_progress
+from annotate.machine.runs import documents_with_words
+from annotate.machine.training import load_trained
+from annotate.models import Explanation, ModelRun, Prediction
+from explain_engine.explainers.evidence import evidence_and_counter
+
+TARGET_PREDICTED = "predicted"
+TARGET_GOLD = "gold"
+DOCUMENT_CHUNK = 32
+MAX_M = 50
+
+
+def _int_in(field: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise MachineInputError(field, f"must be a whole number from {low} to {high}")
+    return value
+
+
+def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
+    """Validate an explanation request for ``model_run``; return it in canonical (stored) form.
+
+    Fields: ``methods`` (list of names or ``"all"``), ``documents`` (list of document ids of the
+    run's dataset, or omitted for all), ``target`` (``predicted``, ``gold`` or a label), ``m``
+    (evidence count, default 3), ``ngram_sizes`` (list of n, or omitted for single words),
+    ``method_params`` (``{method: {keyword: value}}``), ``batch_size``.
+    """
+    if model_run.status != ModelRun.Status.DONE:
+        raise MachineInputError("model_run", "the model run has not finished training")
+    if not isinstance(data, dict):
+        raise MachineInputError("params", "must be an object")
+    methods = data.get("methods")
+    if methods in (None, "", []):
+        raise MachineInputError("methods", "choose at least one explanation method")
+    if isinstance(methods, list) and not all(isinstance(m, str) for m in methods):
+        raise MachineInputError("methods", "must be a list of method names")
+    if not isinstance(methods, str | list):
+        raise MachineInputError("methods", "must be a list of method names or 'all'")
+    from explain_engine.explainers.registry import METHODS, resolve_methods
+
+    try:
+        names = resolve_methods(methods, model_run.architecture)
+    except ValueError as exc:
+        raise MachineInputError("methods", str(exc)) from None
+    names = sorted(set(names))
+    if not names:
+        raise MachineInputError("methods", f"no method applies to architecture {model_run.architecture!r}")
+
+    documents = data.get("documents")
+    if documents is not None:
+        if (
+            not isinstance(documents, list)
+            or not documents
+            or not all(isinstance(d, int) and not isinstance(d, bool) for d in documents)
+        ):
+            raise MachineInputError("documents", "must be a non-empty list of document ids")
+        documents = sorted(set(documents))
+        found = set(
+            documents_with_words(model_run.dataset).filter(pk__in=documents).values_list("pk", flat=True)
+        )
+        missing = [d for d in documents if d not in found]
+        if missing:
+            raise MachineInputError(
+                "documents", f"not documents (with words) of this run's dataset: {missing[:10]}"
+            )
+
+    labels = list(model_run.metrics.get("labels") or [])
+    target = data.get("target", TARGET_PREDICTED) or TARGET_PREDICTED
+    if not isinstance(target, str) or (
+        target not in (TARGET_PREDICTED, TARGET_GOLD) and target not in labels
+    ):
+        raise MachineInputError("target", f"must be '{TARGET_PREDICTED}', '{TARGET_GOLD}' or one of {labels}")
+
+    m = _int_in("m", data.get("m", 3), 1, MAX_M)
+    sizes = data.get("ngram_sizes")
+    if sizes in ([], ""):
+        sizes = None
+    if sizes is not None:
+        if not isinstance(sizes, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 20 for n in sizes
+        ):
+            raise MachineInputError("ngram_sizes", "must be a list of n-gram lengths from 1 to 20")
+        sizes = sorted(set(sizes))
+    method_params = data.get("method_params") or {}
+    if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
+        raise MachineInputError("method_params", "must map a method name to an object of its parameters")
+    groups = {spec.group for spec in METHODS.values() if spec.group}
+    unknown = sorted(k for k in method_params if k not in names and k not in groups)
+    if unknown:
+        raise MachineInputError("method_params", f"parameters for a method not requested: {unknown[0]!r}")
+    batch_size = _int_in("batch_size", data.get("batch_size", 16), 1, 1024)
+    return {
+        "methods": names,
+        "documents": documents,
+        "target": target,
+        "m": m,
+        "ngram_sizes": sizes,
+        "method_params": method_params,
+        "batch_size": batch_size,
+    }
+
+
+def params_digest(params: dict) -> str:
+    """A short, stable digest of canonical explanation parameters (part of the job's key)."""
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _targets(model_run: ModelRun, trained, documents: list, target: str) -> list[str | None]:
+    """The target label of each document; None where it has none (no gold label, or a gold label
+    the model does not know)."""
+    if target == TARGET_GOLD:
+        return [doc.label if doc.label in trained.labels else None for doc in documents]
+    if target != TARGET_PREDICTED:
+        return [target] * len(documents)
+    stored = dict(
+        Prediction.objects.filter(model_run=model_run, document__in=documents).values_list(
+            "document_id", "label"
+        )
+    )
+    missing = [doc for doc in documents if doc.pk not in stored]
+    if missing:
+        for doc, res in zip(missing, trained.predict([doc.text for doc in missing]), strict=True):
+            stored[doc.pk] = res["label"]
+    return [stored[doc.pk] for doc in documents]
+
+
+def run_explanations(model_run_id: int, params: dict, progress: Progress = no_progress) -> dict:
+    """Compute ``params["methods"]`` for the requested documents of run ``model_run_id`` and upsert
+    one ``Explanation`` per document, method and target. ``params`` is the output of
+    :func:`clean_explanation_params`. Returns counts for the job's result."""
+    from explain_engine.explainers import explain_many
+
+    run = ModelRun.objects.select_related("dataset").get(pk=model_run_id)
+    trained = load_trained(run)
+    methods = list(params["methods"])
+    queryset = documents_with_words(run.dataset).only("id", "text", "words", "label")
+    if params.get("documents") is not None:
+        queryset = queryset.filter(pk__in=params["documents"])
+    documents = list(queryset)
+    sizes = params.get("ngram_sizes")
+    stored = skipped = 0
+    progress(0.0, f"explaining {len(documents)} documents with {len(methods)} methods")
+    for first in range(0, len(documents), DOCUMENT_CHUNK):
+        chunk = documents[first : first + DOCUMENT_CHUNK]
+        targets = _targets(run, trained, chunk, params["target"])
+        kept = [(doc, t) for doc, t in zip(chunk, targets, strict=True) if t is not None]
+        skipped += len(chunk) - len(kept)
+        if kept:
+            scores = explain_many(
+                trained,
+                [doc.text for doc, _ in kept],
+                methods,
+                [t for _, t in kept],
+                batch_size=params.get("batch_size", 16),
+                params=params.get("method_params") or {},
+            )
+            rows = []
+            for i, (doc, target) in enumerate(kept):
+                for method in methods:
+                    values = scores[method][i]
+                    chosen = evidence_and_counter(doc.text, values, params.get("m", 3), sizes, doc.words)
+                    rows.append(
+                        Explanation(
+                            model_run=run,
+                            document=doc,
+                            method=method,
+                            target=target,
+                            scores=json_safe(values),
+                            evidence=json_safe([e.to_dict() for e in chosen["evidence"]]),
+                            counter_evidence=json_safe([e.to_dict() for e in chosen["counter_evidence"]]),
+                        )
+                    )
+            Explanation.objects.bulk_create(
+                rows,
+                update_conflicts=True,
+                unique_fields=["model_run", "document", "method", "target"],
+                update_fields=["scores", "evidence", "counter_evidence"],
+            )
+            stored += len(rows)
+        done = first + len(chunk)
+        progress(done / len(documents), f"explained {done} of {len(documents)} documents")
+    progress(1.0, f"stored {stored} explanations")
+    return {
+        "model_run": run.pk,
+        "methods": methods,
+        "documents": len(documents) - skipped,
+        "skipped_documents": skipped,
+        "explanations": stored,
+    }
+
+
+def available_methods(model_run: ModelRun) -> list[str]:
+    """The registered methods that apply to the run's architecture."""
+    from explain_engine.explainers.registry import methods_for
+
+    return methods_for(model_run.architecture)

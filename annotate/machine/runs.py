@@ -1,0 +1,210 @@
+"""Model runs: what a researcher may ask to train, and what a dataset hands the engine.
+
+A ``ModelRun`` stores the architecture and the training parameters (the fields of
+:class:`explain_engine.training.TrainConfig`, e.g. ``{"epochs": 3, "model": {"hidden_size": 50}}``);
+the engine's paper defaults (REFERENCE §2.1) fill in whatever is left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from annotate.machine.errors import MachineInputError
+from annotate.models import Dataset, Document, ModelRun
+from explain_engine.models import ARCHITECTURES, build_model
+from explain_engine.training import TrainConfig
+
+# TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the worker.
+TRAIN_FIELDS: tuple[str, ...] = tuple(
+    f.name
+    for f in dataclasses.fields(TrainConfig)
+    if f.name not in {"architecture", "device", "progress_bar"}
+)
+_POSITIVE_INTS = ("epochs", "batch_size", "patience", "min_count", "max_vocab", "max_len")
+_NON_NEGATIVE_FLOATS = ("weight_decay", "grad_clip")
+# Fields that may be null: the paper's value (epochs, batch_size, lr), or "never / no limit".
+NULLABLE_FIELDS = (
+    "epochs",
+    "batch_size",
+    "lr",
+    "patience",
+    "grad_clip",
+    "max_vocab",
+    "max_len",
+    "train_where",
+)
+# Null differs from the default here: no early stopping, no gradient clipping.
+_NULL_MEANS_NEVER = ("patience", "grad_clip")
+
+
+def architecture_choices() -> list[str]:
+    """The engine's registered architectures, sorted."""
+    return sorted(ARCHITECTURES)
+
+
+def gpu_queue_enabled() -> bool:
+    """Whether jobs go to the ``gpu`` queue by default (``settings.HATLAB_GPU_QUEUE`` or the env var)."""
+    value = getattr(settings, "HATLAB_GPU_QUEUE", None)
+    if value is None:
+        value = os.environ.get("HATLAB_GPU_QUEUE", "")
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes", "on"}
+    return bool(value)
+
+
+def queue_for(gpu: bool | None = None) -> str:
+    """``gpu`` when the job asks for it or GPU routing is enabled, else ``cpu``."""
+    return "gpu" if gpu or gpu_queue_enabled() else "cpu"
+
+
+def set_torch_threads() -> int:
+    """``torch.set_num_threads(settings.HATLAB_TORCH_THREADS)`` (1 unless configured); returns it."""
+    import torch
+
+    threads = max(1, int(getattr(settings, "HATLAB_TORCH_THREADS", 1) or 1))
+    torch.set_num_threads(threads)
+    return threads
+
+
+def _check_number(key: str, value: Any, *, integer: bool, minimum: float, strict: bool) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MachineInputError(f"params.{key}", "must be a number")
+    if integer and not float(value).is_integer():
+        raise MachineInputError(f"params.{key}", "must be a whole number")
+    if not math.isfinite(float(value)) or value < minimum or (strict and value == minimum):
+        bound = f"greater than {minimum:g}" if strict else f"at least {minimum:g}"
+        raise MachineInputError(f"params.{key}", f"must be {bound}")
+
+
+def clean_params(architecture: str, params: Any) -> dict:
+    """Validate a run's architecture and training parameters; return the parameters as stored.
+
+    Raises :class:`MachineInputError` naming the field (``architecture``, ``params`` or
+    ``params.<key>``). Model constructor arguments (``params.model``) are checked by building
+    the model once on a two-word vocabulary.
+    """
+    if architecture not in ARCHITECTURES:
+        raise MachineInputError(
+            "architecture",
+            f"unknown architecture {architecture!r}; choose one of {', '.join(architecture_choices())}",
+        )
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise MachineInputError("params", "must be an object of training parameters")
+    unknown = sorted(set(params) - set(TRAIN_FIELDS))
+    if unknown:
+        raise MachineInputError(
+            f"params.{unknown[0]}", f"unknown training parameter; known: {', '.join(TRAIN_FIELDS)}"
+        )
+    cleaned = dict(params)
+    for key, value in params.items():
+        if value is None:
+            if key not in NULLABLE_FIELDS:
+                raise MachineInputError(f"params.{key}", "may not be null")
+            del cleaned[key]
+            if key in _NULL_MEANS_NEVER:
+                cleaned[key] = None
+    for key in _POSITIVE_INTS:
+        if cleaned.get(key) is not None:
+            _check_number(key, cleaned[key], integer=True, minimum=1, strict=False)
+            cleaned[key] = int(cleaned[key])
+    if "seed" in cleaned:
+        _check_number("seed", cleaned["seed"], integer=True, minimum=0, strict=False)
+        cleaned["seed"] = int(cleaned["seed"])
+    if "lr" in cleaned:
+        _check_number("lr", cleaned["lr"], integer=False, minimum=0, strict=True)
+    for key in _NON_NEGATIVE_FLOATS:
+        if cleaned.get(key) is not None:
+            _check_number(key, cleaned[key], integer=False, minimum=0, strict=False)
+    if "train_fraction" in cleaned:
+        _check_number("train_fraction", cleaned["train_fraction"], integer=False, minimum=0, strict=True)
+        if cleaned["train_fraction"] > 1:
+            raise MachineInputError("params.train_fraction", "must be at most 1")
+    if "fractions" in cleaned:
+        fr = cleaned["fractions"]
+        if (
+            not isinstance(fr, list | tuple)
+            or len(fr) != 3
+            or any(isinstance(f, bool) or not isinstance(f, int | float) or f < 0 for f in fr)
+            or not math.isclose(sum(fr), 1.0, abs_tol=1e-6)
+        ):
+            raise MachineInputError("params.fractions", "must be three non-negative numbers summing to 1")
+        cleaned["fractions"] = [float(f) for f in fr]
+    for key in ("balance", "use_given_splits"):
+        if key in cleaned and not isinstance(cleaned[key], bool):
+            raise MachineInputError(f"params.{key}", "must be true or false")
+    if "train_where" in cleaned and not (
+        isinstance(cleaned["train_where"], dict)
+        and all(isinstance(v, list) for v in cleaned["train_where"].values())
+    ):
+        raise MachineInputError("params.train_where", "must map a field to a list of allowed values")
+    model = cleaned.get("model", {})
+    if not isinstance(model, dict):
+        raise MachineInputError("params.model", "must be an object of model constructor arguments")
+    try:
+        build_model(architecture, 2, 2, **model)
+    except (TypeError, ValueError) as exc:
+        raise MachineInputError("params.model", str(exc)) from None
+    return cleaned
+
+
+def train_config(model_run: ModelRun) -> TrainConfig:
+    """The engine's training configuration for ``model_run`` (no console progress bar)."""
+    params = dict(model_run.params)
+    if "fractions" in params:
+        params["fractions"] = tuple(params["fractions"])
+    return TrainConfig(architecture=model_run.architecture, progress_bar=False, **params)
+
+
+def trainable_documents(dataset: Dataset):
+    """The dataset's documents with a gold label and at least one word."""
+    return dataset.documents.exclude(label="").exclude(words=[]).order_by("id")
+
+
+def dataset_records(dataset: Dataset) -> list[dict]:
+    """Engine training records (``id``, ``text``, ``label``, ``metadata``; ``split`` when the document's
+    metadata names one) for the labelled documents of ``dataset``."""
+    records = []
+    for doc in trainable_documents(dataset).only("external_id", "text", "label", "metadata"):
+        rec = {"id": doc.external_id, "text": doc.text, "label": doc.label, "metadata": doc.metadata}
+        if isinstance(doc.metadata, dict) and doc.metadata.get("split"):
+            rec["split"] = doc.metadata["split"]
+        records.append(rec)
+    return records
+
+
+def check_trainable(dataset: Dataset) -> None:
+    """A dataset needs labelled documents of at least two labels to train a classifier."""
+    labels = set(trainable_documents(dataset).values_list("label", flat=True).distinct())
+    if len(labels) < 2:
+        raise MachineInputError(
+            "dataset",
+            f"needs labelled documents of at least two labels to train a classifier (has {len(labels)})",
+        )
+
+
+def create_model_run(
+    owner, dataset: Dataset, architecture: str, params: dict | None = None, name: str = ""
+) -> ModelRun:
+    """A queued ``ModelRun`` after validating the architecture, the parameters and the dataset."""
+    cleaned = clean_params(architecture, params)
+    check_trainable(dataset)
+    name = (name or "").strip() or f"{architecture} on {dataset.name}"
+    if len(name) > ModelRun._meta.get_field("name").max_length:
+        raise MachineInputError("name", "is too long")
+    with transaction.atomic():
+        return ModelRun.objects.create(
+            name=name, owner=owner, dataset=dataset, architecture=architecture, params=cleaned
+        )
+
+
+def documents_with_words(dataset: Dataset):
+    """Every document of ``dataset`` that has words (predictions and explanations cover these)."""
+    return Document.objects.filter(dataset=dataset).exclude(words=[]).order_by("id")

@@ -1,0 +1,122 @@
+"""Training a model run and storing its machine attention maps (issue 3).
+
+:func:`run_training` is what the Celery job calls. It is idempotent: a finished run is left as
+it is; an unfinished one (queued, failed, or running when its worker died) is trained again from
+the start with the same seed, its artifact folder replaced and its ``Prediction`` rows upserted
+on ``(model_run, document)``, so a re-run stores the same result and never duplicates rows.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from django.utils import timezone
+
+from annotate import storage
+from annotate.machine.jsonsafe import json_safe
+from annotate.machine.progress import Progress, no_progress
+from annotate.machine.runs import dataset_records, documents_with_words, train_config
+from annotate.models import ModelRun, Prediction
+from explain_engine.artifacts import TrainedModel
+from explain_engine.training import train
+
+TRAIN_SHARE = 0.9  # of the progress bar; storing the predictions takes the rest
+PREDICT_CHUNK = 256
+
+
+def load_trained(model_run: ModelRun, device: str | None = None) -> TrainedModel:
+    """The trained bundle of a finished run, loaded from MEDIA_ROOT (or from the S3 cache)."""
+    if model_run.status != ModelRun.Status.DONE or not model_run.artifact:
+        raise ValueError(f"model run {model_run.pk} has not finished training")
+    return TrainedModel.load(storage.local_artifact(model_run.artifact), device=device)
+
+
+def _train_message(info: dict) -> str:
+    if info.get("phase") == "done":
+        return "training finished"
+    parts = [f"epoch {info['epoch']}"] if "epoch" in info else []
+    if "val_loss" in info and info["val_loss"] is not None:
+        parts.append(f"validation loss {info['val_loss']:.4f}")
+    elif "loss" in info:
+        parts.append(f"loss {info['loss']:.4f}")
+    return ", ".join(parts)
+
+
+def store_predictions(
+    model_run: ModelRun, trained: TrainedModel, progress: Progress = no_progress, start: float = 0.0
+) -> int:
+    """Predict every document of the run's dataset; upsert one ``Prediction`` per document.
+
+    Returns the number of documents. ``progress`` moves from ``start`` to 1.0.
+    """
+    documents = list(documents_with_words(model_run.dataset).only("id", "text"))
+    for first in range(0, len(documents), PREDICT_CHUNK):
+        chunk = documents[first : first + PREDICT_CHUNK]
+        results = trained.predict([doc.text for doc in chunk])
+        rows = [
+            Prediction(
+                model_run=model_run,
+                document=doc,
+                label=res["label"],
+                probabilities=json_safe(res["probabilities"]),
+                attention=json_safe(res["attention"]),
+            )
+            for doc, res in zip(chunk, results, strict=True)
+        ]
+        Prediction.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["model_run", "document"],
+            update_fields=["label", "probabilities", "attention"],
+        )
+        done = first + len(chunk)
+        progress(
+            start + (1.0 - start) * done / len(documents), f"predicted {done} of {len(documents)} documents"
+        )
+    return len(documents)
+
+
+def run_training(model_run_id: int, progress: Progress = no_progress) -> ModelRun:
+    """Train run ``model_run_id``, publish its artifact and store its predictions and attention maps.
+
+    A run already ``done`` is returned untouched. On an error the run is marked ``failed`` with the
+    message, and the error is raised again (the job decides whether to retry).
+    """
+    run = ModelRun.objects.select_related("dataset").get(pk=model_run_id)
+    if run.status == ModelRun.Status.DONE:
+        return run
+    ModelRun.objects.filter(pk=run.pk).update(
+        status=ModelRun.Status.RUNNING, progress=0.0, message="training", finished=None
+    )
+    key = storage.model_run_key(run.pk)
+    work = None
+    try:
+        config = train_config(run)
+        records = dataset_records(run.dataset)
+        work = storage.work_folder(key)
+        trained = train(
+            records,
+            config,
+            out_dir=work,
+            on_progress=lambda fraction, info: progress(TRAIN_SHARE * fraction, _train_message(info)),
+        )
+        location = storage.store_artifact(work, key)
+        work = None
+        ModelRun.objects.filter(pk=run.pk).update(artifact=location, metrics=json_safe(trained.metrics))
+        run.refresh_from_db()
+        count = store_predictions(run, trained, progress, start=TRAIN_SHARE)
+    except Exception as exc:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+        ModelRun.objects.filter(pk=run.pk).update(
+            status=ModelRun.Status.FAILED, message=f"{type(exc).__name__}: {exc}"[:2000]
+        )
+        raise
+    ModelRun.objects.filter(pk=run.pk).update(
+        status=ModelRun.Status.DONE,
+        progress=1.0,
+        message=f"trained; predictions stored for {count} documents",
+        finished=timezone.now(),
+    )
+    run.refresh_from_db()
+    return run

@@ -1,0 +1,189 @@
+"""The machine side of the JSON API: model runs, predictions, explanations and jobs."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from annotate.jobs import machine as jobs
+from annotate.machine import create_model_run
+from annotate.models import Explanation, Job, ModelRun
+from tests.annotate.machine_helpers import TINY_PARAMS, researcher, tiny_dataset, train_now
+
+pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.annotate.machine_urls")]
+
+
+@pytest.fixture(autouse=True)
+def _media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.HATLAB_S3_BUCKET = ""
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Jobs sent to the broker: ``[(task name, args, queue)]``."""
+    out: list[tuple] = []
+    for task in (jobs.train_model, jobs.explain_model):
+        monkeypatch.setattr(
+            task, "apply_async", lambda args, queue, _t=task: out.append((_t.name, args, queue))
+        )
+    return out
+
+
+@pytest.fixture
+def ada():
+    return researcher("ada")
+
+
+@pytest.fixture
+def client(ada):
+    api = APIClient()
+    api.force_authenticate(ada)
+    return api
+
+
+@pytest.fixture
+def dataset(ada):
+    return tiny_dataset(ada)
+
+
+@pytest.fixture
+def trained(ada, dataset, monkeypatch):
+    run = create_model_run(ada, dataset, "bilstm_attention", TINY_PARAMS)
+    train_now(run, monkeypatch)
+    return run
+
+
+def test_only_researchers_reach_the_machine_api(dataset):
+    anonymous = APIClient()
+    assert anonymous.get("/api/model-runs/").status_code == 403
+    annotator = APIClient()
+    annotator.force_authenticate(User.objects.create_user("bob"))
+    assert annotator.get("/api/model-runs/").status_code == 403
+    assert annotator.get("/api/jobs/").status_code == 403
+
+
+def test_creating_a_run_queues_its_training(
+    client, dataset, sent, django_capture_on_commit_callbacks, settings
+):
+    settings.HATLAB_GPU_QUEUE = False
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(
+            "/api/model-runs/",
+            {"dataset": dataset.pk, "architecture": "cnn", "params": {"epochs": 2}, "gpu": True},
+            format="json",
+        )
+    assert answer.status_code == 201, answer.json()
+    body = answer.json()
+    assert body["status"] == "queued" and body["params"] == {"epochs": 2}
+    assert body["name"] == "cnn on tiny"
+    job = Job.objects.get(pk=body["training_job"])
+    assert sent == [("annotate.machine.train_model", [job.pk], "gpu")]
+
+    # Asking to train it again while queued sends nothing more.
+    with django_capture_on_commit_callbacks(execute=True):
+        again = client.post(f"/api/model-runs/{body['id']}/train/", {}, format="json")
+    assert again.status_code == 202 and again.json()["id"] == job.pk
+    assert len(sent) == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "errors"),
+    [
+        ({"architecture": "transformer"}, {"architecture"}),
+        ({"architecture": "cnn", "params": {"epochs": 0}}, {"params"}),
+        ({"architecture": "cnn", "params": {"dropout": 0.1}}, {"params"}),
+        ({"architecture": "cnn", "dataset": None}, {"dataset"}),
+    ],
+)
+def test_bad_run_requests_get_a_400_naming_the_field(client, dataset, payload, errors):
+    answer = client.post("/api/model-runs/", {"dataset": dataset.pk, **payload}, format="json")
+    assert answer.status_code == 400
+    assert set(answer.json()) == errors
+    assert not ModelRun.objects.exists()
+
+
+def test_nested_parameter_errors_name_the_parameter(client, dataset):
+    answer = client.post(
+        "/api/model-runs/",
+        {"dataset": dataset.pk, "architecture": "cnn", "params": {"epochs": 0}},
+        format="json",
+    )
+    assert "epochs" in answer.json()["params"]
+
+
+def test_another_researchers_dataset_and_runs_are_out_of_reach(client, dataset, ada):
+    eve = researcher("eve")
+    theirs = tiny_dataset(eve, "eve's")
+    answer = client.post("/api/model-runs/", {"dataset": theirs.pk, "architecture": "cnn"}, format="json")
+    assert answer.status_code == 400 and "dataset" in answer.json()
+    their_run = create_model_run(eve, theirs, "cnn", {})
+    assert client.get(f"/api/model-runs/{their_run.pk}/").status_code == 404
+    assert client.get("/api/model-runs/").json()["count"] == 0
+
+
+def test_run_progress_predictions_and_methods(client, trained):
+    run = client.get(f"/api/model-runs/{trained.pk}/").json()
+    assert run["status"] == "done" and run["progress"] == 1.0
+    assert run["metrics"]["labels"] == ["neg", "pos"]
+    predictions = client.get(f"/api/predictions/?model_run={trained.pk}").json()
+    assert predictions["count"] == 8
+    first = predictions["results"][0]
+    assert set(first) >= {"label", "probabilities", "attention", "document"}
+    one = client.get(f"/api/predictions/?model_run={trained.pk}&document={first['document']}").json()
+    assert one["count"] == 1
+    assert client.get("/api/predictions/?model_run=x").status_code == 400
+    methods = client.get(f"/api/model-runs/{trained.pk}/methods/").json()
+    assert "attention" in methods and "gradcam" not in methods
+
+
+def test_explain_queues_one_job_per_request_and_results_are_listed(
+    client, trained, sent, django_capture_on_commit_callbacks
+):
+    request = {"methods": ["attention"], "m": 2}
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post(f"/api/model-runs/{trained.pk}/explain/", request, format="json")
+        second = client.post(f"/api/model-runs/{trained.pk}/explain/", request, format="json")
+    assert first.status_code == second.status_code == 202
+    assert first.json()["id"] == second.json()["id"]
+    assert [s[0] for s in sent] == ["annotate.machine.explain_model"]
+
+    jobs.explain_model.apply(args=sent[0][1]).get()
+    job = client.get(f"/api/jobs/{first.json()['id']}/").json()
+    assert job["status"] == "done" and job["progress"] == 1.0
+    assert job["result"]["explanations"] == 8
+    listed = client.get(f"/api/explanations/?model_run={trained.pk}&method=attention").json()
+    assert listed["count"] == Explanation.objects.count() == 8
+    assert len(listed["results"][0]["evidence"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"methods": ["gradcam"]}, "methods"),
+        ({"methods": ["attention"], "target": "neutral"}, "target"),
+        ({"methods": ["attention"], "m": "many"}, "m"),
+        ({"methods": ["attention"], "documents": [123456]}, "documents"),
+    ],
+)
+def test_bad_explanation_requests_get_a_400_naming_the_field(client, trained, payload, field):
+    answer = client.post(f"/api/model-runs/{trained.pk}/explain/", payload, format="json")
+    assert answer.status_code == 400
+    assert field in answer.json()
+    assert not Job.objects.filter(kind=jobs.EXPLAIN_KIND).exists()
+
+
+def test_explaining_an_untrained_run_is_refused(client, ada, dataset):
+    run = create_model_run(ada, dataset, "cnn", {})
+    answer = client.post(f"/api/model-runs/{run.pk}/explain/", {"methods": ["grad_l2_1s"]}, format="json")
+    assert answer.status_code == 400 and "model_run" in answer.json()
+
+
+def test_jobs_are_visible_to_their_owner_only(client, trained):
+    job = Job.objects.get(key=f"train:{trained.pk}")
+    assert client.get(f"/api/jobs/{job.pk}/").status_code == 200
+    other = APIClient()
+    other.force_authenticate(researcher("eve"))
+    assert other.get(f"/api/jobs/{job.pk}/").status_code == 404
+    assert other.get(f"/api/predictions/?model_run={trained.pk}").json()["count"] == 0
