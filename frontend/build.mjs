@@ -4,7 +4,14 @@ import { build } from "esbuild";
 import { readdirSync, rmSync, statSync } from "node:fs";
 
 /** Page scripts: each runs as a classic script (no module loader needed inside crowd platforms' frames). */
-const PAGE_SCRIPTS = ["task_highlight", "progress"];
+const PAGE_SCRIPTS = [
+  "task_highlight",
+  "task_choice",
+  "task_rating",
+  "task_marking",
+  "progress",
+  "dashboard",
+];
 /** ES modules that templates import from (`import { renderBarChart } from ".../charts.js"`). */
 const MODULES = ["charts"];
 const STYLES = ["hatlab"];

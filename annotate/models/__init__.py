@@ -2,6 +2,7 @@
 
 from annotate.models.corpus import Dataset, Document
 from annotate.models.crowd import Assignment, Response, Worker
+from annotate.models.dashboards import DashboardCache
 from annotate.models.jobs import Job
 from annotate.models.machine import Explanation, ModelRun, Prediction
 from annotate.models.providers import Payment, PlatformSubmission, Publication
@@ -10,6 +11,7 @@ from annotate.models.studies import Item, Study
 
 __all__ = [
     "Assignment",
+    "DashboardCache",
     "Dataset",
     "Document",
     "Explanation",

@@ -1,0 +1,262 @@
+"""Computed dashboards kept until the data changes, and recomputed inline or in a background job.
+
+The cache key of a dashboard is ``(study, name, digest of its params)``; the stored row carries the
+*fingerprint* of the data it was computed from: counts and largest ids of the study's responses,
+items and trust rows (and, for human vs machine, of the selected runs' predictions and explanations).
+A request whose current fingerprint equals the stored one is answered from the row; otherwise the
+dashboard is recomputed: inline for a small study, as a Celery job with progress for a large one
+(see :func:`get_dashboard`). The study's POS tags (slow to compute, fixed per document) are cached
+per document, and a new document is tagged once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q
+
+from annotate.dashboards.gather import ATTENTION, Selection
+from annotate.machine.progress import Progress, no_progress
+from annotate.models import Explanation, Item, Job, ModelRun, Prediction, Response, Study, WorkerTrust
+from annotate.models.dashboards import DashboardCache
+
+# Bump when the shape or the meaning of a computed dashboard changes: every cached row goes stale.
+VERSION = 1
+STUDY = "study"
+SIMILARITY = "similarity"
+POS_TAGS = "pos_tags"
+DASHBOARDS = (STUDY, SIMILARITY)
+# A study with at most this many responses (times the selections, for human vs machine) is computed in
+# the request; a larger one in a background job. ``settings.HATLAB_DASHBOARD_INLINE_RESPONSES`` overrides.
+INLINE_RESPONSES = 3000
+INLINE_UNTAGGED = 200
+POS_CHUNK = 25
+
+
+def canonical(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(canonical(value).encode()).hexdigest()
+
+
+def study_fingerprint(study: Study) -> dict:
+    """What the study dashboard depends on (three aggregate queries)."""
+    responses = Response.objects.filter(study=study).aggregate(
+        n=Count("id"),
+        last=Max("id"),
+        graded=Count("id", filter=Q(gold_passed__isnull=False)),
+        passed=Count("id", filter=Q(gold_passed=True)),
+    )
+    items = Item.objects.filter(study=study).aggregate(
+        n=Count("id"),
+        last=Max("id"),
+        retired=Count("id", filter=Q(retired=True)),
+        gold=Count("id", filter=Q(is_gold=True)),
+    )
+    trust = WorkerTrust.objects.filter(study=study).aggregate(
+        n=Count("id"), excluded=Count("id", filter=Q(status="excluded")), updated=Max("updated")
+    )
+    return {"v": VERSION, "config": study.config, "responses": responses, "items": items, "trust": trust}
+
+
+def machine_fingerprint(selections: list[Selection]) -> dict:
+    """What the machine maps of ``selections`` depend on (three queries)."""
+    runs = sorted({s.run for s in selections})
+    methods = sorted({s.method for s in selections if s.method != ATTENTION})
+    explanations = list(
+        Explanation.objects.filter(model_run_id__in=runs, method__in=methods)
+        .values_list("model_run_id", "method")
+        .annotate(n=Count("id"), last=Max("id"))
+        .order_by("model_run_id", "method")
+    )
+    predictions = list(
+        Prediction.objects.filter(model_run_id__in=runs)
+        .values_list("model_run_id")
+        .annotate(n=Count("id"), last=Max("id"))
+        .order_by("model_run_id")
+    )
+    states = list(ModelRun.objects.filter(pk__in=runs).order_by("pk").values_list("pk", "status", "finished"))
+    return {"explanations": explanations, "predictions": predictions, "runs": states}
+
+
+def fingerprint(study: Study, name: str, params: dict) -> str:
+    """The digest of the data dashboard ``name`` of ``study`` with ``params`` is computed from."""
+    parts: dict[str, Any] = {"study": study_fingerprint(study)}
+    if name == SIMILARITY:
+        parts["machine"] = machine_fingerprint(_selections(params))
+        parts["lexicon"] = bool(getattr(settings, "HATLAB_LEXICON_DIR", ""))
+    return digest(parts)
+
+
+def _selections(params: dict) -> list[Selection]:
+    return [Selection(int(run), str(method)) for run, method in params.get("selections", [])]
+
+
+# ------------------------------------------------------------------------------------------- compute
+
+
+def _computer(name: str) -> Callable[..., dict]:
+    if name == STUDY:
+        from annotate.dashboards.study import study_dashboard
+
+        return lambda study, params, progress: study_dashboard(study, progress)
+    if name == SIMILARITY:
+        from annotate.dashboards.similarity import similarity_dashboard
+
+        return lambda study, params, progress: similarity_dashboard(
+            study, params, progress, text_url=_text_url(study, params)
+        )
+    raise ValueError(f"unknown dashboard {name!r}; use one of {DASHBOARDS}")
+
+
+def _text_url(study: Study, params: dict) -> Callable[[int], str] | None:
+    """Links from the texts table to the drill-down page, when the page's route is installed."""
+    from urllib.parse import urlencode
+
+    from django.urls import NoReverseMatch, reverse
+
+    query = urlencode(
+        [("select", s.key) for s in _selections(params)] + [("target", params.get("target", "predicted"))]
+    )
+    try:
+        reverse("study-dashboard-text", args=[study.uid, 1])
+    except NoReverseMatch:
+        return None
+    return lambda item: f"{reverse('study-dashboard-text', args=[study.uid, item])}?{query}"
+
+
+def _store(study: Study, name: str, params: dict, fp: str, result: dict) -> None:
+    key = digest(params)
+    for _ in range(2):  # a concurrent first store may win the insert: then update it
+        try:
+            with transaction.atomic():
+                DashboardCache.objects.update_or_create(
+                    study=study,
+                    name=name,
+                    params_digest=key,
+                    defaults={"params": params, "fingerprint": fp, "result": result},
+                )
+            return
+        except IntegrityError:
+            continue
+
+
+def compute_and_store(study: Study, name: str, params: dict, progress: Progress = no_progress) -> dict:
+    """Compute dashboard ``name`` now and cache it under the fingerprint taken before reading the data
+    (so data that arrives meanwhile makes the row stale rather than silently included)."""
+    fp = fingerprint(study, name, params)
+    result = _computer(name)(study, params, progress)
+    result["fingerprint"] = fp
+    _store(study, name, params, fp, result)
+    return result
+
+
+def cached(study: Study, name: str, params: dict, fp: str | None = None) -> dict | None:
+    """The cached result when it was computed from the current data, else None."""
+    fp = fp or fingerprint(study, name, params)
+    row = (
+        DashboardCache.objects.filter(study=study, name=name, params_digest=digest(params), fingerprint=fp)
+        .values_list("result", flat=True)
+        .first()
+    )
+    return row
+
+
+@dataclass(frozen=True)
+class DashboardState:
+    """``status`` is ``done`` (``result`` set) or the job's ``queued`` / ``running`` / ``failed``."""
+
+    status: str
+    result: dict | None = None
+    job: Job | None = None
+
+
+def inline_limit() -> int:
+    return int(getattr(settings, "HATLAB_DASHBOARD_INLINE_RESPONSES", INLINE_RESPONSES))
+
+
+def is_small(study: Study, name: str, params: dict) -> bool:
+    """Whether recomputing fits in a request: few responses (× selections) and few untagged texts."""
+    responses = Response.objects.filter(study=study).count()
+    if name == SIMILARITY:
+        selections = max(1, len(params.get("selections", [])))
+        if responses * selections > inline_limit():
+            return False
+        tagged = _pos_row(study)
+        known = set(tagged.result.get("tags", {})) if tagged else set()
+        documents = set(
+            Item.objects.filter(study=study, is_gold=False, document__isnull=False).values_list(
+                "document_id", flat=True
+            )
+        )
+        return len({str(d) for d in documents} - known) <= INLINE_UNTAGGED
+    return responses <= inline_limit()
+
+
+def get_dashboard(
+    study: Study, name: str, params: dict, user=None, inline: bool | None = None
+) -> DashboardState:
+    """The dashboard from the cache when current; else computed now (``inline``, default: when the study
+    is small) or by a background job (its state is returned until it is done)."""
+    from annotate.jobs.dashboards import enqueue_dashboard
+
+    fp = fingerprint(study, name, params)
+    result = cached(study, name, params, fp)
+    if result is not None:
+        return DashboardState("done", result)
+    if inline is None:
+        inline = is_small(study, name, params)
+    if inline:
+        return DashboardState("done", compute_and_store(study, name, params))
+    job = enqueue_dashboard(study, name, params, fp, user)
+    job.refresh_from_db()
+    if job.status == Job.Status.DONE:
+        result = cached(study, name, params)
+        if result is not None:  # e.g. computed in-process (eager Celery) just now
+            return DashboardState("done", result, job)
+        job = enqueue_dashboard(study, name, params, fp, user, rerun=True)
+        job.refresh_from_db()
+    return DashboardState(job.status, None, job)
+
+
+# ------------------------------------------------------------------------------------------ POS tags
+
+
+def _pos_row(study: Study) -> DashboardCache | None:
+    return DashboardCache.objects.filter(study=study, name=POS_TAGS, params_digest=digest({})).first()
+
+
+def ensure_pos_tags(study: Study, records: list[dict], progress: Progress = no_progress) -> None:
+    """Set ``record["pos"]`` (one Penn tag per word, :func:`explain_engine.metrics.pos.tag_words`) on
+    every record, tagging only documents not tagged before, ``POS_CHUNK`` at a time with progress."""
+    from explain_engine.metrics.pos import tag_documents
+
+    row = _pos_row(study)
+    tags: dict[str, list[str]] = dict(row.result.get("tags", {})) if row else {}
+    missing = [
+        r
+        for r in records
+        if str(r["document"]) not in tags or len(tags[str(r["document"])]) != len(r["words"])
+    ]
+    for start in range(0, len(missing), POS_CHUNK):
+        chunk = missing[start : start + POS_CHUNK]
+        for rec, tagged in zip(
+            chunk, tag_documents([r["text"] for r in chunk], [r["words"] for r in chunk]), strict=True
+        ):
+            tags[str(rec["document"])] = tagged
+        progress(
+            (start + len(chunk)) / len(missing), f"POS tags: {start + len(chunk)} of {len(missing)} texts"
+        )
+    if missing:
+        _store(study, POS_TAGS, {}, "", {"tags": tags})
+    for rec in records:
+        rec["pos"] = tags[str(rec["document"])]
+    progress(1.0, "POS tags ready")

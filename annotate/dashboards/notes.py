@@ -1,0 +1,123 @@
+"""Short notes that go beside a figure when its value is easy to misread.
+
+Chance-corrected agreement (κ, α) drops when one category dominates although raters mostly agree
+(the "prevalence paradox", Feinstein & Cicchetti 1990); an interval over few items is wide; a value
+can be undefined; mean ROC AUC leaves out texts whose human map is constant. Each helper returns a
+list of plain sentences (the page escapes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+SKEWED_SHARE = 0.80
+FEW_ITEMS = 30
+FEW_SELECTED_WORDS = 100
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:.0f} %"
+
+
+def observed_agreement(counts: np.ndarray) -> float | None:
+    """Share of agreeing rater pairs, averaged over items with two or more ratings (the P̄ of Fleiss
+    1971, without the chance correction): Σ_j n_ij (n_ij − 1) / (n_i (n_i − 1)). A one-line formula
+    the engine keeps inside its κ statistic; repeated here to explain a low κ."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n = counts.sum(axis=1)
+    keep = n >= 2
+    if not keep.any():
+        return None
+    per_item = ((counts[keep] * (counts[keep] - 1.0)).sum(axis=1)) / (n[keep] * (n[keep] - 1.0))
+    return float(per_item.mean())
+
+
+def chance_corrected_notes(
+    name: str, estimate: dict, shares: Sequence[float], categories: Sequence[str], observed: float | None
+) -> list[str]:
+    """Notes for a κ or α computed over ratings whose category shares are ``shares``."""
+    notes: list[str] = []
+    value, n = estimate.get("value"), estimate.get("n", 0)
+    if value is None:
+        used = sum(1 for s in shares if s > 0)
+        if n and used <= 1:
+            notes.append(
+                f"{name} is undefined: every rating is in one category, so there is no disagreement to measure."
+            )
+        elif n == 0:
+            notes.append(f"{name} is undefined: no item has two or more ratings yet.")
+        else:
+            notes.append(f"{name} is undefined for these ratings.")
+        return notes
+    if len(shares) and max(shares) >= SKEWED_SHARE:
+        top = categories[int(np.argmax(shares))]
+        agree = f"; raters agree on {_pct(observed)} of pairs" if observed is not None else ""
+        notes.append(
+            f"{name} may mislead: “{top}” makes up {_pct(max(shares))} of the ratings. With labels this "
+            f"skewed the chance correction is large and {name} stays low even when raters mostly agree{agree}."
+        )
+    if 0 < n < FEW_ITEMS:
+        notes.append(f"{name} rests on only {n} items: its interval is wide.")
+    low, high = estimate.get("ci_low"), estimate.get("ci_high")
+    if low is not None and high is not None and low <= 0.0 <= high:
+        notes.append(f"The interval of {name} includes 0: agreement is not distinguishable from chance.")
+    dropped = estimate.get("dropped") or estimate.get("unpairable") or 0
+    if dropped:
+        notes.append(f"{name}: {dropped} items with fewer than two ratings are left out.")
+    return notes
+
+
+def few_texts_note(counts: list[int], what: str = "The figures") -> list[str]:
+    """One note when the smallest of ``counts`` (numbers of items behind the figures) is small."""
+    positive = [c for c in counts if c]
+    if positive and min(positive) < FEW_ITEMS:
+        return [f"{what} rest on as few as {min(positive)} texts: their intervals are wide."]
+    return []
+
+
+def auc_notes(name: str, estimate: dict, few: bool = True) -> list[str]:
+    """Notes for a mean per-text ROC AUC (behavioral similarity, paper 000 Def. 4.1); ``few=False``
+    leaves the few-texts note to :func:`few_texts_note`."""
+    notes: list[str] = []
+    skipped, texts = estimate.get("skipped") or 0, estimate.get("texts")
+    if estimate.get("value") is None:
+        notes.append(f"{name} is undefined: every human map is all 0 or all 1, which has no ROC AUC.")
+    elif skipped:
+        of = f" of {texts}" if texts else ""
+        notes.append(
+            f"{name}: {skipped}{of} texts are left out because their human map selects no word (or every "
+            "word) and so has no ROC AUC."
+        )
+    if few and 0 < estimate.get("n", 0) < FEW_ITEMS:
+        notes.append(f"{name} rests on only {estimate['n']} texts: its interval is wide.")
+    return notes
+
+
+def lexical_notes(estimates: list[tuple[str, dict, int]]) -> list[str]:
+    """Notes for lexical similarities (Pearson r of two POS distributions, paper 000 Def. 4.2), given
+    as ``(name, estimate, number of words selected)``: each undefined one, and one note for the
+    smallest selection when it is small."""
+    notes = [
+        f"{name} is undefined: one of the two selections has no tagged word."
+        for name, e, _ in estimates
+        if e.get("value") is None
+    ]
+    defined = [(words, name) for name, e, words in estimates if e.get("value") is not None]
+    if defined and min(defined)[0] < FEW_SELECTED_WORDS:
+        words, name = min(defined)
+        notes.append(
+            f"Lexical similarity compares distributions over 36 tags of as few as {words} selected words "
+            f"({name}): read it as a rough indication."
+        )
+    return notes
+
+
+def ratio_notes(name: str, estimate: dict) -> list[str]:
+    """Notes for a cross-sentiment selection rate (paper 000 Def. 4.3)."""
+    if estimate.get("value") is None:
+        if estimate.get("n", 0) == 0:
+            return [f"{name} is undefined: no text of that class."]
+        return [f"{name} is undefined: no selected word of the text's own sentiment is in the lexicon."]
+    return []

@@ -1,0 +1,473 @@
+"""Human vs machine (paper 000 §4): for a study and one or more (model run, method) selections, the
+behavioral similarity (Table 2), lexical similarity with its random baseline (Table 3), the
+cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
+tags (Table 5) — and the drill-down to one text with its human maps, CAM, SAM and the machine maps.
+
+The engine computes every figure (``explain_engine.cli.similarity.similarity_report`` per selection,
+``human_human_similarity``, ``roc_auc_per_text``); this module gathers the maps and shapes the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.conf import settings
+
+from annotate.dashboards import gather, notes
+from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.exports import consensus_maps
+from annotate.machine.heatmap import signed_levels
+from annotate.machine.jsonsafe import json_safe
+from annotate.machine.progress import Progress, no_progress
+from annotate.models import Item, Response, Study, WorkerTrust
+from annotate.quality.trust import EXCLUDED
+from annotate.tasks.highlight import word_breaks
+from explain_engine.cli.similarity import similarity_report
+from explain_engine.metrics.behavioral import HumanMaps, human_human_similarity, roc_auc_per_text
+from explain_engine.metrics.bootstrap import N_BOOT
+from explain_engine.metrics.ragged import Ragged
+
+MAX_SELECTIONS = 6
+LEXICON_SETTING = "HATLAB_LEXICON_DIR"
+
+
+def lexicon_dir() -> str | None:
+    """Where Hu & Liu's ``positive-words.txt`` / ``negative-words.txt`` are (``settings.HATLAB_LEXICON_DIR``)."""
+    return getattr(settings, LEXICON_SETTING, "") or None
+
+
+def selection_label(run_name: str, method: str) -> str:
+    return f"{run_name} · {method}"
+
+
+def _texts_table_links(records: list[dict], text_url: Callable[[int], str] | None) -> list[Any]:
+    if text_url is None:
+        return [r["external_id"] for r in records]
+    return [{"text": r["external_id"], "href": text_url(r["item"])} for r in records]
+
+
+def similarity_dashboard(
+    study: Study,
+    params: dict,
+    progress: Progress = no_progress,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    text_url: Callable[[int], str] | None = None,
+) -> dict[str, Any]:
+    """Paper 000's human-vs-machine figures for ``params["selections"]`` (``[[run id, method], ...]``)
+    against the study's counted maps; ``params["target"]`` picks an explanation's class
+    (``predicted`` or ``gold``, see :func:`annotate.dashboards.gather.machine_maps`)."""
+    from annotate.dashboards.cache import ensure_pos_tags
+
+    selections = [gather.Selection(int(run), str(method)) for run, method in params["selections"]]
+    target = params.get("target", gather.TARGET_PREDICTED)
+    progress(0.02, "reading the maps")
+    data = gather.study_data(study, with_text=True)
+    records, bad_maps = gather.map_records(data)
+    ensure_pos_tags(study, records, progress=lambda f, m: progress(0.05 + 0.45 * f, m))
+    runs = gather.runs_by_id(s.run for s in selections)
+    lexicon = lexicon_dir()
+    documents = {r["document"]: len(r["words"]) for r in records}
+    doc_labels = {r["document"]: r["document_label"] for r in records}
+    sels, reports, per_text = [], [], []
+    for i, sel in enumerate(selections):
+        run = runs.get(sel.run)
+        maps, used, unusable = gather.machine_maps(sel, documents, doc_labels, target)
+        predictions = {r["id"]: maps[r["document"]] for r in records if r["document"] in maps}
+        report = similarity_report(records, predictions, lexicon, n_boot=n_boot, seed=seed, progress=False)
+        reports.append(report)
+        label = selection_label(run.name if run else f"run {sel.run}", sel.method)
+        sels.append(
+            {
+                "key": sel.key,
+                "run": sel.run,
+                "run_name": run.name if run else "",
+                "architecture": run.architecture if run else "",
+                "method": sel.method,
+                "label": label,
+                "texts": report["texts"],
+                "texts_without_map": report["texts_without_prediction"],
+                "unusable_maps": unusable,
+                "targets": sorted(set(used.values())),
+            }
+        )
+        per_text.append(_auc_against_sam(records, predictions))
+        progress(0.5 + 0.45 * (i + 1) / len(selections), f"compared {label}")
+    humans = HumanMaps.from_records(records)
+    result = {
+        "kind": "similarity",
+        "study": {"uid": str(study.uid), "name": study.name, "kind": study.kind, "status": study.status},
+        "target": target,
+        "texts": len(records),
+        "selections": sels,
+        "reports": reports,
+        "human_human": human_human_similarity(humans, n_boot, seed=seed) if records else [],
+        "cssr_available": lexicon is not None,
+        "notes": _notes(sels, reports, bad_maps, lexicon is not None, len(records)),
+    }
+    result["charts"], result["tables"] = _presentation(result, records, per_text, text_url)
+    progress(1.0, "done")
+    return json_safe(result)
+
+
+def _auc_against_sam(records: list[dict], predictions: dict[str, list[float]]) -> dict[str, float]:
+    """Per text with two or more maps, the ROC AUC of the machine map against its SAM (one engine call)."""
+    kept = [r for r in records if r["id"] in predictions]
+    if not kept:
+        return {}
+    humans = HumanMaps.from_records(kept)
+    texts, sam = humans.super_map(min_maps=2)
+    if len(texts) == 0:
+        return {}
+    scores = Ragged.from_lists([predictions[humans.ids[t]] for t in texts])
+    aucs = roc_auc_per_text(sam, scores)
+    return {humans.ids[t]: float(a) for t, a in zip(texts, aucs, strict=True)}
+
+
+def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, texts: int) -> list[str]:
+    out: list[str] = []
+    counts: list[int] = []
+    lexical: list[tuple[str, dict, int]] = []
+    if texts == 0:
+        out.append("The study has no counted human map yet.")
+    if bad_maps:
+        out.append(f"{bad_maps} human maps whose length differs from their text's words are left out.")
+    for sel, rep in zip(sels, reports, strict=True):
+        label = sel["label"]
+        if sel["texts_without_map"]:
+            out.append(
+                f"{label}: {sel['texts_without_map']} of {texts} texts have no machine map and are left out."
+            )
+        if sel["unusable_maps"]:
+            out.append(
+                f"{label}: {sel['unusable_maps']} stored maps are left out (wrong length, a non-finite score, "
+                "or no map for the chosen class)."
+            )
+        for row in rep["references"]:
+            ref = row["reference"]
+            out += notes.auc_notes(f"Behavioral similarity against {ref}", row["behavioral"], few=False)
+            counts.append(row["behavioral"].get("n", 0))
+            k = row["k"]["value"] or 0.0
+            lexical.append((f"{label} against {ref}", row["lexical"], int(round(k * row["texts"]))))
+            if cssr:
+                for which, est in row["cssr_human"].items():
+                    out += notes.ratio_notes(f"{which.upper()} of the humans against {ref}", est)
+                for which, est in row["cssr_machine"].items():
+                    out += notes.ratio_notes(f"{which.upper()} of {label} against {ref}", est)
+    out += notes.few_texts_note(counts)
+    out += notes.lexical_notes(lexical)
+    if not cssr:
+        out.append(
+            "Cross-sentiment selection rates need Hu & Liu's opinion lexicon: set HATLAB_LEXICON_DIR to the folder "
+            "holding positive-words.txt and negative-words.txt."
+        )
+    out.append(
+        "A continuous machine map selects its top-k words per text, k = the number of words the human reference "
+        "selected (paper 000 §4.2); the POS distribution compares the words of the CAM (AND of a text's maps) "
+        "with the machine's top-k words for them."
+    )
+    return list(dict.fromkeys(out))
+
+
+def _references(reports: Sequence[dict]) -> list[str]:
+    names: list[str] = []
+    for rep in reports:
+        for row in rep["references"]:
+            if row["reference"] not in names:
+                names.append(row["reference"])
+    return names
+
+
+def _by_reference(report: dict) -> dict[str, dict]:
+    return {row["reference"]: row for row in report["references"]}
+
+
+def _presentation(
+    r: dict, records: list[dict], per_text: list[dict], text_url: Callable[[int], str] | None
+) -> tuple[list[dict], list[dict]]:
+    sels, reports = r["selections"], r["reports"]
+    refs = _references(reports)
+    rows = [_by_reference(rep) for rep in reports]
+    charts: list[dict] = []
+    tables: list[dict] = []
+
+    def pick(row_map: dict, ref: str, *path: str):
+        value = row_map.get(ref)
+        for key in path:
+            value = None if value is None else value.get(key)
+        return value
+
+    charts.append(
+        chart(
+            "behavioral",
+            "Behavioral similarity to each human reference (mean ROC AUC; 0.5 = none, 1 = perfect)",
+            refs,
+            [
+                estimate_series(s["label"], [pick(m, ref, "behavioral") for ref in refs])
+                for s, m in zip(sels, rows, strict=True)
+            ],
+            "ROC AUC",
+        )
+    )
+    tables.append(
+        table(
+            "behavioral",
+            "Behavioral similarity (paper 000 Table 2)",
+            ["selection", "reference", "texts", "k", "value", "ci_low", "ci_high", "n", "skipped"],
+            [
+                [
+                    s["label"],
+                    ref,
+                    m[ref]["texts"],
+                    m[ref]["k"]["value"],
+                    *_est(m[ref]["behavioral"]),
+                    m[ref]["behavioral"].get("skipped"),
+                ]
+                for s, m in zip(sels, rows, strict=True)
+                for ref in refs
+                if ref in m
+            ],
+        )
+    )
+    lexical_series = []
+    for s, m in zip(sels, rows, strict=True):
+        lexical_series.append(estimate_series(s["label"], [pick(m, ref, "lexical") for ref in refs]))
+        lexical_series.append(
+            {
+                "name": f"{s['label']} · random top-k",
+                "values": [pick(m, ref, "lexical_random", "value") for ref in refs],
+            }
+        )
+    charts.append(
+        chart("lexical", "Lexical similarity over Penn tags (Pearson r)", refs, lexical_series, "LS")
+    )
+    tables.append(
+        table(
+            "lexical",
+            "Lexical similarity (paper 000 Table 3)",
+            [
+                "selection",
+                "reference",
+                "LS",
+                "ci_low",
+                "ci_high",
+                "n",
+                "random LS",
+                "random sd",
+                "adjusted LS",
+            ],
+            [
+                [
+                    s["label"],
+                    ref,
+                    *_est(m[ref]["lexical"]),
+                    m[ref]["lexical_random"]["value"],
+                    m[ref]["lexical_random"].get("sd"),
+                    m[ref]["lexical_adjusted"],
+                ]
+                for s, m in zip(sels, rows, strict=True)
+                for ref in refs
+                if ref in m
+            ],
+        )
+    )
+    if r["cssr_available"] and rows:
+        series = [
+            estimate_series(
+                f"humans {which.upper()}", [pick(rows[0], ref, "cssr_human", which) for ref in refs]
+            )
+            for which in ("cssr_p", "cssr_n")
+        ]
+        for s, m in zip(sels, rows, strict=True):
+            for which in ("cssr_p", "cssr_n"):
+                series.append(
+                    estimate_series(
+                        f"{s['label']} {which.upper()}", [pick(m, ref, "cssr_machine", which) for ref in refs]
+                    )
+                )
+        charts.append(chart("cssr", "Cross-sentiment selection rate", refs, series, "CSSR"))
+        cssr_rows = []
+        for s, m in zip(sels, rows, strict=True):
+            for ref in refs:
+                if ref not in m:
+                    continue
+                cells = [s["label"], ref]
+                for side in ("cssr_human", "cssr_machine"):
+                    for which in ("cssr_p", "cssr_n"):
+                        cells += _est(m[ref][side][which])[:3]
+                cssr_rows.append(cells)
+        tables.append(
+            table(
+                "cssr",
+                "Cross-sentiment selection rate (paper 000 Table 4)",
+                [
+                    "selection",
+                    "reference",
+                    "humans CSSR_p",
+                    "ci_low",
+                    "ci_high",
+                    "humans CSSR_n",
+                    "ci_low",
+                    "ci_high",
+                    "machine CSSR_p",
+                    "ci_low",
+                    "ci_high",
+                    "machine CSSR_n",
+                    "ci_low",
+                    "ci_high",
+                ],
+                cssr_rows,
+            )
+        )
+    tag_tables = [rep.get("tag_distribution") for rep in reports]
+    first = next((t for t in tag_tables if t), None)
+    if first:
+        tags = [t["tag"] for t in first]
+        keep = [
+            i
+            for i in range(len(tags))
+            if first[i]["human"] > 0
+            or first[i]["corpus"] > 0
+            or any(t and t[i].get("machine", 0) > 0 for t in tag_tables)
+        ]
+        series = [{"name": "humans (CAM)", "values": [first[i]["human"] for i in keep]}]
+        for s, t in zip(sels, tag_tables, strict=True):
+            series.append({"name": s["label"], "values": [t[i].get("machine") if t else None for i in keep]})
+        series.append({"name": "corpus", "values": [first[i]["corpus"] for i in keep]})
+        charts.append(
+            chart(
+                "pos",
+                "Distribution over Penn Treebank tags (paper 000 Table 5)",
+                [tags[i] for i in keep],
+                series,
+                "share",
+            )
+        )
+        tables.append(
+            table(
+                "pos",
+                "Distribution over Penn Treebank tags: CAM words, each machine's top-k words, all words",
+                ["tag", "category", "humans (CAM)", *[s["label"] for s in sels], "corpus"],
+                [
+                    [
+                        first[i]["tag"],
+                        first[i]["category"],
+                        first[i]["human"],
+                        *[t[i].get("machine") if t else None for t in tag_tables],
+                        first[i]["corpus"],
+                    ]
+                    for i in range(len(tags))
+                ],
+            )
+        )
+    hh = r["human_human"]
+    tables.append(
+        table(
+            "human_human",
+            "Human–human behavioral similarity, for comparison (truth map, score map)",
+            ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
+            [[p["truth"], p["score"], *_est(p)[:3], p["n"], p.get("skipped")] for p in hh],
+        )
+    )
+    links = _texts_table_links(records, text_url)
+    tables.append(
+        table(
+            "texts",
+            "Texts (open one to see its maps over the words)",
+            ["document", "gold label", "maps", "words", *[f"AUC vs SAM: {s['label']}" for s in sels]],
+            [
+                [
+                    link,
+                    rec["document_label"],
+                    len(rec["annotations"]),
+                    len(rec["words"]),
+                    *[aucs.get(rec["id"]) for aucs in per_text],
+                ]
+                for link, rec in zip(links, records, strict=True)
+            ],
+        )
+    )
+    return charts, tables
+
+
+def _est(e: dict) -> list[Any]:
+    return [e.get("value"), e.get("ci_low"), e.get("ci_high"), e.get("n")]
+
+
+# -------------------------------------------------------------------------------------- drill-down
+
+
+def text_detail(
+    study: Study, item: Item, selections: Sequence[gather.Selection], target: str
+) -> dict[str, Any]:
+    """One text of the study: its words, each counted human map (slot order), CAM and SAM, and each
+    selection's machine map with signed levels for the overlay (paper 000 Figure 1)."""
+    doc = item.document
+    words = [doc.text[s:e] for s, e in doc.words]
+    n = len(words)
+    excluded = set(
+        WorkerTrust.objects.filter(study=study, status=EXCLUDED).values_list("worker_id", flat=True)
+    )
+    human = []
+    for worker_id, provider, external, answer in (
+        Response.objects.filter(study=study, item=item)
+        .order_by("assignment__slot", "id")
+        .values_list("worker_id", "worker__provider", "worker__external_id", "answer")
+    ):
+        answer = answer if isinstance(answer, dict) else {}
+        word_map = answer.get("map")
+        if worker_id in excluded or not isinstance(word_map, list) or len(word_map) != n:
+            continue
+        human.append(
+            {
+                "name": f"HAM{len(human) + 1}",
+                "annotator": gather.anonymous_id({"provider": provider, "external_id": external}),
+                "label": answer.get("label"),
+                "map": [1 if v else 0 for v in word_map],
+            }
+        )
+    cam, sam = consensus_maps([h["map"] for h in human]) if len(human) >= 2 else (None, None)
+    runs = gather.runs_by_id(s.run for s in selections)
+    machine = []
+    for sel in selections:
+        maps, used, _ = gather.machine_maps(sel, {doc.pk: n}, {doc.pk: doc.label}, target)
+        scores = maps.get(doc.pk)
+        run = runs.get(sel.run)
+        entry = {
+            "key": sel.key,
+            "label": selection_label(run.name if run else f"run {sel.run}", sel.method),
+            "target": used.get(doc.pk),
+            "scores": scores,
+            "levels": signed_levels(scores) if scores is not None else None,
+            "auc": {},
+        }
+        if scores is not None:
+            for name, ref in (("CAM", cam), ("SAM", sam)):
+                if ref is not None:
+                    auc = roc_auc_per_text([ref], [scores])[0]
+                    entry["auc"][name] = float(auc)
+        machine.append(entry)
+    neighbours = list(
+        Item.objects.filter(
+            study=study, is_gold=False, retired=False, document__isnull=False, responses_done__gt=0
+        )
+        .order_by("position", "id")
+        .values_list("id", flat=True)
+    )
+    position = neighbours.index(item.pk) if item.pk in neighbours else -1
+    return json_safe(
+        {
+            "kind": "text",
+            "item": item.pk,
+            "document": {"id": doc.pk, "external_id": doc.external_id, "label": doc.label},
+            "words": words,
+            "breaks": word_breaks(doc.text, doc.words),
+            "human": human,
+            "cam": cam,
+            "sam": sam,
+            "machine": machine,
+            "previous": neighbours[position - 1] if position > 0 else None,
+            "next": neighbours[position + 1] if 0 <= position < len(neighbours) - 1 else None,
+        }
+    )

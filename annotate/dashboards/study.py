@@ -1,0 +1,381 @@
+"""The study dashboard: label distribution, agreement with bootstrap intervals (and notes where a value
+misleads), the human maps' agreement (paper 000: words selected k, human–human behavioral
+similarity) and a per-annotator table.
+
+The figures are the engine's (:mod:`explain_engine.metrics`); this module gathers the labels and maps
+of the counted answers (see :mod:`annotate.dashboards.gather`) and shapes the result for the page.
+Agreement between annotators is computed over the answer categories of the study's task kind.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import numpy as np
+
+from annotate.dashboards import gather, notes
+from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.machine.jsonsafe import json_safe
+from annotate.machine.progress import Progress, no_progress
+from annotate.models import Study
+from annotate.quality.trust import wilson_interval
+from explain_engine.metrics.agreement import (
+    category_counts,
+    encode_ratings,
+    fleiss_kappa,
+    fleiss_kappa_from_counts,
+    krippendorff_alpha,
+)
+from explain_engine.metrics.behavioral import HumanMaps, average_k, human_human_similarity
+from explain_engine.metrics.bootstrap import N_BOOT
+
+NO_LABEL = "(no label)"
+
+
+def label_ratings(data: gather.StudyData, counted: list[gather.Answer]) -> tuple[list[int], list[list]]:
+    """Counted items (in item order) and the labels their answers gave (None: no label / unknown)."""
+    known = set(data.categories)
+    by_item: dict[int, list] = defaultdict(list)
+    for a in counted:
+        by_item[a.item].append(a.label if a.label in known else None)
+    items = [i["item"] for i in data.items if i["item"] in by_item]
+    return items, [by_item[i] for i in items]
+
+
+def majority_agreement(
+    data: gather.StudyData, counted_items: list[int], counts: np.ndarray
+) -> dict[int, tuple[int, int]]:
+    """Per worker: ``(answers equal to the majority of the other answers, answers with such a majority)``.
+
+    The majority is leave-one-out (the answer under test is not part of it) and must be unique; an
+    item counts for a worker only when the others' answers have one. Answers of excluded workers are
+    compared with the counted majority too, so the table shows how far they were from it.
+    """
+    index = {item: i for i, item in enumerate(counted_items)}
+    cat_index = {c: i for i, c in enumerate(data.categories)}
+    excluded = data.excluded
+    rows = [
+        (index[a.item], cat_index[a.label], a.worker, a.worker not in excluded)
+        for a in data.answers
+        if not a.is_gold and not a.retired and a.item in index and a.label in cat_index
+    ]
+    if not rows:
+        return {}
+    item_idx, code, worker, own = (np.array(col) for col in zip(*rows, strict=True))
+    others = counts[item_idx].astype(np.int64)
+    others[np.arange(len(rows)), code] -= own.astype(np.int64)
+    top = others.max(axis=1)
+    unique = (top > 0) & ((others == top[:, None]).sum(axis=1) == 1)
+    agree = unique & (others.argmax(axis=1) == code)
+    workers, inverse = np.unique(worker, return_inverse=True)
+    hits = np.bincount(inverse, weights=agree.astype(np.float64), minlength=len(workers))
+    eligible = np.bincount(inverse, weights=unique.astype(np.float64), minlength=len(workers))
+    return {int(w): (int(h), int(e)) for w, h, e in zip(workers, hits, eligible, strict=True)}
+
+
+def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]) -> list[dict]:
+    """One row per worker who answered: answers, median time, agreement with the majority (Wilson
+    interval), gold accuracy (Wilson interval) when they answered golds, and trust status."""
+    answers: dict[int, int] = Counter(a.worker for a in data.answers)
+    times: dict[int, list[int]] = defaultdict(list)
+    golds: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for a in data.answers:
+        if a.time_ms is not None:
+            times[a.worker].append(a.time_ms)
+        if a.gold_passed is not None:
+            golds[a.worker][0] += int(a.gold_passed)
+            golds[a.worker][1] += 1
+    order = sorted(answers, key=lambda w: (-answers[w], w))
+    hit = np.array([agreement.get(w, (0, 0))[0] for w in order])
+    n = np.array([agreement.get(w, (0, 0))[1] for w in order])
+    g_pass = np.array([golds[w][0] if w in golds else 0 for w in order])
+    g_seen = np.array([golds[w][1] if w in golds else 0 for w in order])
+    a_low, a_high = wilson_interval(hit, n) if order else (np.zeros(0), np.zeros(0))
+    g_low, g_high = wilson_interval(g_pass, g_seen) if order else (np.zeros(0), np.zeros(0))
+    rows = []
+    for i, w in enumerate(order):
+        worker = data.workers.get(w, {"provider": "?", "external_id": str(w)})
+        rows.append(
+            {
+                "worker": gather.anonymous_id(worker),
+                "provider": worker["provider"],
+                "answers": answers[w],
+                "median_time_ms": float(np.median(times[w])) if times.get(w) else None,
+                "majority_agreement": {
+                    "value": float(hit[i] / n[i]) if n[i] else None,
+                    "n": int(n[i]),
+                    "ci_low": float(a_low[i]) if n[i] else None,
+                    "ci_high": float(a_high[i]) if n[i] else None,
+                },
+                "gold": None
+                if not g_seen[i]
+                else {
+                    "passed": int(g_pass[i]),
+                    "seen": int(g_seen[i]),
+                    "accuracy": float(g_pass[i] / g_seen[i]),
+                    "ci_low": float(g_low[i]),
+                    "ci_high": float(g_high[i]),
+                },
+                "status": data.trust_status.get(w, ""),
+            }
+        )
+    return rows
+
+
+def maps_section(records: list[dict], n_boot: int, seed: int) -> dict[str, Any]:
+    """Paper 000's human-map figures over the records: k per reference (HAM1…, CAM, SAM), human–human
+    behavioral similarity of every ordered pair of annotator slots, and Fleiss κ of word selections."""
+    humans = HumanMaps.from_records(records)
+    refs = humans.references(min_maps=2)
+    k = {
+        name: average_k(maps, n_boot, seed).to_dict() | {"texts": int(len(idx))}
+        for name, (idx, maps) in refs.items()
+    }
+    pairs = human_human_similarity(humans, n_boot, seed=seed)
+    # Word selections as ratings: every word of a text with two or more maps is a unit, its maps the raters.
+    n_maps = humans.maps_per_text
+    per_word_n = np.repeat(n_maps, humans.lengths)
+    selected = humans.word_sums()
+    keep = per_word_n >= 2
+    word_table = np.stack([per_word_n[keep] - selected[keep], selected[keep]], axis=1).astype(np.int64)
+    word_kappa = fleiss_kappa_from_counts(word_table, n_boot, seed=seed).to_dict()
+    share_selected = float(selected[keep].sum() / per_word_n[keep].sum()) if keep.any() else 0.0
+    return {
+        "texts": len(humans),
+        "maps": int(n_maps.sum()),
+        "maps_per_text": {str(int(m)): int((n_maps == m).sum()) for m in sorted(set(n_maps.tolist()))},
+        "k": k,
+        "human_human": pairs,
+        "word_kappa": word_kappa,
+        "word_shares": [1.0 - share_selected, share_selected],
+        "word_observed_agreement": notes.observed_agreement(word_table),
+    }
+
+
+def study_dashboard(
+    study: Study, progress: Progress = no_progress, n_boot: int = N_BOOT, seed: int = 0
+) -> dict[str, Any]:
+    """Every figure of the study dashboard, as JSON-ready data (see the module docstring)."""
+    progress(0.05, "reading the answers")
+    data = gather.study_data(study)
+    counted = data.counted()
+    categories = data.categories
+    counted_items, ratings = label_ratings(data, counted)
+    progress(0.2, "label agreement")
+    counts = category_counts(encode_ratings(ratings, categories), len(categories))
+    fleiss = fleiss_kappa(ratings, categories, n_boot, seed=seed).to_dict()
+    alpha = krippendorff_alpha(ratings, "nominal", categories, n_boot, seed=seed).to_dict()
+    total = counts.sum()
+    shares = (counts.sum(axis=0) / total).tolist() if total else [0.0] * len(categories)
+    observed = notes.observed_agreement(counts)
+    text_notes = []
+    if len(data.excluded):
+        text_notes.append(
+            f"Answers of {len(data.excluded)} workers excluded by their gold trust are left out of every figure "
+            "except the annotator table."
+        )
+    cat_names = [str(c) for c in categories]
+    text_notes += notes.chance_corrected_notes("Fleiss κ", fleiss, shares, cat_names, observed)
+    text_notes += [
+        n
+        for n in notes.chance_corrected_notes("Krippendorff α", alpha, shares, cat_names, observed)
+        if "may mislead" in n or "undefined" in n
+    ]
+
+    progress(0.4, "human maps")
+    records, bad_maps = gather.map_records(data)
+    maps = maps_section(records, n_boot, seed) if records else None
+    if bad_maps:
+        text_notes.append(f"{bad_maps} maps whose length differs from their text's words are left out.")
+    if maps is not None:
+        text_notes += notes.chance_corrected_notes(
+            "Fleiss κ of word selections",
+            maps["word_kappa"],
+            maps["word_shares"],
+            ["not selected", "selected"],
+            maps["word_observed_agreement"],
+        )
+        text_notes.append(
+            "Fleiss κ of word selections treats every word as an item; its interval resamples words, not "
+            "texts, and is narrower than one over texts would be."
+        )
+        for row in maps["human_human"]:
+            text_notes += notes.auc_notes(
+                f"Human–human similarity (truth {row['truth']}, score {row['score']})", row, few=False
+            )
+        text_notes += notes.few_texts_note(
+            [row["n"] for row in maps["human_human"]], "The human–human similarities"
+        )
+
+    progress(0.8, "annotators")
+    annotators = annotator_rows(data, majority_agreement(data, counted_items, counts))
+    label_counts = Counter(a.label if a.label in set(categories) else None for a in counted)
+    counted_set = set(counted_items)
+    doc_labels = Counter(i["label"] for i in data.items if i["item"] in counted_set and i["label"])
+    result = {
+        "kind": "study",
+        "study": {"uid": str(study.uid), "name": study.name, "kind": study.kind, "status": study.status},
+        "answers": {
+            "total": len(data.answers),
+            "counted": len(counted),
+            "items": len(counted_items),
+            "gold_answers": sum(1 for a in data.answers if a.is_gold),
+            "excluded_workers": len(data.excluded),
+        },
+        "label_distribution": {
+            "categories": categories,
+            "counts": [label_counts.get(c, 0) for c in categories],
+            "no_label": label_counts.get(None, 0),
+            "document_labels": dict(doc_labels),
+        },
+        "agreement": {
+            "categories": categories,
+            "fleiss_kappa": fleiss,
+            "krippendorff_alpha": alpha,
+            "observed_agreement": observed,
+        },
+        "maps": maps,
+        "annotators": annotators,
+        "notes": text_notes,
+    }
+    result["charts"], result["tables"] = _presentation(result)
+    progress(1.0, "done")
+    return json_safe(result)
+
+
+def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
+    """Charts and tables of a computed study dashboard."""
+    dist = r["label_distribution"]
+    labels = [str(c) for c in dist["categories"]] + ([NO_LABEL] if dist["no_label"] else [])
+    answer_counts = dist["counts"] + ([dist["no_label"]] if dist["no_label"] else [])
+    n_answers = sum(answer_counts)
+    extra_doc = [str(k) for k in dist["document_labels"] if str(k) not in labels]
+    labels += extra_doc
+    answer_counts += [0] * len(extra_doc)
+    n_docs = sum(dist["document_labels"].values())
+    doc_counts = [dist["document_labels"].get(label, 0) for label in labels]
+    series = [{"name": "answers", "values": [c / n_answers if n_answers else 0.0 for c in answer_counts]}]
+    if n_docs:
+        series.append({"name": "documents (gold label)", "values": [c / n_docs for c in doc_counts]})
+    charts = [chart("labels", "Label distribution", labels, series, "share")]
+    tables = [
+        table(
+            "labels",
+            "Label distribution",
+            ["label", "answers", "share of answers", "documents (gold label)"],
+            [
+                [lab, a, a / n_answers if n_answers else None, d]
+                for lab, a, d in zip(labels, answer_counts, doc_counts, strict=True)
+            ],
+        )
+    ]
+    agr = r["agreement"]
+    estimates = [
+        ("Fleiss κ (labels)", agr["fleiss_kappa"]),
+        ("Krippendorff α (labels)", agr["krippendorff_alpha"]),
+    ]
+    if r["maps"] is not None:
+        estimates.append(("Fleiss κ (word selections)", r["maps"]["word_kappa"]))
+    charts.append(
+        chart(
+            "agreement",
+            "Agreement between annotators",
+            [name for name, _ in estimates],
+            [estimate_series("value", [e for _, e in estimates])],
+            "κ / α",
+        )
+    )
+    tables.append(
+        table(
+            "agreement",
+            "Agreement between annotators (95 % bootstrap intervals over items)",
+            ["figure", "value", "ci_low", "ci_high", "n"],
+            [[name, e["value"], e["ci_low"], e["ci_high"], e["n"]] for name, e in estimates]
+            + [["observed agreement (labels)", agr["observed_agreement"], None, None, None]],
+        )
+    )
+    if r["maps"] is not None:
+        pairs = r["maps"]["human_human"]
+        pair_labels = [f"truth {p['truth']} · score {p['score']}" for p in pairs]
+        charts.append(
+            chart(
+                "human_human",
+                "Human–human behavioral similarity (mean ROC AUC)",
+                pair_labels,
+                [estimate_series("mean ROC AUC", pairs)],
+                "ROC AUC",
+            )
+        )
+        tables.append(
+            table(
+                "human_human",
+                "Human–human behavioral similarity (paper 000 Table 2: one map is the truth, the other the score)",
+                ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
+                [
+                    [p["truth"], p["score"], p["value"], p["ci_low"], p["ci_high"], p["n"], p["skipped"]]
+                    for p in pairs
+                ],
+            )
+        )
+        k = r["maps"]["k"]
+        charts.append(
+            chart(
+                "words_selected",
+                "Words selected per map (k)",
+                list(k),
+                [estimate_series("k", list(k.values()))],
+                "words",
+            )
+        )
+        tables.append(
+            table(
+                "words_selected",
+                "Words selected per map (k); CAM = AND, SAM = OR of a text's maps",
+                ["reference", "k", "ci_low", "ci_high", "texts"],
+                [[name, e["value"], e["ci_low"], e["ci_high"], e["texts"]] for name, e in k.items()],
+            )
+        )
+    tables.append(
+        table(
+            "annotators",
+            "Annotators",
+            [
+                "annotator",
+                "provider",
+                "answers",
+                "median time (s)",
+                "agreement with majority",
+                "ci_low",
+                "ci_high",
+                "items with a majority",
+                "gold accuracy",
+                "gold ci_low",
+                "gold ci_high",
+                "golds",
+                "status",
+            ],
+            [_annotator_row(a) for a in r["annotators"]],
+        )
+    )
+    return charts, tables
+
+
+def _annotator_row(a: dict) -> list[Any]:
+    m, g = a["majority_agreement"], a["gold"]
+    seconds = None if a["median_time_ms"] is None else a["median_time_ms"] / 1000.0
+    return [
+        a["worker"],
+        a["provider"],
+        a["answers"],
+        seconds,
+        m["value"],
+        m["ci_low"],
+        m["ci_high"],
+        m["n"],
+        None if g is None else g["accuracy"],
+        None if g is None else g["ci_low"],
+        None if g is None else g["ci_high"],
+        None if g is None else g["seen"],
+        a["status"],
+    ]

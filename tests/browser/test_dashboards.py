@@ -1,0 +1,175 @@
+"""The dashboards in a real browser: the charts are drawn from the API's JSON (the Chart instances hold
+the API's numbers and the canvases have drawn pixels), each chart's CSV link holds the same table, and
+the drill-down overlays a machine map on a human map over the words, with document text shown as text."""
+
+from __future__ import annotations
+
+import random
+from urllib.parse import unquote
+
+import pytest
+from django.conf import settings
+from django.test import Client
+from django.urls import include, path
+
+from annotate.dashboards.charts import chart_rows, to_csv
+from annotate.models import Document, Item
+from annotate.roles import RESEARCHER_GROUP
+from annotate.tasks.highlight import highlight_payload
+from tests.annotate.conftest import make_dataset, make_study, make_user, make_worker
+from tests.annotate.test_dashboards import answer, machine_run, noisy
+
+urlpatterns = [path("", include("annotate.urls_dashboards")), path("", include("config.urls"))]
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
+
+HOSTILE = "<img/src=x/onerror=alert(1)>"  # one whitespace word that is markup
+
+# For every chart the page drew: its labels, each dataset's label and data, and how many canvas pixels
+# are not transparent (Chart.js drew bars, axes and error bars).
+CHARTS = """() => Object.fromEntries(Object.entries(window.hatlabDashboard.charts).map(([id, chart]) => {
+  const canvas = chart.canvas;
+  const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+  let drawn = 0;
+  for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) drawn++;
+  return [id, {
+    labels: chart.data.labels,
+    datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data })),
+    drawn,
+    area: canvas.width * canvas.height,
+  }];
+}))"""
+
+
+def local_csv(data: dict) -> str:
+    """What ``tableToCsv`` of charts.ts writes for a chart (numbers as JavaScript's String())."""
+    header, rows = chart_rows(data)
+    return to_csv(header, rows)
+
+
+@pytest.fixture
+def scene():
+    """A researcher's highlight study (6 texts, 3 maps each; one text's first word is markup) and a
+    finished model run with attention and an explanation for every text."""
+    owner = make_user("rita", RESEARCHER_GROUP)
+    dataset = make_dataset(owner, n=6)
+    doc = dataset.documents.order_by("id")[1]
+    first = doc.text.split()[0]
+    hostile = Document.from_text(
+        dataset, doc.external_id, doc.text.replace(first, HOSTILE, 1), label=doc.label
+    )
+    Document.objects.filter(pk=doc.pk).update(
+        text=hostile.text, words=hostile.words, sentences=hostile.sentences
+    )
+    study = make_study(owner, dataset, annotators_per_item=3)
+    rng = random.Random(3)
+    workers = [make_worker(f"w{i}") for i in range(3)]
+    for item in Item.objects.filter(study=study).select_related("document").order_by("position"):
+        Item.objects.filter(pk=item.pk).update(
+            payload=highlight_payload(item.document.text, item.document.words)
+        )
+        n = len(item.document.words)
+        base = [0] * n
+        for i in rng.sample(range(n), 4):
+            base[i] = 1
+        for slot, worker in enumerate(workers):
+            label = item.document.label if slot < 2 else "cannot decide"
+            answer(item, worker, slot, label, base if slot == 0 else noisy(base, rng, flips=slot + 1))
+    run = machine_run(owner, dataset, name="bilstm")
+    return owner, study, run
+
+
+def signed_in(browser_context, live_server, user):
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+    browser_context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: errors.append(f"dialog: {d.message}") or d.dismiss())
+    return page, errors
+
+
+def assert_charts_follow_the_api(page, api: dict) -> dict:
+    drawn = page.evaluate(CHARTS)
+    assert set(drawn) == {c["id"] for c in api["charts"]}
+    for spec in api["charts"]:
+        chart = drawn[spec["id"]]
+        assert chart["labels"] == spec["labels"], spec["id"]
+        assert chart["datasets"] == [{"label": s["name"], "data": s["values"]} for s in spec["series"]], spec[
+            "id"
+        ]
+        assert chart["drawn"] > 0.01 * chart["area"], f"{spec['id']} has no drawn pixels"
+        figure = page.locator(f'figure[data-chart="{spec["id"]}"]')
+        link = figure.locator("a.hatlab-csv-link")
+        assert link.get_attribute("download") == f"{spec['id']}.csv"
+        csv = unquote(link.get_attribute("href").removeprefix("data:text/csv;charset=utf-8,"))
+        assert csv == local_csv(spec), spec["id"]
+        server = page.request.get(
+            page.url.split("/studies/")[0] + figure.locator("a.hatlab-server-csv").get_attribute("href")
+        )
+        assert server.ok and server.text() == csv, spec["id"]
+    return drawn
+
+
+def test_study_and_machine_dashboards_and_the_drill_down(
+    live_server, browser_context, output_dir, scene, frontend_bundle
+):
+    assert (frontend_bundle / "dashboard.js").exists() and (frontend_bundle / "dashboard.css").exists()
+    owner, study, run = scene
+    page, errors = signed_in(browser_context, live_server, owner)
+
+    # the study dashboard
+    page.goto(f"{live_server.url}/studies/{study.uid}/dashboard/")
+    page.wait_for_selector("#hatlab-dashboard[data-state=ready]")
+    api = page.request.get(f"{live_server.url}/api/dashboards/studies/{study.uid}/").json()
+    drawn = assert_charts_follow_the_api(page, api)
+    assert {"labels", "agreement", "human_human", "words_selected"} <= set(drawn)
+    annotators = page.locator('[data-table="annotators"] tbody tr')
+    assert annotators.count() == 3
+    assert page.locator("[data-section=notes] li").count() == len(api["notes"]) > 0
+    page.screenshot(path=str(output_dir / "study-dashboard.png"), full_page=True)
+
+    # human vs machine: pick two methods in the form
+    page.click("text=Human vs machine")
+    page.check(f'input[value="{run.pk}:attention (training)"]')
+    page.check(f'input[value="{run.pk}:grad_l2_1s"]')
+    page.click("button:has-text('Compare')")
+    page.wait_for_selector("#hatlab-dashboard[data-state=ready]", timeout=60_000)
+    api_url = page.get_attribute("#hatlab-dashboard", "data-api")
+    api = page.request.get(live_server.url + api_url).json()
+    drawn = assert_charts_follow_the_api(page, api)
+    assert {"behavioral", "lexical", "pos"} <= set(drawn)
+    assert [d["label"] for d in drawn["behavioral"]["datasets"]] == [
+        "bilstm · attention (training)",
+        "bilstm · grad_l2_1s",
+    ]
+    page.screenshot(path=str(output_dir / "machine-dashboard.png"), full_page=True)
+
+    # drill down to the text whose first word is markup
+    hostile_doc = study.dataset.documents.order_by("id")[1]
+    page.click(f'[data-table="texts"] a:text-is("{hostile_doc.external_id}")')
+    page.wait_for_selector("#hatlab-dashboard[data-state=ready]")
+    text_api = page.request.get(live_server.url + page.get_attribute("#hatlab-dashboard", "data-api")).json()
+    words = page.locator("[data-overlay] span.w")
+    assert words.count() == len(text_api["words"])
+    assert words.first.text_content() == HOSTILE and page.locator("[data-overlay] img").count() == 0
+    flags = words.evaluate_all("ws => ws.map(w => Number(w.dataset.human))")
+    assert flags == text_api["cam"]
+    classes = words.evaluate_all("ws => ws.map(w => [...w.classList].find(c => c.startsWith('heat-')))")
+    levels = text_api["machine"][0]["levels"]
+    assert classes == ["heat-0" if v == 0 else f"heat-{'p' if v > 0 else 'n'}{abs(v)}" for v in levels]
+    # the outlined words are drawn differently from the others
+    outline = words.evaluate_all("ws => ws.map(w => getComputedStyle(w).outlineStyle)")
+    assert {o for o, f in zip(outline, flags, strict=True) if f} <= {"solid"}
+    assert {o for o, f in zip(outline, flags, strict=True) if not f} <= {"none"}
+    page.select_option("#overlay-human", "SAM")
+    assert words.evaluate_all("ws => ws.map(w => Number(w.dataset.human))") == text_api["sam"]
+    page.select_option("#overlay-machine", f"{run.pk}:grad_l2_1s")
+    assert page.get_attribute("[data-overlay]", "data-machine") == f"{run.pk}:grad_l2_1s"
+    assert page.locator(".map-row").count() == 3 + 2 + 2
+    page.screenshot(path=str(output_dir / "text-overlay.png"), full_page=True)
+    assert errors == []
