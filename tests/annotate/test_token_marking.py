@@ -1,0 +1,300 @@
+"""The token_marking kind (paper 003's expert oracle): config, items, answers, gold grading; the
+expert oracle and importance alignment against hand-worked answers; the results page and CSV; no gold
+marking reaches an annotator."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.urls import include, path, reverse
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from annotate.lifecycle import start_study
+from annotate.models import (
+    Assignment,
+    Dataset,
+    Document,
+    Explanation,
+    Item,
+    ModelRun,
+    Response,
+    Study,
+    Worker,
+    WorkerTrust,
+)
+from annotate.providers.local import invite_path, make_invite
+from annotate.ratings.results import explanation_methods, marking_results
+from annotate.ratings.scoring import marking_alignment
+from annotate.tasks import get_kind
+from explain_engine.metrics.alignment import random_derangement
+from tests.annotate.conftest import PASSWORD
+
+# The site's URLs with the results routes included (the integrator adds them to config.urls).
+urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]
+pytestmark = pytest.mark.urls(__name__)
+
+KIND = get_kind("token_marking")
+INPUTS = [
+    ("p1", "A man plays a guitar on stage .", "entailment", "A guitar is played by a man on a stage."),
+    ("p2", "Two dogs run through the snow .", "contradiction", "Dogs cannot run and sleep at once."),
+    ("p3", "A woman reads a book in the park .", "neutral", "The park is not said to be sunny."),
+]
+GOLD_P3 = [0, 1, 0, 0, 0, 0, 0, 1, 0]
+
+
+def make_marking_study(owner, *, judges: int = 3, gold: bool = False, start: bool = True) -> Study:
+    dataset = Dataset.objects.create(owner=owner, name=f"nli-{uuid.uuid4().hex[:6]}")
+    for external, text, label, explanation in INPUTS:
+        metadata = {"explanation": explanation}
+        if gold and external == "p3":
+            metadata["gold_marks"] = GOLD_P3
+        Document.from_text(dataset, external, text, label=label, metadata=metadata).save()
+    study = Study.objects.create(
+        name="expert oracle",
+        owner=owner,
+        dataset=dataset,
+        kind="token_marking",
+        config=KIND.validate_config({}),
+        annotators_per_item=judges,
+        provider_config={"open_enrollment": True},
+    )
+    if start:
+        start_study(study)
+    return study
+
+
+def give(item: Item, worker: Worker, word_map: list[int]) -> Response:
+    assignment = Assignment.objects.create(
+        study=item.study, item=item, worker=worker, slot=item.assignments.count(),
+        status=Assignment.Status.SUBMITTED, expires_at=timezone.now(), submitted_at=timezone.now(),
+    )  # fmt: skip
+    return Response.objects.create(
+        assignment=assignment, study=item.study, item=item, worker=worker,
+        submission_key=uuid.uuid4(), answer={"map": word_map},
+    )  # fmt: skip
+
+
+def test_config_defaults_and_bad_fields():
+    assert KIND.validate_config({}) == {
+        "max_items_per_worker": None,
+        "require_mark": True,
+        "gold_overlap": 0.5,
+        "overlap_measure": "f1",
+    }
+    for config, field in (
+        ({"gold_overlap": 2}, "gold_overlap"),
+        ({"overlap_measure": "x"}, "overlap_measure"),
+    ):
+        with pytest.raises(ValidationError) as exc:
+            KIND.validate_config(config)
+        assert field in exc.value.detail
+
+
+@pytest.mark.django_db
+def test_items_show_input_label_and_explanation(researcher):
+    study = make_marking_study(researcher, gold=True)
+    items = list(study.items.order_by("position"))
+    assert len(items) == 3
+    assert items[0].payload == {
+        "words": ["A", "man", "plays", "a", "guitar", "on", "stage", "."],
+        "breaks": [],
+        "label": "entailment",
+        "explanation": "A guitar is played by a man on a stage.",
+    }
+    assert [i.is_gold for i in items] == [False, False, True]
+    assert items[2].secret == {"gold": {"map": GOLD_P3}}
+    assert "gold" not in json.dumps(KIND.public_payload(items[2]))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ({}, "metadata.explanation must be a text"),
+        ({"explanation": "  "}, "metadata.explanation must be a text"),
+        ({"explanation": "ok", "gold_marks": [1]}, "metadata.gold_marks must be 2 values"),
+    ],
+)
+def test_bad_documents_name_the_document_and_field(researcher, metadata, message):
+    study = make_marking_study(researcher, start=False)
+    Document.from_text(study.dataset, "bad", "two words", label="neutral", metadata=metadata).save()
+    with pytest.raises(ValidationError) as exc:
+        KIND.build_items(study)
+    text = str(exc.value.detail["dataset"][0])
+    assert "'bad'" in text and message in text
+
+
+def test_answers_and_gold_grading():
+    study = Study(kind="token_marking", config=KIND.validate_config({}))
+    item = Item(study=study, payload={"words": ["a", "b", "c", "d"]}, secret={"gold": {"map": [1, 1, 0, 0]}})
+    assert KIND.validate_answer(item, {"map": [0, 1, 0, 0]}, {}) == {"map": [0, 1, 0, 0]}
+    for bad in ({"map": [0, 0, 0, 0]}, {"map": [1, 0]}, {"map": [1, 0, 0, 2]}, {"map": [True, 0, 0, 0]}, {}):
+        with pytest.raises(ValidationError) as exc:
+            KIND.validate_answer(item, bad, {})
+        assert "map" in exc.value.detail["answer"]
+    study.config = KIND.validate_config({"require_mark": False})
+    assert KIND.validate_answer(item, {"map": [0, 0, 0, 0]}, {}) == {"map": [0, 0, 0, 0]}
+    # F1 with the gold map: {b} vs {a, b} = 2/3 passes 0.5; {c, d} = 0 fails
+    assert KIND.grade_gold(item, {"map": [0, 1, 0, 0]}) is True
+    assert KIND.grade_gold(item, {"map": [0, 0, 1, 1]}) is False
+    assert KIND.grade_gold(Item(study=study, secret={}), {"map": [1, 0, 0, 0]}) is None
+    assert KIND.categories(study) == [0, 1] and KIND.agreement_value({"map": [1]}) is None
+
+
+def test_marking_alignment_by_hand():
+    words = [["red", "big", "cat"], ["red", "small", "dog"], ["blue", "big", "dog"]]
+    explanations = ["the red cat", "a small dog", "big and blue"]
+    markings = [[[1, 0, 1], [1, 0, 0]], [[0, 1, 1]], [[1, 1, 0], [1, 0, 0], [0, 1, 0]]]
+    attributions = [[0.9, -0.3, 0.4], [0.1, -0.8, 0.6], [0.7, 0.2, -0.1]]
+    result = marking_alignment(words, explanations, markings, attributions, n_boot=50)
+    pairing = random_derangement(3, seed=0)
+    assert result["pairing"] == pairing.tolist()
+    expert = [np.mean(m, axis=0) for m in markings]  # shares: [1, 0, .5], [0, 1, 1], [2/3, 2/3, 0]
+    assert expert[2] == pytest.approx([2 / 3, 2 / 3, 0])
+    hard = [[1, 0, 1], [0, 1, 1], [1, 1, 0]]
+    vocab = [set(e.split()) - {"the", "a", "and"} for e in explanations]
+    random_hard = [[float(w in vocab[pairing[i]]) for w in words[i]] for i in range(3)]
+
+    def c(attr, oracle):
+        if np.ptp(oracle) == 0:
+            return np.nan
+        return np.arctanh(np.corrcoef(np.abs(attr), oracle)[0, 1])
+
+    c_expert = np.array([c(a, o) for a, o in zip(attributions, expert, strict=True)])
+    c_hard = np.array([c(a, o) for a, o in zip(attributions, hard, strict=True)])
+    c_random = np.array([c(a, o) for a, o in zip(attributions, random_hard, strict=True)])
+    got = result["examples"]
+    assert [e["c_expert"] for e in got] == pytest.approx(c_expert.tolist(), nan_ok=True)
+    assert [e["c_hard"] for e in got] == pytest.approx(c_hard.tolist(), nan_ok=True)
+    ok = np.isfinite(c_expert) & np.isfinite(c_random)
+    assert result["expert"]["delta_a"]["value"] == pytest.approx(np.tanh(np.mean((c_expert - c_random)[ok])))
+    assert result["expert"]["delta_a"]["n"] == int(ok.sum())
+    with pytest.raises(ValueError, match="one value per word"):
+        marking_alignment(words, explanations, markings, [[0.1], [0.2, 0.1, 0.0], [0.0, 0.1, 0.2]])
+
+
+@pytest.fixture
+def marked(researcher):
+    """p1 marked by three workers, p2 by two, p3 by none; an excluded worker's marks never count."""
+    study = make_marking_study(researcher)
+    w1, w2, w3, w4 = (Worker.objects.create(external_id=f"m{i}") for i in range(1, 5))
+    WorkerTrust.objects.create(
+        study=study, worker=w4, golds_seen=4, golds_passed=0, trust=0.0, status="excluded"
+    )
+    p1, p2, _ = study.items.order_by("position")
+    give(p1, w1, [0, 1, 1, 0, 1, 0, 0, 0])
+    give(p1, w2, [0, 1, 0, 0, 1, 0, 1, 0])
+    give(p1, w3, [0, 0, 1, 0, 1, 0, 0, 0])
+    give(p1, w4, [1, 1, 1, 1, 1, 1, 1, 1])
+    give(p2, w1, [0, 1, 1, 1, 0, 0, 0])
+    give(p2, w2, [0, 0, 1, 1, 0, 0, 0])
+    return study
+
+
+@pytest.mark.django_db
+def test_marking_results_oracle_agreement_and_alignment(marked, researcher):
+    results = marking_results(marked, n_boot=50)
+    assert (results["answers"], results["workers"], results["marked_items"]) == (5, 3, 2)
+    p1, p2, p3 = results["examples"]
+    assert p1["oracle"] == pytest.approx([0, 2 / 3, 2 / 3, 0, 1, 0, 1 / 3, 0], abs=1e-6)
+    assert p1["top_words"][0] == {"word": "guitar", "share": 1.0}
+    assert p3["oracle"] is None and p3["annotators"] == 0
+    # Fleiss κ over the 15 words of p1 and p2 (marked / not marked)
+    assert results["agreement"]["fleiss_kappa"]["n"] == 15 and results["agreement"]["items"] == 2
+    assert results["alignment"] is None
+
+    run = ModelRun.objects.create(name="bert", owner=researcher, dataset=marked.dataset, architecture="cnn")
+    docs = {d.external_id: d for d in marked.dataset.documents.all()}
+    ig_p1 = [0.0, 0.5, 0.4, 0.0, 0.9, 0.0, -0.3, 0.0]
+    ig_p2 = [0.1, 0.2, 0.8, -0.6, 0.0, 0.0, 0.1]
+    Explanation.objects.create(
+        model_run=run, document=docs["p1"], method="grad_dot_int_s", target="entailment", scores=ig_p1
+    )
+    Explanation.objects.create(
+        model_run=run, document=docs["p1"], method="grad_dot_int_s", target="neutral", scores=[9] * 8
+    )
+    Explanation.objects.create(
+        model_run=run, document=docs["p2"], method="grad_dot_int_s", target="contradiction", scores=ig_p2
+    )
+    Explanation.objects.create(
+        model_run=run, document=docs["p1"], method="attention", target="entailment", scores=[1] * 8
+    )
+    assert explanation_methods(run) == ["grad_dot_int_s", "attention"]
+    results = marking_results(marked, run, "grad_dot_int_s", n_boot=50)
+    alignment = results["alignment"]
+    assert alignment["examples"] == 2 and alignment["skipped"] == 0
+    expected_c = np.arctanh(np.corrcoef(np.abs(ig_p1), p1["oracle"])[0, 1])  # the gold label's target
+    assert alignment["per_example"][0]["c_expert"] == pytest.approx(expected_c, rel=1e-5)
+    assert alignment["per_example"][0]["random_partner"] == "p2"
+    assert results["examples"][0]["attribution"] == pytest.approx(ig_p1)
+    too_few = marking_results(marked, run, "attention", n_boot=50)["alignment"]
+    assert too_few["examples"] == 1 and "at least two" in too_few["error"]
+
+
+@pytest.mark.django_db
+def test_results_page_and_csv(marked, researcher, other_researcher):
+    run = ModelRun.objects.create(name="bert", owner=researcher, dataset=marked.dataset, architecture="cnn")
+    for doc in marked.dataset.documents.all():
+        scores = [float((i * 7) % 5) - 1.5 for i in range(len(doc.words))]
+        Explanation.objects.create(
+            model_run=run, document=doc, method="grad_dot_int_s", target=doc.label, scores=scores
+        )
+    client = Client()
+    client.login(username=researcher.username, password=PASSWORD)
+    url = reverse("ratings-results", args=[marked.uid])
+    html = client.get(url).content.decode()
+    assert "Importance alignment" in html and "grad_dot_int_s" in html and 'id="alignment-chart"' in html
+    assert "A guitar is played by a man on a stage." in html
+    oracle = client.get(reverse("ratings-csv", args=[marked.uid, "oracle"])).content.decode()
+    rows = list(csv.DictReader(io.StringIO(oracle)))
+    assert len(rows) == 15 and rows[4]["word"] == "guitar" and float(rows[4]["share"]) == 1.0
+    assert rows[4]["attribution"] != ""
+    examples = client.get(reverse("ratings-csv", args=[marked.uid, "examples"])).content.decode()
+    assert examples.splitlines()[0] == "item,document,random_partner,c_expert,c_hard,c_random"
+    assert len(examples.splitlines()) == 3
+    none = client.get(url + "?run=none").content.decode()
+    assert "Importance alignment" in none and 'id="alignment-chart"' not in none
+    assert client.get(url + f"?run={run.pk}&method=lime").status_code == 404
+    assert client.get(reverse("ratings-csv", args=[marked.uid, "labels"])).status_code == 404
+    other = Client()
+    other.login(username=other_researcher.username, password=PASSWORD)
+    assert other.get(url).status_code == 404
+
+
+@pytest.mark.django_db
+def test_annotator_never_sees_a_gold_marking(researcher):
+    study = make_marking_study(researcher, judges=1, gold=True)
+    client = Client(enforce_csrf_checks=True)
+    html = client.get(invite_path(study, make_invite(study, "ann"))).content.decode()
+    assert "task_marking.js" in html and "gold" not in html and "secret" not in html
+    token = json.loads(
+        html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]
+    )
+    headers = {"HTTP_X_CSRFTOKEN": token["csrf_token"]}
+    answered = 0
+    while True:
+        raw = client.post(token["next_url"], "{}", content_type="application/json", **headers)
+        text = raw.content.decode()
+        assert "gold" not in text and "secret" not in text and str(GOLD_P3) not in text.replace('", "', '","')
+        body = raw.json()
+        if body.get("done"):
+            break
+        payload = body["item"]["payload"]
+        assert set(payload) == {"words", "breaks", "label", "explanation"}
+        submit = token["submit_url_template"].replace("ASSIGNMENT", body["assignment"])
+        word_map = [1] + [0] * (len(payload["words"]) - 1)
+        answer = {"submission_key": str(uuid.uuid4()), "answer": {"map": word_map}}
+        saved = client.post(submit, json.dumps(answer), content_type="application/json", **headers)
+        assert saved.status_code == 201 and "gold" not in saved.content.decode()
+        again = client.post(submit, json.dumps(answer), content_type="application/json", **headers)
+        assert again.status_code == 200 and again.json() == saved.json()  # stored once
+        answered += 1
+    assert answered == 3 and Response.objects.filter(study=study).count() == 3
+    assert Response.objects.get(item__is_gold=True).gold_passed is False
