@@ -54,7 +54,9 @@ class TextClassifier(nn.Module, ABC):
     def encode(self, embeds: torch.Tensor, mask: torch.Tensor) -> ModelOutput:
         """Class scores (and attention) from token embeddings ``(B, T, E)`` and the mask."""
 
-    def auxiliary_loss(self, output: ModelOutput, example_loss: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def auxiliary_loss(
+        self, output: ModelOutput, example_loss: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         """Extra training loss beyond the mean cross-entropy; ``example_loss`` is per example ``(B,)``."""
         return example_loss.new_zeros(())
 

@@ -1,0 +1,137 @@
+"""A trained model bundle: weights, vocabulary, labels, configuration and metrics in one folder.
+
+Folder layout: ``model.pt`` (the ``state_dict``), ``vocab.json``, ``config.json`` (architecture,
+model arguments, labels, training configuration, seed) and ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from explain_engine import text as textlib
+from explain_engine.models import TextClassifier, build_model
+from explain_engine.models.base import EncodedBatch
+from explain_engine.vocab import Vocabulary
+
+FORMAT_VERSION = 1
+
+
+def pick_device(device: str | torch.device | None = None) -> torch.device:
+    """``device`` if given, else CUDA when present, else the CPU."""
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class TrainedModel:
+    """A classifier ready to use: ``.model`` (eval mode, on ``.device``), ``.vocab``, ``.labels``
+    (class index → label string), ``.config`` and ``.metrics``."""
+
+    def __init__(
+        self,
+        model: TextClassifier,
+        vocab: Vocabulary,
+        labels: Sequence[str],
+        config: dict | None = None,
+        metrics: dict | None = None,
+        device: str | torch.device | None = None,
+    ):
+        self.device = pick_device(device)
+        self.model = model.to(self.device).eval()
+        self.vocab = vocab
+        self.labels = [str(label) for label in labels]
+        self.config = dict(config or {})
+        self.metrics = dict(metrics or {})
+
+    @property
+    def max_len(self) -> int | None:
+        return self.config.get("max_len")
+
+    def encode(self, texts: Sequence[str]) -> EncodedBatch:
+        """``texts`` as a padded batch on :attr:`device`."""
+        return self.vocab.encode(list(texts), max_len=self.max_len).to(self.device)
+
+    def _batches(self, texts: Sequence[str], batch_size: int):
+        """Batches of similar length (fewer padded steps); yields (original indices, batch, output)."""
+        items = [self.vocab.tokenize(t, self.max_len) for t in texts]
+        order = np.argsort([len(it.ids) for it in items], kind="stable")
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size].tolist()
+            batch = Vocabulary.collate([items[i] for i in idx], [texts[i] for i in idx]).to(self.device)
+            with torch.no_grad():
+                output = self.model(batch.ids, batch.mask)
+            yield idx, batch, output
+
+    def scores(self, texts: Sequence[str], batch_size: int = 64, kind: str = "logits") -> np.ndarray:
+        """``(N, K)`` class scores s(k, X) (``kind='logits'``) or probabilities (``'probs'``)."""
+        if kind not in ("logits", "probs"):
+            raise ValueError(f"kind must be 'logits' or 'probs', got {kind!r}")
+        out = np.zeros((len(texts), len(self.labels)), dtype=np.float64)
+        for idx, _, output in self._batches(texts, batch_size):
+            values = output.logits if kind == "logits" else torch.softmax(output.logits, dim=-1)
+            out[idx] = values.double().cpu().numpy()
+        return out
+
+    def predict(self, texts: Sequence[str], batch_size: int = 64) -> list[dict]:
+        """Per text: ``label`` (predicted), ``probabilities`` (label → p) and ``attention`` (a list of
+        floats over the canonical words, pooled from tokens by the model's ``attention_pooling``,
+        or None for a model without attention)."""
+        results: list[dict] = [{} for _ in texts]
+        for idx, batch, output in self._batches(texts, batch_size):
+            probs = torch.softmax(output.logits, dim=-1).double().cpu().numpy()
+            attention = None if output.attention is None else output.attention.double().cpu().numpy()
+            for row, i in enumerate(idx):
+                result = {
+                    "label": self.labels[int(probs[row].argmax())],
+                    "probabilities": {
+                        label: float(p) for label, p in zip(self.labels, probs[row], strict=True)
+                    },
+                    "attention": None,
+                }
+                if attention is not None:
+                    owners = batch.owners[row]
+                    words = textlib.pool_to_words(
+                        attention[row, : len(owners)],
+                        owners,
+                        batch.n_words[row],
+                        how=self.model.attention_pooling,
+                    )
+                    result["attention"] = words.tolist()
+                results[i] = result
+        return results
+
+    def save(self, directory: str | Path) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        torch.save(self.model.state_dict(), directory / "model.pt")
+        (directory / "vocab.json").write_text(json.dumps(self.vocab.to_dict()), encoding="utf-8")
+        config = {
+            **self.config,
+            "format_version": FORMAT_VERSION,
+            "architecture": self.model.architecture,
+            "model": self.model.config,
+            "labels": self.labels,
+        }
+        (directory / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        (directory / "metrics.json").write_text(json.dumps(self.metrics, indent=2), encoding="utf-8")
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path, device: str | torch.device | None = None) -> TrainedModel:
+        directory = Path(directory)
+        if not (directory / "config.json").exists():
+            raise FileNotFoundError(f"{directory}: not a trained model folder (no config.json)")
+        config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        vocab = Vocabulary.from_dict(json.loads((directory / "vocab.json").read_text(encoding="utf-8")))
+        labels = config["labels"]
+        model = build_model(config["architecture"], len(vocab), len(labels), **config["model"])
+        target = pick_device(device)
+        model.load_state_dict(torch.load(directory / "model.pt", map_location=target, weights_only=True))
+        metrics_path = directory / "metrics.json"
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else {}
+        return cls(model, vocab, labels, config, metrics, target)

@@ -1,0 +1,86 @@
+"""Text classifiers and their registry.
+
+``build_model(name, vocab_size, num_classes, **overrides)`` makes any registered architecture
+with the papers' sizes (REFERENCE §2.1) unless overridden:
+
+* ``lstm_attention``, ``bilstm_attention``, ``gru_attention``, ``bigru_attention``: additive
+  attention over a (Bi)LSTM / (Bi)GRU (paper 000, eq. 1–4);
+* ``lstm``, ``bilstm``, ``gru``, ``bigru``: final-state classifiers (paper 002 §4.1);
+* ``cnn``: Kim 1D CNN (paper 004 §4.2); ``qrnn``: bidirectional QLSTM (paper 002 §4.1;
+  ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016).
+"""
+
+from __future__ import annotations
+
+from explain_engine.models.attention_rnn import AttentionRNN, RecurrentClassifier
+from explain_engine.models.base import EncodedBatch, ModelOutput, TextClassifier
+from explain_engine.models.cnn import KimCNN
+from explain_engine.models.qrnn import QRNN
+from explain_engine.models.rationale import RationaleModel
+from explain_engine.models.recurrent import GatedCell, GatedRNN
+
+ARCHITECTURES: dict[str, type[TextClassifier]] = {
+    "lstm_attention": AttentionRNN,
+    "bilstm_attention": AttentionRNN,
+    "gru_attention": AttentionRNN,
+    "bigru_attention": AttentionRNN,
+    "lstm": RecurrentClassifier,
+    "bilstm": RecurrentClassifier,
+    "gru": RecurrentClassifier,
+    "bigru": RecurrentClassifier,
+    "cnn": KimCNN,
+    "qrnn": QRNN,
+    "rationale": RationaleModel,
+}
+
+# Constructor arguments that tell the names sharing a class apart.
+PRESETS: dict[str, dict] = {
+    "lstm_attention": {"cell": "lstm", "bidirectional": False},
+    "bilstm_attention": {"cell": "lstm", "bidirectional": True},
+    "gru_attention": {"cell": "gru", "bidirectional": False},
+    "bigru_attention": {"cell": "gru", "bidirectional": True},
+    "lstm": {"cell": "lstm", "bidirectional": False},
+    "bilstm": {"cell": "lstm", "bidirectional": True},
+    "gru": {"cell": "gru", "bidirectional": False},
+    "bigru": {"cell": "gru", "bidirectional": True},
+}
+
+
+def build_model(name: str, vocab_size: int, num_classes: int, /, **overrides) -> TextClassifier:
+    """A fresh, randomly initialised model of architecture ``name``.
+
+    ``overrides`` are constructor arguments (e.g. ``hidden_size=32``); ``vocab_size`` and
+    ``num_classes`` in them are ignored in favour of the explicit arguments, so a saved
+    ``model.config`` can be passed back as is.
+    """
+    if name not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {name!r}; choose one of {', '.join(sorted(ARCHITECTURES))}")
+    preset = PRESETS.get(name, {})
+    clashes = [k for k, v in preset.items() if k in overrides and overrides[k] != v]
+    if clashes:
+        raise ValueError(
+            f"{name!r} fixes {', '.join(clashes)}; pick the architecture name that matches instead"
+        )
+    kwargs = {**preset, **overrides}
+    kwargs.pop("vocab_size", None)
+    kwargs.pop("num_classes", None)
+    model = ARCHITECTURES[name](vocab_size=vocab_size, num_classes=num_classes, **kwargs)
+    model.architecture = name
+    return model
+
+
+__all__ = [
+    "ARCHITECTURES",
+    "PRESETS",
+    "AttentionRNN",
+    "EncodedBatch",
+    "GatedCell",
+    "GatedRNN",
+    "KimCNN",
+    "ModelOutput",
+    "QRNN",
+    "RationaleModel",
+    "RecurrentClassifier",
+    "TextClassifier",
+    "build_model",
+]

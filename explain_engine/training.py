@@ -1,0 +1,340 @@
+"""Training with the papers' hyper-parameters, early stopping on validation loss and fixed seeds.
+
+``train(records, config, out_dir=None, on_progress=None) -> TrainedModel``. Records are dicts
+with ``id``, ``text`` and ``label``. Unless they carry their own ``split`` field, they are
+balanced and split 80/10/10 by class with the seed (paper 000 §5.1). The vocabulary is built
+from the training split only. Batches group texts of similar length (fewer padded steps), in a
+seeded random order. A "weaker twin" (paper 004 §4.2: the same architecture under-trained for
+one epoch, or trained on a narrower subset) is a config made by :func:`weaker_twin`; its
+validation and test splits are those of the full model, so the two are comparable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.metrics import f1_score
+from torch import nn
+from tqdm import tqdm
+
+from explain_engine.artifacts import TrainedModel, pick_device
+from explain_engine.datasets.splits import balance, given_splits, split_records
+from explain_engine.models import TextClassifier, build_model
+from explain_engine.vocab import UNK_ID, TokenizedText, Vocabulary
+
+ProgressCallback = Callable[[float, dict], None]
+
+_ATTENTION_RNN = {"lr": 1e-4, "batch_size": 128, "epochs": 64}  # paper 000 (REFERENCE §2.1)
+_PAPER_002 = {"lr": 1e-3, "batch_size": 64, "epochs": 30}  # not in paper 002's main text: Adam defaults
+PAPER_DEFAULTS: dict[str, dict] = {
+    "lstm_attention": _ATTENTION_RNN,
+    "bilstm_attention": _ATTENTION_RNN,
+    "gru_attention": _ATTENTION_RNN,
+    "bigru_attention": _ATTENTION_RNN,
+    "rationale": _ATTENTION_RNN,
+    "cnn": {
+        "lr": 1e-3,
+        "batch_size": 32,
+        "epochs": 30,
+    },  # paper 004: Keras Adam (defaults), until val loss settles
+    "lstm": _PAPER_002,
+    "bilstm": _PAPER_002,
+    "gru": _PAPER_002,
+    "bigru": _PAPER_002,
+    "qrnn": _PAPER_002,
+}
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """What to train and how. ``None`` for ``epochs``/``batch_size``/``lr`` means the paper's value
+    for the architecture (:data:`PAPER_DEFAULTS`)."""
+
+    architecture: str = "bilstm_attention"
+    model: dict = dataclasses.field(default_factory=dict)  # constructor overrides, e.g. {"hidden_size": 50}
+    epochs: int | None = None
+    batch_size: int | None = None
+    lr: float | None = None
+    weight_decay: float = 0.0
+    patience: int | None = 5  # epochs without a better validation loss before stopping; None: never
+    grad_clip: float | None = 5.0
+    word_dropout: float = 0.0  # share of training tokens replaced by <unk> in each batch (Iyyer et al. 2015)
+    min_count: int = 2
+    max_vocab: int | None = None
+    max_len: int | None = None  # model tokens kept per text (the first ones)
+    seed: int = 13
+    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    balance: bool = True
+    use_given_splits: bool = True  # honour records' own "split" field when every record has one
+    train_fraction: float = 1.0  # weaker twin: stratified share of the training split that is used
+    train_where: dict | None = None  # weaker twin: {field: [allowed values]} on records or their metadata
+    device: str | None = None
+    progress_bar: bool = True
+
+    def resolved(self) -> dict:
+        """The effective epochs, batch size and learning rate."""
+        if self.architecture not in PAPER_DEFAULTS:
+            raise ValueError(
+                f"unknown architecture {self.architecture!r}; choose one of {', '.join(sorted(PAPER_DEFAULTS))}"
+            )
+        defaults = PAPER_DEFAULTS[self.architecture]
+        return {
+            "epochs": self.epochs if self.epochs is not None else defaults["epochs"],
+            "batch_size": self.batch_size if self.batch_size is not None else defaults["batch_size"],
+            "lr": self.lr if self.lr is not None else defaults["lr"],
+        }
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["fractions"] = list(self.fractions)
+        return data
+
+
+def weaker_twin(
+    config: TrainConfig, how: str = "one_epoch", fraction: float = 0.25, where: dict | None = None
+) -> TrainConfig:
+    """The config of a clearly weaker model of the same architecture (paper 004 §4.2).
+
+    ``how='one_epoch'``: under-trained, one epoch and no early stopping (paper 004's Amazon twin).
+    ``how='subset'``: trained on a narrower subset of the training split: the records matching
+    ``where`` (``{field: [values]}``, paper 004's ArXiv twin), else a stratified ``fraction``.
+    """
+    if how == "one_epoch":
+        return dataclasses.replace(config, epochs=1, patience=None)
+    if how == "subset":
+        if where is not None:
+            return dataclasses.replace(config, train_where=dict(where))
+        if not 0 < fraction < 1:
+            raise ValueError(f"fraction must lie in (0, 1), got {fraction}")
+        return dataclasses.replace(config, train_fraction=fraction)
+    raise ValueError(f"unknown weaker twin {how!r}; use 'one_epoch' or 'subset'")
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _checked(records: Sequence[dict]) -> list[dict]:
+    out = []
+    for n, rec in enumerate(records):
+        ident = rec.get("id", n)
+        if not isinstance(rec.get("text"), str) or not rec["text"].split():
+            raise ValueError(f"record {ident!r}: field 'text' is missing or has no words")
+        if rec.get("label") is None or rec["label"] == "":
+            raise ValueError(f"record {ident!r}: field 'label' is missing")
+        out.append({**rec, "label": str(rec["label"])})
+    return out
+
+
+def _narrow(train: list[dict], config: TrainConfig) -> list[dict]:
+    if config.train_where:
+
+        def keep(rec: dict) -> bool:
+            meta = rec.get("metadata") or {}
+            return all(rec.get(k, meta.get(k)) in set(v) for k, v in config.train_where.items())
+
+        train = [rec for rec in train if keep(rec)]
+    if config.train_fraction < 1.0:
+        train, _, _ = split_records(
+            train, (config.train_fraction, 1.0 - config.train_fraction, 0.0), config.seed
+        )
+    if not train:
+        raise ValueError("no training records left after narrowing the training split")
+    return train
+
+
+def _length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Seeded random batches of similar length: shuffle, sort within pools of 50 batches, shuffle batches."""
+    order = rng.permutation(len(lengths))
+    pool = batch_size * 50
+    batches = []
+    for start in range(0, len(order), pool):
+        chunk = order[start : start + pool]
+        chunk = chunk[np.argsort([lengths[i] for i in chunk], kind="stable")]
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def evaluate(
+    model: TextClassifier,
+    items: Sequence[TokenizedText],
+    y: torch.Tensor,
+    device: torch.device,
+    batch_size: int = 128,
+) -> dict:
+    """Loss, accuracy and macro-F1 of ``model`` (eval mode) on tokenized texts with labels ``y``."""
+    if not items:
+        return {"n": 0, "loss": float("nan"), "accuracy": float("nan"), "macro_f1": float("nan")}
+    model.eval()
+    order = np.argsort([len(it.ids) for it in items], kind="stable")
+    preds = torch.empty(len(items), dtype=torch.long)
+    total = 0.0
+    with torch.no_grad():
+        for start in range(0, len(order), batch_size):
+            idx = torch.as_tensor(order[start : start + batch_size])
+            batch = Vocabulary.collate([items[i] for i in idx.tolist()], [""] * len(idx)).to(device)
+            logits = model(batch.ids, batch.mask).logits
+            total += nn.functional.cross_entropy(logits, y[idx].to(device), reduction="sum").item()
+            preds[idx] = logits.argmax(-1).cpu()
+    return {
+        "n": len(items),
+        "loss": total / len(items),
+        "accuracy": float((preds == y).double().mean()),
+        "macro_f1": float(f1_score(y.numpy(), preds.numpy(), average="macro", zero_division=0)),
+    }
+
+
+def train(
+    records: Sequence[dict],
+    config: TrainConfig | None = None,
+    out_dir: str | Path | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> TrainedModel:
+    """Train ``config.architecture`` on ``records``; return (and, given ``out_dir``, save) the bundle.
+
+    ``on_progress(fraction, info)`` is called after every batch (``info``: epoch, step, running
+    loss and accuracy) and after every epoch (adding validation loss and accuracy); the last call
+    has fraction 1.0 and the test metrics.
+    """
+    config = config or TrainConfig()
+    hp = config.resolved()
+    device = pick_device(config.device)
+    records = _checked(records)
+    labels = sorted({rec["label"] for rec in records})
+    if len(labels) < 2:
+        raise ValueError(f"need at least two labels to train a classifier, found {labels}")
+    splits = given_splits(records) if config.use_given_splits else None
+    if splits is None:
+        pool = balance(records, config.seed) if config.balance else records
+        splits = split_records(pool, config.fractions, config.seed)
+    train_recs, val_recs, test_recs = splits
+    train_recs = _narrow(train_recs, config)
+
+    seed_everything(config.seed)
+    vocab = Vocabulary.build((rec["text"] for rec in train_recs), config.min_count, config.max_vocab)
+    index = {label: k for k, label in enumerate(labels)}
+
+    def tokenized(recs: list[dict]) -> tuple[list[TokenizedText], torch.Tensor]:
+        items = [vocab.tokenize(rec["text"], config.max_len) for rec in recs]
+        return items, torch.tensor([index[rec["label"]] for rec in recs], dtype=torch.long)
+
+    (x_train, y_train), (x_val, y_val), (x_test, y_test) = (
+        tokenized(r) for r in (train_recs, val_recs, test_recs)
+    )
+    model = build_model(config.architecture, len(vocab), len(labels), **config.model).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"], weight_decay=config.weight_decay)
+    rng = np.random.default_rng(config.seed)
+    lengths = [len(it.ids) for it in x_train]
+    steps_per_epoch = math.ceil(len(x_train) / hp["batch_size"])
+    total_steps = hp["epochs"] * steps_per_epoch
+    history: list[dict] = []
+    best_loss, best_epoch, best_state, stale = math.inf, 0, None, 0
+    step = 0
+    started = time.perf_counter()
+    bar = tqdm(total=total_steps, desc=config.architecture, unit="batch", disable=not config.progress_bar)
+    for epoch in range(1, hp["epochs"] + 1):
+        model.train()
+        seen, loss_sum, correct = 0, 0.0, 0
+        for idx in _length_batches(lengths, hp["batch_size"], rng):
+            batch = Vocabulary.collate([x_train[i] for i in idx], [""] * len(idx)).to(device)
+            target = y_train[idx].to(device)
+            ids = batch.ids
+            if config.word_dropout > 0:
+                drop = (torch.rand(ids.shape) < config.word_dropout).to(device) & batch.mask
+                ids = ids.masked_fill(drop, UNK_ID)
+            output = model(ids, batch.mask)
+            example_loss = nn.functional.cross_entropy(output.logits, target, reduction="none")
+            loss = example_loss.mean() + model.auxiliary_loss(output, example_loss, batch.mask)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if config.grad_clip:
+                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+            optimizer.step()
+            step += 1
+            seen += len(idx)
+            loss_sum += example_loss.sum().item()
+            correct += int((output.logits.argmax(-1) == target).sum())
+            info = {"epoch": epoch, "step": step, "loss": loss_sum / seen, "accuracy": correct / seen}
+            bar.update(1)
+            bar.set_postfix(epoch=epoch, loss=f"{info['loss']:.4f}", acc=f"{info['accuracy']:.3f}")
+            if on_progress:
+                on_progress(min(step / total_steps, 1.0), info)
+        val = evaluate(model, x_val, y_val, device)
+        history.append(
+            {
+                "epoch": epoch,
+                "train_loss": loss_sum / seen,
+                "train_accuracy": correct / seen,
+                "val_loss": val["loss"],
+                "val_accuracy": val["accuracy"],
+            }
+        )
+        bar.set_postfix(
+            epoch=epoch,
+            loss=f"{loss_sum / seen:.4f}",
+            val_loss=f"{val['loss']:.4f}",
+            val_acc=f"{val['accuracy']:.3f}",
+        )
+        if on_progress:
+            on_progress(min(step / total_steps, 1.0), {**history[-1], "step": step})
+        monitored = val["loss"] if val["n"] else loss_sum / seen
+        if monitored < best_loss:
+            best_loss, best_epoch, stale = monitored, epoch, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            stale += 1
+            if config.patience is not None and stale >= config.patience:
+                break
+    bar.close()
+    seconds = time.perf_counter() - started
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    metrics = {
+        "architecture": config.architecture,
+        "device": str(device),
+        "seed": config.seed,
+        "labels": labels,
+        "n_train": len(x_train),
+        "n_validation": len(x_val),
+        "n_test": len(x_test),
+        "epochs_run": len(history),
+        "best_epoch": best_epoch,
+        "train_seconds": seconds,
+        "train_examples_per_second": len(x_train) * len(history) / seconds if seconds > 0 else float("nan"),
+        "validation": evaluate(model, x_val, y_val, device),
+        "test": evaluate(model, x_test, y_test, device),
+        "history": history,
+    }
+    bundle_config = {
+        "train": config.to_dict(),
+        "hyperparameters": hp,
+        "seed": config.seed,
+        "max_len": config.max_len,
+    }
+    bundle = TrainedModel(model, vocab, labels, bundle_config, metrics, device)
+    if out_dir is not None:
+        bundle.save(out_dir)
+        (Path(out_dir) / "splits.json").write_text(
+            json.dumps(
+                {
+                    name: [rec["id"] for rec in recs]
+                    for name, recs in zip(
+                        ("train", "validation", "test"), (train_recs, val_recs, test_recs), strict=True
+                    )
+                }
+            ),
+            encoding="utf-8",
+        )
+    if on_progress:
+        on_progress(1.0, {"phase": "done", "test": metrics["test"], "epochs_run": len(history)})
+    return bundle
