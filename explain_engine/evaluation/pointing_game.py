@@ -1,0 +1,166 @@
+"""The pointing game (paper 002 §2, §4): does the maximally relevant word land where it should?
+
+* hybrid documents: hit(φ, X) = I[y(X, rmax(X, φ)) = f(X)] (eq. 1); documents whose predicted
+  class is not the gold label of any of their words are discarded;
+* manual ground truth: hit(φ, X) = I[rmax(X, φ) ∈ gt(X)], on correctly classified documents only;
+* morphosyntactic agreement: hit_target = I[rmax = target(X)] (the subject) and
+  hit_feat = I[feat(X, rmax) = f(X)] (a noun with the predicted number).
+
+rmax is the position of the maximal relevance for the predicted class; ties (a 0/1 rationale mask,
+say) are broken uniformly at random so that no position is favoured. Pointing-game accuracy is
+hits / documents, reported with its n and a bootstrap interval. The ``random`` method is always
+played as the baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from explain_engine.evaluation.hybrid import HybridDocument
+from explain_engine.explainers.registry import explain_many, resolve_methods
+from explain_engine.metrics.bootstrap import Estimate, mean_estimate
+
+BASELINE = "random"
+
+
+def rmax(scores: Sequence[float] | np.ndarray, rng: np.random.Generator | None = None) -> int:
+    """Index of the maximal score; ties broken uniformly by ``rng`` (the first one without it)."""
+    values = np.asarray(scores, dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("no scores")
+    best = np.flatnonzero(values == values.max())
+    if rng is None or len(best) == 1:
+        return int(best[0])
+    return int(rng.choice(best))
+
+
+def hit_hybrid(
+    scores, word_labels: Sequence[str], predicted: str, rng: np.random.Generator | None = None
+) -> bool:
+    """Paper 002 eq. 1: the maximally relevant word comes from a fragment of the predicted class."""
+    if len(scores) != len(word_labels):
+        raise ValueError(f"{len(scores)} scores for {len(word_labels)} words")
+    return str(word_labels[rmax(scores, rng)]) == str(predicted)
+
+
+def hit_manual(scores, relevant: Sequence[int] | set[int], rng: np.random.Generator | None = None) -> bool:
+    """The maximally relevant word is in the manual ground truth gt(X)."""
+    return rmax(scores, rng) in set(int(i) for i in relevant)
+
+
+def hit_target(scores, target: int, rng: np.random.Generator | None = None) -> bool:
+    """Morphosyntactic agreement: rmax is the subject position target(X)."""
+    return rmax(scores, rng) == int(target)
+
+
+def hit_feat(
+    scores, features: Sequence[str | None], predicted: str, rng: np.random.Generator | None = None
+) -> bool:
+    """Morphosyntactic agreement: rmax falls on a word whose feature (e.g. number) is the predicted one."""
+    return features[rmax(scores, rng)] == predicted
+
+
+@dataclass
+class PointingGame:
+    """Pointing-game accuracies of several methods on one set of documents."""
+
+    kind: str
+    n_documents: int
+    n_discarded: int
+    hits: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def accuracy(self, method: str, n_boot: int = 1000) -> Estimate:
+        return mean_estimate(self.hits[method].astype(np.float64), n_boot=n_boot)
+
+    def to_dict(self, n_boot: int = 1000) -> dict:
+        return {
+            "kind": self.kind,
+            "documents": self.n_documents,
+            "discarded": self.n_discarded,
+            "accuracy": {m: self.accuracy(m, n_boot).to_dict() for m in self.hits},
+        }
+
+    def table(self, n_boot: int = 1000) -> str:
+        width = max([len("method"), *(len(m) for m in self.hits)])
+        lines = [
+            f"pointing game ({self.kind}): {self.n_documents} documents, {self.n_discarded} discarded",
+            f"{'method':<{width}}  accuracy  95% interval     hits",
+        ]
+        for method in self.hits:
+            est = self.accuracy(method, n_boot)
+            hits = int(self.hits[method].sum())
+            lines.append(
+                f"{method:<{width}}  {est.value:8.3f}  [{est.ci_low:.3f}, {est.ci_high:.3f}]  {hits:>5}/{est.n}"
+            )
+        return "\n".join(lines)
+
+
+def _label_index(labels: Sequence[str], label_map: Mapping[str, str] | None) -> Callable[[Any], int | None]:
+    names = [str(x) for x in labels]
+
+    def index(label: Any) -> int | None:
+        label = str(label)
+        label = (label_map or {}).get(label, label)
+        return names.index(label) if label in names else None
+
+    return index
+
+
+def pointing_game(
+    bundle: Any,
+    documents: Sequence[dict | HybridDocument],
+    methods: str | Sequence[str] = "all",
+    *,
+    kind: str = "hybrid",
+    label_map: Mapping[str, str] | None = None,
+    batch_size: int = 16,
+    params: dict[str, dict[str, Any]] | None = None,
+    seed: int = 0,
+) -> PointingGame:
+    """Play the pointing game for ``methods`` on ``documents``.
+
+    ``kind="hybrid"``: documents ``{text, word_labels}`` (see :mod:`.hybrid`); ``kind="manual"``:
+    documents ``{text, label, relevant}`` (word indices). ``label_map`` renames data labels to the
+    model's labels (e.g. ``{"0": "neg"}``).
+    """
+    if kind not in ("hybrid", "manual"):
+        raise ValueError(f"unknown pointing game {kind!r}; use 'hybrid' or 'manual'")
+    names = resolve_methods(methods, bundle.model.architecture)
+    if BASELINE not in names:
+        names.append(BASELINE)
+    index = _label_index(bundle.labels, label_map)
+    documents = [d.to_dict() if hasattr(d, "to_dict") else d for d in documents]
+    texts = [d["text"] for d in documents]
+    predicted = bundle.scores(texts, batch_size=max(batch_size, 64)).argmax(1) if texts else np.zeros(0, int)
+    keep = []
+    for d, p in zip(documents, predicted, strict=True):
+        if kind == "hybrid":
+            ok = any(index(label) == p for label in set(d["word_labels"]))
+        else:
+            ok = index(d["label"]) == p and bool(d["relevant"])
+        keep.append(ok)
+    kept = [i for i, ok in enumerate(keep) if ok]
+    game = PointingGame(kind, len(kept), len(documents) - len(kept))
+    if not kept:
+        game.hits = {m: np.zeros(0, dtype=bool) for m in names}
+        return game
+    targets = [int(predicted[i]) for i in kept]
+    relevance = explain_many(
+        bundle, [texts[i] for i in kept], names, target=targets, batch_size=batch_size, params=params
+    )
+    rng = np.random.default_rng(seed)
+    for method in names:
+        hits = np.zeros(len(kept), dtype=bool)
+        for j, i in enumerate(kept):
+            doc, scores = documents[i], relevance[method][j]
+            if kind == "hybrid":
+                word_idx = [index(label) for label in doc["word_labels"]]
+                hits[j] = word_idx[rmax(scores, rng)] == targets[j]
+            else:
+                hits[j] = hit_manual(scores, doc["relevant"], rng)
+        game.hits[method] = hits
+    return game

@@ -1,0 +1,260 @@
+"""Input perturbation: omission and occlusion of N-grams (paper 002 §3.5), and the machinery that
+every perturbation method (omission, occlusion, LIMSSE, LIME) shares.
+
+φ_[omit|occ]N(t, k, X) = 1/N Σ_{j=1..N} [ s(k, X) − s(k, X with the j-th N-gram containing t removed) ]
+
+Omission deletes the N-gram (the sequence gets shorter); occlusion replaces it with N all-zero
+embeddings. N-grams that run over an edge of the text are clipped to it, so every unit lies in
+exactly N N-grams and all N are averaged. Units are canonical words by default (``unit="word"``:
+all tokens of a word go together) or model tokens (``unit="token"``); a unit's score is placed on
+its first token, so pooling to words (sum) returns it unchanged.
+
+Written by hand (Captum's ``Occlusion`` works on fixed-shape sliding windows and has no
+omission); perturbed inputs are built as whole tensors and run in length-sorted chunks, the
+unperturbed texts among them. A Kim CNN runs them through :func:`cnn_lookup_logits`, the same
+function computed from a per-token lookup table.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from explain_engine.explainers.registry import register
+from explain_engine.models.base import EncodedBatch
+from explain_engine.models.cnn import KimCNN, valid_windows
+
+NGRAM_SIZES = (1, 3, 7)
+
+
+def text_rng(seed: int, text: str) -> np.random.Generator:
+    """A generator that depends only on ``seed`` and the text, not on batching or order."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(text.encode("utf-8"))])
+
+
+def unit_index(batch: EncodedBatch, unit: str = "word") -> tuple[torch.Tensor, torch.Tensor]:
+    """Unit of every token ``(B, T)`` (−1 on padding) and the number of units per text ``(B,)``."""
+    mask = batch.mask
+    if unit == "token":
+        units = torch.arange(mask.shape[1], device=mask.device).expand_as(mask).clone()
+    elif unit == "word":
+        units = torch.full(mask.shape, -1, dtype=torch.long, device=mask.device)
+        for b, owners in enumerate(batch.owners):
+            if owners:
+                units[b, : len(owners)] = torch.as_tensor(owners, device=mask.device)
+    else:
+        raise ValueError(f"unknown unit {unit!r}; use 'word' or 'token'")
+    units = units.masked_fill(~mask, -1)
+    return units, (units.max(dim=1).values + 1).clamp_min(0)
+
+
+def units_to_tokens(unit_scores: torch.Tensor, units: torch.Tensor) -> torch.Tensor:
+    """``(B, U)`` unit scores → ``(B, T)`` token scores: each unit's score on its first token."""
+    first = units >= 0
+    first[:, 1:] &= units[:, 1:] != units[:, :-1]
+    gathered = unit_scores.gather(1, units.clamp_min(0))
+    return torch.where(first, gathered, torch.zeros_like(gathered))
+
+
+@dataclass
+class Perturbed:
+    """Perturbed copies of a batch's texts, one per row.
+
+    ``ids``/``mask`` ``(R, T)``; ``zero`` ``(R, T)`` marks positions whose embedding is replaced by
+    the all-zero vector (None: none); ``doc`` ``(R,)`` is the text each row perturbs.
+    """
+
+    ids: torch.Tensor
+    mask: torch.Tensor
+    zero: torch.Tensor | None
+    doc: torch.Tensor
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+
+def dropped(ids: torch.Tensor, keep: torch.Tensor, doc: torch.Tensor) -> Perturbed:
+    """Rows with the tokens where ``keep`` is False deleted (the rest shift left, order kept).
+
+    A row with nothing left becomes one all-zero embedding, the nearest input to an empty text.
+    """
+    order = torch.argsort((~keep).to(torch.int8), dim=1, stable=True)
+    lengths = keep.sum(1)
+    new_ids = ids.gather(1, order)
+    positions = torch.arange(ids.shape[1], device=ids.device)
+    new_mask = positions[None, :] < lengths[:, None]
+    empty = lengths == 0
+    zero = None
+    if bool(empty.any()):
+        new_mask[empty, 0] = True
+        new_ids[empty, 0] = 0
+        zero = torch.zeros_like(new_mask)
+        zero[empty, 0] = True
+    new_ids = new_ids.masked_fill(~new_mask, 0)
+    width = max(1, int(new_mask.sum(1).max()))
+    return Perturbed(new_ids[:, :width], new_mask[:, :width], None if zero is None else zero[:, :width], doc)
+
+
+def iter_chunks(
+    perturbed: Perturbed, batch_size: int = 512
+) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]]:
+    """Row indices and inputs of length-sorted chunks, each trimmed to its longest row."""
+    lengths = perturbed.mask.sum(1)
+    order = torch.argsort(lengths, descending=True)
+    for start in range(0, len(perturbed), batch_size):
+        rows = order[start : start + batch_size]
+        width = max(1, int(lengths[rows[0]]))
+        zero = None if perturbed.zero is None else perturbed.zero[rows, :width]
+        yield rows, perturbed.ids[rows, :width], perturbed.mask[rows, :width], zero
+
+
+def cnn_lookup_logits(
+    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
+) -> torch.Tensor:
+    """Logits of a Kim CNN (eval mode) with its convolutions read from a lookup table.
+
+    A filter's response is b + Σ_o W_o · e_{t+o}; with embeddings drawn from a vocabulary, each
+    W_o · e is computed once per distinct token of the chunk and the convolution becomes a sum of
+    gathered rows — the same function as ``model.forward`` (tested to float precision) at a fraction
+    of the cost, since perturbed copies of a text share their tokens.
+    """
+    mask = mask.bool()
+    keep = mask if zero is None else mask & ~zero
+    distinct, inverse = torch.unique(ids, return_inverse=True)
+    embeds = model.embed(distinct)
+    inverse = torch.where(keep, inverse, len(distinct))  # the extra row is the zero vector
+    widest = max(model.filter_sizes)
+    if inverse.shape[1] < widest:
+        inverse = torch.nn.functional.pad(inverse, (0, widest - inverse.shape[1]), value=len(distinct))
+    pooled = []
+    for width, conv in zip(model.filter_sizes, model.convs, strict=True):
+        table = torch.einsum("ue,feo->ouf", embeds, conv.weight)
+        table = torch.nn.functional.pad(table, (0, 0, 0, 1))
+        windows = inverse.shape[1] - width + 1
+        response = torch.nn.functional.embedding(inverse[:, :windows], table[0])
+        for o in range(1, width):
+            response += torch.nn.functional.embedding(inverse[:, o : o + windows], table[o])
+        response += conv.bias
+        # After the ReLU every response is ≥ 0, so zeroing the invalid windows keeps the maximum.
+        torch.relu_(response).mul_(valid_windows(mask, width, windows)[..., None])
+        pooled.append(response.amax(dim=1))
+    hidden = torch.relu(model.fc(torch.cat(pooled, dim=1)))
+    return model.out(hidden)
+
+
+def run_chunk(
+    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
+) -> torch.Tensor:
+    """Logits of one chunk (zeroed embeddings where ``zero`` is set).
+
+    A Kim CNN in eval mode runs through :func:`cnn_lookup_logits`; other models through ``forward``.
+    """
+    if isinstance(model, KimCNN) and not model.training:
+        return cnn_lookup_logits(model, ids, mask, zero)
+    if zero is None or not bool(zero.any()):
+        return model(ids, mask).logits
+    embeds = model.embed(ids).masked_fill(zero[..., None], 0.0)
+    return model(ids, mask, embeds=embeds).logits
+
+
+def forward_logits(model: torch.nn.Module, perturbed: Perturbed, batch_size: int = 512) -> torch.Tensor:
+    """Logits ``(R, K)`` of every perturbed row (no gradients), in the rows' original order."""
+    out: torch.Tensor | None = None
+    with torch.inference_mode():
+        for rows, ids, mask, zero in iter_chunks(perturbed, batch_size):
+            logits = run_chunk(model, ids, mask, zero)
+            if out is None:
+                out = logits.new_empty((len(perturbed), logits.shape[1]))
+            out[rows] = logits
+    assert out is not None
+    return out
+
+
+def class_output(logits: torch.Tensor, target: torch.Tensor, output: str = "s") -> torch.Tensor:
+    """s(k, ·) (``"s"``) or p(k | ·) (``"p"``) of class ``target`` per row."""
+    if output == "p":
+        logits = torch.softmax(logits, dim=-1)
+    elif output != "s":
+        raise ValueError(f"unknown output {output!r}; use 's' or 'p'")
+    return logits.gather(1, target[:, None]).squeeze(1)
+
+
+def ngram_windows(n_units: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """All clipped N-gram windows: their text ``doc`` and first unit ``start`` (may be < 0)."""
+    counts = n_units + n - 1
+    doc = torch.repeat_interleave(torch.arange(len(n_units), device=n_units.device), counts)
+    first_row = torch.cumsum(counts, 0) - counts
+    offset = torch.arange(len(doc), device=n_units.device) - first_row[doc]
+    return doc, offset - (n - 1)
+
+
+def ngram_perturbations(batch: EncodedBatch, n: int, mode: str, unit: str = "word") -> tuple[Perturbed, Any]:
+    """The perturbed rows of omission (``mode="omit"``) or occlusion (``"occ"``) of every N-gram.
+
+    The last ``B`` rows are the texts themselves (a window that covers no unit), so the unperturbed
+    scores come from the same forward passes.
+    """
+    if n < 1:
+        raise ValueError("N must be positive")
+    units, n_units = unit_index(batch, unit)
+    doc, start = ngram_windows(n_units, n)
+    texts = torch.arange(len(n_units), device=doc.device)
+    doc = torch.cat([doc, texts])
+    start = torch.cat([start, torch.full_like(texts, -(n + 1))])
+    u = units[doc]
+    removed = (u >= start[:, None]) & (u < start[:, None] + n) & batch.mask[doc]
+    if mode == "occ":
+        perturbed = Perturbed(batch.ids[doc], batch.mask[doc], removed, doc)
+    elif mode == "omit":
+        perturbed = dropped(batch.ids[doc], batch.mask[doc] & ~removed, doc)
+    else:
+        raise ValueError(f"unknown mode {mode!r}; use 'omit' or 'occ'")
+    return perturbed, (units, n_units, start)
+
+
+def ngram_relevance(
+    bundle: Any,
+    batch: EncodedBatch,
+    target: torch.Tensor,
+    *,
+    n: int,
+    mode: str,
+    unit: str = "word",
+    output: str = "s",
+    batch_size: int = 512,
+) -> torch.Tensor:
+    """φ_omitN / φ_occN per token (paper 002 §3.5)."""
+    perturbed, (units, n_units, start) = ngram_perturbations(batch, n, mode, unit)
+    scores = class_output(forward_logits(bundle.model, perturbed, batch_size), target[perturbed.doc], output)
+    texts = len(n_units)
+    windows = len(perturbed) - texts
+    full, doc = scores[windows:], perturbed.doc[:windows]
+    diff = full[doc] - scores[:windows]
+    width = int(n_units.max()) if texts else 0
+    table = torch.zeros((texts, width + n), dtype=diff.dtype, device=diff.device)
+    table[doc, start[:windows] + n] = diff
+    cumulative = torch.cumsum(table, dim=1)
+    index = torch.arange(width, device=diff.device)
+    relevance = (cumulative[:, index + n] - cumulative[:, index]) / n
+    return units_to_tokens(relevance, units)
+
+
+def _register_ngram(mode: str, n: int) -> None:
+    label = "omission" if mode == "omit" else "occlusion"
+
+    def method(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **params: Any) -> torch.Tensor:
+        return ngram_relevance(bundle, batch, target, n=n, mode=mode, **params)
+
+    method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (paper 002 §3.5)."
+    method.__name__ = f"{mode}_{n}"
+    register(f"{mode}_{n}")(method)
+
+
+for _mode in ("omit", "occ"):
+    for _n in NGRAM_SIZES:
+        _register_ngram(_mode, _n)

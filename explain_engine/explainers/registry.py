@@ -1,0 +1,287 @@
+"""One registry, one call signature for every explanation method φ(t, k, X) (REFERENCE §2.2).
+
+A method is registered under a name with :func:`register`; it receives the model bundle, an
+:class:`~explain_engine.models.base.EncodedBatch` already on the model's device, and the target
+class of each text, and returns token relevance ``(B, T)`` (zeros, or anything, on padding)::
+
+    @register("attention", architectures=("lstm_attention", ...))
+    def attention(bundle, batch, target, **params) -> torch.Tensor: ...
+
+Methods whose passes can be shared (the eight gradient variants) are registered together with
+:func:`register_group`: one function computes any subset of the names from one set of passes.
+:func:`explain` and :func:`explain_many` encode texts, choose the target (the predicted class by
+default), run the methods batch by batch, and pool token scores onto canonical words (sum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from explain_engine.models.base import EncodedBatch
+from explain_engine.text import pool_to_words
+
+TokenScores = torch.Tensor | np.ndarray
+Method = Callable[..., TokenScores]
+GroupMethod = Callable[..., dict[str, TokenScores]]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method: its name, function, the architectures it applies to (None = all)."""
+
+    name: str
+    fn: Method
+    architectures: tuple[str, ...] | None = None
+    group: str | None = None
+    doc: str = field(default="", compare=False)
+    pooling: str = "sum"
+    requires: tuple[str, ...] = ()
+
+    def applies_to(self, architecture: str) -> bool:
+        return self.architectures is None or architecture in self.architectures
+
+
+METHODS: dict[str, MethodSpec] = {}
+GROUPS: dict[str, tuple[GroupMethod, tuple[str, ...]]] = {}
+
+
+def register(
+    name: str,
+    *,
+    architectures: tuple[str, ...] | None = None,
+    pooling: str = "sum",
+    requires: tuple[str, ...] = (),
+) -> Callable[[Method], Method]:
+    """Decorator: register ``fn(bundle, batch, target, **params) -> (B, T)`` under ``name``.
+
+    ``pooling`` is how token scores become word scores: ``sum`` (default), ``max``, ``mean``, or
+    ``model`` for the model's own ``attention_pooling`` (attention maps pool as the model reads them).
+    ``requires`` names parameters without which the method cannot run (one of them must be given,
+    e.g. fitted trees or the texts to fit them on); such a method is left out of ``"all"``.
+    """
+
+    def decorate(fn: Method) -> Method:
+        if name in METHODS:
+            raise ValueError(f"explanation method {name!r} is already registered")
+        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+        METHODS[name] = MethodSpec(
+            name, fn, tuple(architectures) if architectures else None, None, doc, pooling, tuple(requires)
+        )
+        return fn
+
+    return decorate
+
+
+def register_group(
+    group: str, names: Sequence[str], *, architectures: tuple[str, ...] | None = None
+) -> Callable[[GroupMethod], GroupMethod]:
+    """Decorator: ``fn(bundle, batch, target, names, **params) -> {name: (B, T)}`` computes any of ``names``.
+
+    Each name is also registered on its own (calling the group with that one name), so
+    :func:`explain` works for it; :func:`explain_many` calls the group once for all requested names.
+    """
+
+    def decorate(fn: GroupMethod) -> GroupMethod:
+        if group in GROUPS:
+            raise ValueError(f"method group {group!r} is already registered")
+        GROUPS[group] = (fn, tuple(names))
+        for name in names:
+            if name in METHODS:
+                raise ValueError(f"explanation method {name!r} is already registered")
+
+            def single(bundle, batch, target, _name=name, **params):
+                return fn(bundle, batch, target, [_name], **params)[_name]
+
+            doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+            METHODS[name] = MethodSpec(
+                name, single, tuple(architectures) if architectures else None, group, doc
+            )
+        return fn
+
+    return decorate
+
+
+def _load_all() -> None:
+    """Import every method module so that its ``register`` calls have run."""
+    import explain_engine.explainers  # noqa: F401  (the package imports its modules)
+
+
+def get(name: str) -> MethodSpec:
+    """The registered method ``name`` (``ValueError`` listing the known names otherwise)."""
+    _load_all()
+    try:
+        return METHODS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown explanation method {name!r}; known: {', '.join(sorted(METHODS))}"
+        ) from None
+
+
+def methods_for(architecture: str, standalone: bool = False) -> list[str]:
+    """Names of the methods that apply to ``architecture``, sorted (``standalone``: only those that
+    need no extra parameters)."""
+    _load_all()
+    return sorted(
+        n
+        for n, spec in METHODS.items()
+        if spec.applies_to(architecture) and not (standalone and spec.requires)
+    )
+
+
+def resolve_methods(names: str | Iterable[str], architecture: str) -> list[str]:
+    """Expand ``"all"`` to every method for the architecture that needs no extra parameters; check that
+    every other name exists and applies."""
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    names = list(names)
+    if names == ["all"]:
+        return methods_for(architecture, standalone=True)
+    for name in names:
+        spec = get(name)
+        if not spec.applies_to(architecture):
+            raise ValueError(f"method {name!r} does not apply to architecture {architecture!r}")
+    return names
+
+
+def model_device(bundle: Any) -> torch.device:
+    """The device the bundle's model lives on."""
+    device = getattr(bundle, "device", None)
+    if device is not None:
+        return torch.device(device)
+    return next(bundle.model.parameters()).device
+
+
+def predicted_target(bundle: Any, batch: EncodedBatch) -> torch.Tensor:
+    """The predicted class of each text of ``batch`` ``(B,)``."""
+    from explain_engine.explainers.perturbation import run_chunk  # the fastest exact forward pass
+
+    with torch.no_grad():
+        return run_chunk(bundle.model, batch.ids, batch.mask, None).argmax(-1)
+
+
+def target_tensor(
+    bundle: Any, batch: EncodedBatch, target: int | str | Sequence[int | str] | torch.Tensor | None
+) -> torch.Tensor:
+    """Targets as a ``(B,)`` long tensor: None → predicted class; a label name → its index."""
+    n = batch.ids.shape[0]
+    if target is None:
+        return predicted_target(bundle, batch)
+    if isinstance(target, torch.Tensor):
+        t = target.to(batch.ids.device).long().reshape(-1)
+        return t.expand(n).clone() if t.numel() == 1 else t
+    labels = list(getattr(bundle, "labels", []) or [])
+
+    def index(k: int | str) -> int:
+        if isinstance(k, str):
+            if k not in labels:
+                raise ValueError(f"unknown label {k!r}; labels are {labels}")
+            return labels.index(k)
+        return int(k)
+
+    if isinstance(target, int | str | np.integer):
+        return torch.full((n,), index(target), dtype=torch.long, device=batch.ids.device)
+    values = [index(k) for k in target]
+    if len(values) != n:
+        raise ValueError(f"{len(values)} targets for {n} texts")
+    return torch.tensor(values, dtype=torch.long, device=batch.ids.device)
+
+
+def to_numpy(scores: TokenScores) -> np.ndarray:
+    if isinstance(scores, torch.Tensor):
+        return scores.detach().to("cpu", torch.float64).numpy()
+    return np.asarray(scores, dtype=np.float64)
+
+
+def pool_batch(scores: TokenScores, batch: EncodedBatch, how: str = "sum") -> list[np.ndarray]:
+    """Token relevance ``(B, T)`` → one word-relevance array per text (sum over each word's tokens)."""
+    arr = to_numpy(scores)
+    out = []
+    for b, owners in enumerate(batch.owners):
+        out.append(pool_to_words(arr[b, : len(owners)], owners, batch.n_words[b], how))
+    return out
+
+
+def _batches(n: int, batch_size: int) -> Iterable[slice]:
+    for start in range(0, n, max(1, batch_size)):
+        yield slice(start, min(n, start + batch_size))
+
+
+def _slice_target(target: Any, part: slice) -> Any:
+    if target is None or isinstance(target, int | str | np.integer):
+        return target
+    if isinstance(target, torch.Tensor) and target.numel() == 1:
+        return target
+    return target[part]
+
+
+def explain_many(
+    bundle: Any,
+    texts: Sequence[str],
+    methods: Sequence[str],
+    target: int | str | Sequence[int | str] | torch.Tensor | None = None,
+    *,
+    batch_size: int = 16,
+    params: dict[str, dict[str, Any]] | None = None,
+    **shared: Any,
+) -> dict[str, list[np.ndarray]]:
+    """Run several methods on ``texts``; methods of one group share their passes.
+
+    ``params`` maps a method (or group) name to its own keyword arguments; ``shared`` keyword
+    arguments go to every method. Returns ``{method: [word relevance per text]}``.
+    """
+    specs = [get(name) for name in methods]
+    params = params or {}
+    arch = getattr(bundle.model, "architecture", "")
+    for spec in specs:
+        if not spec.applies_to(arch):
+            raise ValueError(f"method {spec.name!r} does not apply to architecture {arch!r}")
+    device = model_device(bundle)
+    out: dict[str, list[np.ndarray]] = {spec.name: [] for spec in specs}
+    was_training = bundle.model.training
+    bundle.model.eval()
+    try:
+        for part in _batches(len(texts), batch_size):
+            batch = bundle.encode(list(texts[part])).to(device)
+            tgt = target_tensor(bundle, batch, _slice_target(target, part))
+            done: set[str] = set()
+            for spec in specs:
+                if spec.name in done:
+                    continue
+                if spec.group is not None:
+                    fn, _ = GROUPS[spec.group]
+                    names = [s.name for s in specs if s.group == spec.group]
+                    kwargs = {**shared, **params.get(spec.group, {})}
+                    for name in names:
+                        kwargs.update(params.get(name, {}))
+                    result = fn(bundle, batch, tgt, names, **kwargs)
+                    for name in names:
+                        out[name].extend(pool_batch(result[name], batch))
+                        done.add(name)
+                else:
+                    result = spec.fn(bundle, batch, tgt, **{**shared, **params.get(spec.name, {})})
+                    how = spec.pooling
+                    if how == "model":
+                        how = getattr(bundle.model, "attention_pooling", "sum")
+                    out[spec.name].extend(pool_batch(result, batch, how))
+                    done.add(spec.name)
+    finally:
+        bundle.model.train(was_training)
+    return out
+
+
+def explain(
+    bundle: Any,
+    texts: Sequence[str],
+    target: int | str | Sequence[int | str] | torch.Tensor | None = None,
+    method: str = "grad_l2_1s",
+    *,
+    batch_size: int = 16,
+    **params: Any,
+) -> list[np.ndarray]:
+    """Relevance of every canonical word of each text for ``target`` (default: the predicted class)."""
+    return explain_many(bundle, texts, [method], target, batch_size=batch_size, **params)[method]
