@@ -10,7 +10,7 @@ PIP    := $(VENV)/bin/pip
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 DEMO_ENV := DATABASE_URL=sqlite:///$(CURDIR)/demo.sqlite3 CELERY_TASK_ALWAYS_EAGER=1 DJANGO_DEBUG=1 \
-            HATLAB_MEDIA_ROOT=$(CURDIR)/media
+            HATLAB_MEDIA_ROOT=$(CURDIR)/media HATLAB_PUBLIC_URL=http://$(HOST):$(PORT)
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/hatlab
 
 .PHONY: demo test install frontend lint bench services clean
@@ -32,7 +32,7 @@ frontend: frontend/node_modules/.installed
 
 demo: install frontend
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput
-	$(DEMO_ENV) $(PY) manage.py seed_demo --base-url http://$(HOST):$(PORT)
+	$(DEMO_ENV) $(PY) manage.py seed_demo
 	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
 lint: install

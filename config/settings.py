@@ -117,6 +117,10 @@ CSRF_COOKIE_SAMESITE = SESSION_COOKIE_SAMESITE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Crowd platforms show the task page inside their own frame (MTurk ExternalQuestion).
 X_FRAME_OPTIONS = "SAMEORIGIN"
+# ... so annotator pages (only they) may be framed by these origins (annotate.views.framing).
+HATLAB_FRAME_ANCESTORS = os.environ.get(
+    "HATLAB_FRAME_ANCESTORS", "https://www.mturk.com https://workersandbox.mturk.com"
+).split()
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -149,7 +153,9 @@ HATLAB_TORCH_THREADS = int(os.environ.get("HATLAB_TORCH_THREADS", "1"))
 # Route engine jobs to the ``gpu`` queue (consumed by workers started with ``-Q gpu``).
 HATLAB_GPU_QUEUE = env_bool("HATLAB_GPU_QUEUE", False)
 # How long an unacknowledged job waits before Redis hands it to another worker.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("HATLAB_VISIBILITY_TIMEOUT", "3600"))}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("HATLAB_VISIBILITY_TIMEOUT", "3600"))
+}
 
 # Crowd providers: credentials only from the environment.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)

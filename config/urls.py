@@ -1,4 +1,4 @@
-"""URL map: the app's pages and API, the OpenAPI description, Django admin."""
+"""URL map: the app's pages and API (one module per concern), Django admin."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -6,4 +6,9 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("annotate.urls")),
+    path("", include("annotate.urls_machine")),
+    path("", include("annotate.urls_dashboards")),
+    path("", include("annotate.urls_crowd")),
+    path("", include("annotate.urls_evaluation")),
+    path("", include("annotate.urls_ratings")),
 ]

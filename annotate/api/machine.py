@@ -67,8 +67,22 @@ class ModelRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ModelRun
-        fields = ["id", "name", "owner", "dataset", "architecture", "params", "status", "progress", "message",
-                  "metrics", "artifact", "created", "finished", "training_job"]  # fmt: skip
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "dataset",
+            "architecture",
+            "params",
+            "status",
+            "progress",
+            "message",
+            "metrics",
+            "artifact",
+            "created",
+            "finished",
+            "training_job",
+        ]
         read_only_fields = fields
 
     def get_training_job(self, run: ModelRun) -> int | None:
@@ -113,8 +127,17 @@ class PredictionSerializer(serializers.ModelSerializer):
 class ExplanationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Explanation
-        fields = ["id", "model_run", "document", "method", "target", "scores", "evidence", "counter_evidence",
-                  "created"]  # fmt: skip
+        fields = [
+            "id",
+            "model_run",
+            "document",
+            "method",
+            "target",
+            "scores",
+            "evidence",
+            "counter_evidence",
+            "created",
+        ]
         read_only_fields = fields
 
 

@@ -63,7 +63,15 @@ class Item(models.Model):
 
     class Meta:
         ordering = ["study_id", "position", "id"]
-        indexes = [models.Index(fields=["study", "is_gold", "responses_done"], name="item_open_idx")]
+        indexes = [
+            models.Index(fields=["study", "is_gold", "responses_done"], name="item_open_idx"),
+            # The hand-out queue: open items of a study in order; it shrinks as items are completed.
+            models.Index(
+                fields=["study", "position", "id"],
+                condition=models.Q(retired=False, responses_done__lt=models.F("responses_needed")),
+                name="item_queue_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"item {self.pk} of study {self.study_id}"

@@ -309,7 +309,7 @@ class QualityAPI(APIView):
                     "min_golds": policy.min_golds,
                     "gold_rate": policy.gold_rate,
                     "block_mode": policy.block_mode,
-                },  # fmt: skip
+                },
                 "workers": worker_rows(study),
                 "golds": gold_rows(study),
             }

@@ -1,0 +1,1 @@
+"""The JSON API: researchers' datasets and studies, and the annotators' next / submit endpoints."""

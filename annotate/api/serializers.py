@@ -1,0 +1,228 @@
+"""Serializers: they validate what comes in and shape what goes out."""
+
+from __future__ import annotations
+
+import json
+
+from django.db import transaction
+from django.urls import reverse
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_texts
+from annotate.models import Dataset, Study
+from annotate.providers import PROVIDERS
+from annotate.roles import is_admin
+from annotate.tasks import TASK_KINDS, get_kind
+
+MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+MAX_MS = 7 * 24 * 3600 * 1000
+MAX_SIGNALS_BYTES = 16 * 1024
+
+
+def _import_upload(dataset: Dataset, upload, fmt: str | None) -> int:
+    """Import an uploaded file; a bad file becomes a 400 naming the line and field under ``file``."""
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise ValidationError({"file": [f"larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB"]})
+    try:
+        return import_texts(dataset, upload.read(), fmt or detect_format(upload.name))
+    except CorpusImportError as exc:
+        raise ValidationError({"file": [str(exc)]}) from None
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    document_count = serializers.IntegerField(source="n_documents", read_only=True, default=None)
+    file = serializers.FileField(write_only=True, required=False, help_text="CSV or JSONL to import.")
+    format = serializers.ChoiceField(choices=FORMATS, write_only=True, required=False)
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id",
+            "name",
+            "description",
+            "labels",
+            "source",
+            "owner",
+            "document_count",
+            "created",
+            "file",
+            "format",
+        ]
+        read_only_fields = ["labels", "source", "created"]
+
+    def validate_name(self, name: str) -> str:
+        user = self.context["request"].user
+        if Dataset.objects.filter(owner=user, name=name).exists():
+            raise ValidationError("you already have a dataset with this name")
+        return name
+
+    def create(self, validated_data: dict) -> Dataset:
+        upload = validated_data.pop("file", None)
+        fmt = validated_data.pop("format", None)
+        with transaction.atomic():
+            dataset = Dataset.objects.create(
+                owner=self.context["request"].user, source=upload.name if upload else "", **validated_data
+            )
+            dataset.n_documents = _import_upload(dataset, upload, fmt) if upload else 0
+        return dataset
+
+
+class DatasetImportSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV or JSONL with the fields id, text, label (and metadata).")
+    format = serializers.ChoiceField(choices=FORMATS, required=False)
+
+    def save_into(self, dataset: Dataset) -> int:
+        return _import_upload(dataset, self.validated_data["file"], self.validated_data.get("format"))
+
+
+class ImportResultSerializer(serializers.Serializer):
+    imported = serializers.IntegerField()
+    documents = serializers.IntegerField()
+
+
+class StudySerializer(serializers.ModelSerializer):
+    dataset = serializers.PrimaryKeyRelatedField(
+        queryset=Dataset.objects.all(), required=False, allow_null=True
+    )
+    kind = serializers.ChoiceField(choices=[], default="highlight")
+    provider = serializers.ChoiceField(choices=[], default="local")
+    config = serializers.JSONField(required=False, default=dict)
+    provider_config = serializers.JSONField(required=False, default=dict)
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
+    time_limit_s = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, default=1800)
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    entry_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Study
+        fields = [
+            "uid",
+            "name",
+            "dataset",
+            "kind",
+            "config",
+            "instructions",
+            "annotators_per_item",
+            "time_limit_s",
+            "provider",
+            "provider_config",
+            "status",
+            "owner",
+            "created",
+            "entry_url",
+        ]
+        read_only_fields = ["uid", "status", "created"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = sorted(TASK_KINDS)
+        self.fields["provider"].choices = sorted(PROVIDERS)
+        request = self.context.get("request")
+        if request is not None and not is_admin(request.user):
+            self.fields["dataset"].queryset = Dataset.objects.filter(owner_id=request.user.pk)
+
+    def get_entry_url(self, study: Study) -> str:
+        return reverse("work-entry", args=[study.uid])
+
+    def validate_provider_config(self, value):
+        if not isinstance(value, dict):
+            raise ValidationError("must be an object")
+        return value
+
+    def validate(self, data: dict) -> dict:
+        kind = get_kind(data.get("kind", "highlight"))
+        try:
+            data["config"] = kind.validate_config(data.get("config"))
+        except ValidationError as exc:
+            raise ValidationError({"config": exc.detail}) from None
+        if kind.name == "highlight" and not data.get("dataset"):
+            raise ValidationError({"dataset": ["a highlight study needs a dataset"]})
+        return data
+
+    def create(self, validated_data: dict) -> Study:
+        return Study.objects.create(owner=self.context["request"].user, **validated_data)
+
+
+class ProgressAnnotatorSerializer(serializers.Serializer):
+    worker = serializers.CharField(help_text="Anonymised worker id.")
+    provider = serializers.CharField()
+    responses = serializers.IntegerField()
+    golds = serializers.IntegerField()
+    golds_passed = serializers.IntegerField()
+    last = serializers.DateTimeField(allow_null=True)
+
+
+class ProgressSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    items_done = serializers.IntegerField()
+    items_total = serializers.IntegerField()
+    percent = serializers.FloatField()
+    responses = serializers.IntegerField()
+    responses_needed = serializers.IntegerField()
+    open_assignments = serializers.IntegerField()
+    annotators = ProgressAnnotatorSerializer(many=True)
+
+
+class InviteRequestSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=1, max_value=500, default=1)
+
+
+class InviteResultSerializer(serializers.Serializer):
+    links = serializers.ListField(child=serializers.CharField())
+
+
+# ------------------------------------------------------------------ annotator API
+
+
+class TimingsSerializer(serializers.Serializer):
+    read_ms = serializers.IntegerField(min_value=0, max_value=MAX_MS, required=False, allow_null=True)
+    answer_ms = serializers.IntegerField(min_value=0, max_value=MAX_MS, required=False, allow_null=True)
+    label_at_ms = serializers.IntegerField(min_value=0, max_value=MAX_MS, required=False, allow_null=True)
+    first_highlight_at_ms = serializers.IntegerField(
+        min_value=0, max_value=MAX_MS, required=False, allow_null=True
+    )
+
+
+class SubmissionSerializer(serializers.Serializer):
+    submission_key = serializers.UUIDField(help_text="A fresh UUID per answer; a retry reuses it.")
+    answer = serializers.JSONField(help_text='The kind\'s answer, e.g. {"label": "positive", "map": [0, 1]}.')
+    timings = TimingsSerializer(required=False, default=dict)
+    signals = serializers.DictField(required=False, default=dict, help_text="Focus changes, pastes, etc.")
+
+    def validate_signals(self, value: dict) -> dict:
+        if len(json.dumps(value)) > MAX_SIGNALS_BYTES:
+            raise ValidationError(f"larger than {MAX_SIGNALS_BYTES} bytes")
+        return value
+
+
+class SubmittedSerializer(serializers.Serializer):
+    response = serializers.IntegerField()
+
+
+class WorkItemSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    payload = serializers.DictField(help_text="What the page shows, e.g. {words, breaks} for highlight.")
+
+
+class WorkProgressSerializer(serializers.Serializer):
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class NextSerializer(serializers.Serializer):
+    assignment = serializers.UUIDField(required=False)
+    expires_at = serializers.DateTimeField(required=False)
+    item = WorkItemSerializer(required=False)
+    progress = WorkProgressSerializer()
+    config = serializers.DictField(required=False, help_text="mode, labels, time_limit_s, instructions")
+    done = serializers.BooleanField(required=False)
+    completion = serializers.DictField(required=False)
+
+
+class ErrorsSerializer(serializers.Serializer):
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text='Field name → messages, e.g. {"answer.map": ["must be a list of 50 values"]}.',
+    )

@@ -1,0 +1,139 @@
+"""Researcher API: datasets (list, create, import) and studies (create, start, progress, export)."""
+
+from __future__ import annotations
+
+from django.db.models import Count
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from annotate import exports, lifecycle
+from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher, visible_to
+from annotate.api.serializers import (
+    DatasetImportSerializer,
+    DatasetSerializer,
+    ImportResultSerializer,
+    InviteRequestSerializer,
+    InviteResultSerializer,
+    ProgressSerializer,
+    StudySerializer,
+)
+from annotate.models import Dataset, Study
+from annotate.providers.local import invite_path, make_invite
+from annotate.study_progress import study_progress
+
+RESEARCHER = [IsAuthenticated, IsResearcher, IsOwnerOrAdmin]
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the present state."
+    default_code = "conflict"
+
+
+class DatasetViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Datasets of documents. Create one empty or with a CSV / JSONL file; import more files later."""
+
+    serializer_class = DatasetSerializer
+    permission_classes = RESEARCHER
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        qs = Dataset.objects.select_related("owner").annotate(n_documents=Count("documents"))
+        return visible_to(qs, self.request.user).order_by("-created")
+
+    @extend_schema(request=DatasetImportSerializer, responses={201: ImportResultSerializer})
+    @action(detail=True, methods=["post"], url_path="import", parser_classes=[MultiPartParser, FormParser])
+    def import_file(self, request, pk=None):
+        """Add the documents of a CSV or JSONL file (all or nothing)."""
+        dataset = self.get_object()
+        serializer = DatasetImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        imported = serializer.save_into(dataset)
+        return Response(
+            {"imported": imported, "documents": dataset.documents.count()}, status=status.HTTP_201_CREATED
+        )
+
+
+class StudyViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Studies: one task kind over a dataset, with its config validated by the kind's schema."""
+
+    serializer_class = StudySerializer
+    permission_classes = RESEARCHER
+    lookup_field = "uid"
+
+    def get_queryset(self):
+        return visible_to(Study.objects.select_related("owner"), self.request.user).order_by("-created")
+
+    def _transition(self, action_name: str):
+        study = self.get_object()
+        try:
+            lifecycle.apply(study, action_name)
+        except lifecycle.StudyStateError as exc:
+            raise Conflict({"status": [str(exc)]}) from None
+        except ValidationError as exc:
+            raise Conflict(exc.detail) from None
+        return Response(self.get_serializer(study).data)
+
+    @extend_schema(
+        request=None, responses={200: StudySerializer, 409: OpenApiResponse(description="Wrong state")}
+    )
+    @action(detail=True, methods=["post"])
+    def start(self, request, uid=None):
+        """Start a draft (its items are created) or resume a paused study."""
+        return self._transition("start")
+
+    @extend_schema(request=None, responses={200: StudySerializer})
+    @action(detail=True, methods=["post"])
+    def pause(self, request, uid=None):
+        return self._transition("pause")
+
+    @extend_schema(request=None, responses={200: StudySerializer})
+    @action(detail=True, methods=["post"])
+    def finish(self, request, uid=None):
+        return self._transition("finish")
+
+    @extend_schema(responses={200: ProgressSerializer})
+    @action(detail=True, methods=["get"])
+    def progress(self, request, uid=None):
+        """Items done of total, and responses per anonymised annotator."""
+        return Response(ProgressSerializer(study_progress(self.get_object())).data)
+
+    @extend_schema(
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
+        description="``responses``: one row per response; ``items``: one row per item with CAM and SAM.",
+    )
+    @action(detail=True, methods=["get"], url_path=r"export/(?P<what>responses|items)\.(?P<fmt>csv|jsonl)")
+    def export(self, request, what: str, fmt: str, uid=None):
+        """Stream an export as CSV or JSON lines."""
+        study = self.get_object()
+        response = StreamingHttpResponse(
+            exports.stream(study, what, fmt), content_type=exports.content_type(fmt)
+        )
+        response["Content-Disposition"] = f'attachment; filename="{exports.filename(study, what, fmt)}"'
+        return response
+
+    @extend_schema(request=InviteRequestSerializer, responses={201: InviteResultSerializer})
+    @action(detail=True, methods=["post"])
+    def invites(self, request, uid=None):
+        """Signed invite links for a study of the local provider."""
+        study = self.get_object()
+        if study.provider != "local":
+            raise ValidationError({"provider": ["invite links are for studies of the local provider"]})
+        serializer = InviteRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        links = [
+            request.build_absolute_uri(invite_path(study, make_invite(study)))
+            for _ in range(serializer.validated_data["count"])
+        ]
+        return Response({"links": links}, status=status.HTTP_201_CREATED)

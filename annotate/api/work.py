@@ -1,0 +1,257 @@
+"""Annotator API: ``next`` hands out an item, ``submit`` stores an answer.
+
+The worker is the one the session's entry page identified for the study (see
+:mod:`annotate.workers`); requests must carry the page's CSRF token (``X-CSRFToken``). Errors have
+one shape: ``{"errors": {"field": ["message"]}}`` with nested fields joined by dots (``answer.map``).
+
+These two endpoints are the service's hot path, so they are plain Django views with hand-written
+input checks (a DRF request cycle and serializer cost more than the database work). The DRF views
+:class:`NextView` and :class:`SubmitView` at the end describe them in the OpenAPI schema and answer
+the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.authentication import CSRFCheck
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import JSONParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.views import APIView
+
+from annotate import sql
+from annotate.api.serializers import (
+    MAX_MS,
+    MAX_SIGNALS_BYTES,
+    ErrorsSerializer,
+    NextSerializer,
+    SubmissionSerializer,
+    SubmittedSerializer,
+)
+from annotate.assignment import WorkerBlocked, next_with_progress, worker_progress
+from annotate.models import Study, Worker
+from annotate.providers import get_provider
+from annotate.sql import Prepared
+from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
+from annotate.tasks import get_kind
+from annotate.workers import session_worker_id, session_worker_ids
+
+TIMING_FIELDS = ("read_ms", "answer_ms", "label_at_ms", "first_highlight_at_ms")
+STUDY_FIELDS = ("id", "uid", "kind", "config", "instructions", "time_limit_s", "status", "provider")
+_STUDY_BY_UID = Prepared(
+    "hatlab_study_by_uid",
+    ("uuid",),
+    f"SELECT {', '.join(STUDY_FIELDS)} FROM {Study._meta.db_table} WHERE uid = $1",
+)
+
+
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF error details as ``{"dotted.field": ["message", ...]}``."""
+    if isinstance(detail, dict):
+        out: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = str(key) if not prefix else f"{prefix}.{key}"
+            for field, messages in flatten_errors(value, name).items():
+                out.setdefault(field, []).extend(messages)
+        return out
+    if isinstance(detail, list) and any(isinstance(v, dict | list) for v in detail):
+        out = {}
+        for i, value in enumerate(detail):
+            for field, messages in flatten_errors(value, f"{prefix}.{i}" if prefix else str(i)).items():
+                out.setdefault(field, []).extend(messages)
+        return out
+    messages = detail if isinstance(detail, list) else [detail]
+    return {prefix or "non_field_errors": [str(m) for m in messages]}
+
+
+def error(status: int, errors: dict[str, list[str]]) -> JsonResponse:
+    return JsonResponse({"errors": errors}, status=status)
+
+
+def _csrf_failure(request: HttpRequest) -> str | None:
+    """Django's CSRF check, answered as data rather than as an HTML page."""
+    check = CSRFCheck(lambda _request: None)
+    check.process_request(request)
+    return check.process_view(request, None, (), {})
+
+
+def study_for_work(uid) -> Study | None:
+    """The study with the fields the annotator API reads (a prepared statement on PostgreSQL)."""
+    if not sql.native():
+        return Study.objects.only(*STUDY_FIELDS).filter(uid=uid).first()
+    with connection.cursor() as cursor:
+        _STUDY_BY_UID.execute(cursor, [uid])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values = dict(zip(STUDY_FIELDS, row, strict=True))
+    if isinstance(values["config"], str):
+        values["config"] = json.loads(values["config"])
+    return Study(**values)
+
+
+def parse_submission(body: bytes) -> dict[str, Any]:
+    """The submission's fields, checked: ``ValidationError`` naming each bad field otherwise.
+
+    Written by hand rather than with :class:`SubmissionSerializer` (which documents the same rules)
+    because this runs on every submission and the serializer costs more than storing the answer.
+    """
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationError({"detail": [f"the body is not JSON ({exc})"]}) from None
+    if not isinstance(data, dict):
+        raise ValidationError({"non_field_errors": ["the body must be a JSON object"]})
+    errors: dict[str, Any] = {}
+    key = data.get("submission_key")
+    try:
+        key = uuid.UUID(key) if isinstance(key, str) else None
+    except ValueError:
+        key = None
+    if key is None:
+        errors["submission_key"] = ["required: a UUID, fresh for each answer and reused by a retry"]
+    if "answer" not in data:
+        errors["answer"] = ["required"]
+    timings = data.get("timings")
+    timings = {} if timings is None else timings
+    if not isinstance(timings, dict):
+        errors["timings"] = ["must be an object"]
+        timings = {}
+    for name, value in timings.items():
+        if (
+            name in TIMING_FIELDS
+            and value is not None
+            and (type(value) is not int or not 0 <= value <= MAX_MS)
+        ):
+            errors[f"timings.{name}"] = [f"must be a whole number of milliseconds from 0 to {MAX_MS}"]
+    signals = data.get("signals")
+    signals = {} if signals is None else signals
+    if not isinstance(signals, dict):
+        errors["signals"] = ["must be an object"]
+    elif len(json.dumps(signals)) > MAX_SIGNALS_BYTES:
+        errors["signals"] = [f"larger than {MAX_SIGNALS_BYTES} bytes"]
+    if errors:
+        raise ValidationError(errors)
+    return {
+        "submission_key": key,
+        "answer": data["answer"],
+        "timings": {k: timings[k] for k in TIMING_FIELDS if timings.get(k) is not None},
+        "signals": signals,
+    }
+
+
+def _guard(request: HttpRequest) -> JsonResponse | None:
+    if request.method != "POST":
+        return error(405, {"detail": [f"method {request.method} not allowed; use POST"]})
+    reason = _csrf_failure(request)
+    if reason:
+        return error(403, {"detail": [f"CSRF failed: {reason}"]})
+    return None
+
+
+def _done(request, study: Study, worker_id: int, progress: dict) -> JsonResponse:
+    worker = Worker.objects.get(pk=worker_id)
+    completion = get_provider(study.provider).completion(request, worker)
+    return JsonResponse({"done": True, "completion": completion, "progress": progress})
+
+
+@csrf_exempt  # checked in _guard, to answer with the API's error shape
+def next_view(request: HttpRequest, study_uid) -> JsonResponse:
+    """POST: the worker's open assignment, a new one, or ``{"done": true, "completion": {...}}``."""
+    if (refused := _guard(request)) is not None:
+        return refused
+    study = study_for_work(study_uid)
+    if study is None:
+        return error(404, {"study": ["no such study"]})
+    worker_id = session_worker_id(request, study.uid)
+    if worker_id is None:
+        return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
+    if study.status == Study.Status.FINISHED:
+        return _done(request, study, worker_id, worker_progress(study, worker_id))
+    if study.status != Study.Status.RUNNING:
+        return error(409, {"study": [f"the study is {study.get_status_display().lower()}, not running"]})
+    try:
+        assignment, progress = next_with_progress(study, worker_id)
+    except WorkerBlocked:
+        return error(403, {"worker": ["you can no longer work on this study"]})
+    if assignment is None:
+        return _done(request, study, worker_id, progress)
+    kind = get_kind(study.kind)
+    return JsonResponse(
+        {
+            "assignment": str(assignment.uid),
+            "expires_at": assignment.expires_at,
+            "item": {"kind": kind.name, "payload": kind.public_payload(assignment.item)},
+            "progress": progress,
+            "config": kind.public_config(study),
+        }
+    )
+
+
+@csrf_exempt  # checked in _guard, to answer with the API's error shape
+def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
+    """POST: store an answer; 201 ``{"response": id}``, or 200 with the same body for a retry."""
+    if (refused := _guard(request)) is not None:
+        return refused
+    try:
+        data = parse_submission(request.body)
+        result = submit(
+            assignment_uid,
+            session_worker_ids(request),
+            data["submission_key"],
+            data["answer"],
+            data["timings"],
+            data["signals"],
+        )
+    except ValidationError as exc:
+        return error(400, flatten_errors(exc.detail))
+    except AssignmentNotFound:
+        return error(404, {"assignment": ["no such assignment for this session"]})
+    except SubmissionConflict as exc:
+        return error(409, {exc.field: [exc.message]})
+    return JsonResponse(result.body(), status=201 if result.created else 200)
+
+
+# ------------------------------------------------------------------ OpenAPI description
+
+ERRORS = OpenApiResponse(ErrorsSerializer, description='{"errors": {"field": ["message"]}}')
+
+
+class _Described(APIView):
+    """DRF twins of the views above, for the OpenAPI schema; they answer exactly as the views do."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    parser_classes = [JSONParser]
+    renderer_classes = [JSONRenderer]
+
+
+class NextView(_Described):
+    @extend_schema(
+        operation_id="work_next",
+        request=None,
+        responses={200: NextSerializer, 403: ERRORS, 404: ERRORS, 409: ERRORS},
+        description="The worker's open assignment, a new one, or ``{done: true, completion}``. "
+        "Needs the session opened by the study link and its CSRF token.",
+    )
+    def post(self, request, study_uid):
+        return next_view(request._request, study_uid)
+
+
+class SubmitView(_Described):
+    @extend_schema(
+        operation_id="work_submit",
+        request=SubmissionSerializer,
+        responses={201: SubmittedSerializer, 200: SubmittedSerializer, 400: ERRORS, 404: ERRORS, 409: ERRORS},
+        description="Store an answer. A retry with the same ``submission_key`` answers 200 with the same "
+        "body; a slot that expired and went to another annotator answers 409.",
+    )
+    def post(self, request, assignment_uid):
+        return submit_view(request._request, assignment_uid)

@@ -1,0 +1,336 @@
+"""Importing texts into datasets: CSV and JSONL files, and the raw YELP-HAT crowd output.
+
+A text file holds one document per row (CSV) or line (JSONL) with the fields ``id``, ``text`` and
+``label`` and optionally ``metadata`` (a JSON object); any other column or key is kept in the
+metadata too. Everything is checked before anything is written: a bad byte, a missing field, an
+empty text or a repeated id raises :class:`CorpusImportError` naming the line and the field, and
+the documents are stored in one transaction with ``bulk_create`` (all or nothing).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import Assignment, Dataset, Document, Item, Response, Study, Worker
+
+FORMATS = ("csv", "jsonl")
+REQUIRED_FIELDS = ("id", "text", "label")
+MAX_ID_LENGTH = 200
+MAX_LABEL_LENGTH = 100
+BATCH_SIZE = 1000
+
+
+class CorpusImportError(ValueError):
+    """A file that cannot be imported; ``line`` (1-based) and ``field`` say where."""
+
+    def __init__(self, line: int | None, field: str | None, message: str):
+        self.line, self.field, self.message = line, field, message
+        where = ", ".join(
+            part for part in (f"line {line}" if line else "", f"field {field!r}" if field else "") if part
+        )
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass(frozen=True)
+class TextRecord:
+    """One document read from a file, not yet stored."""
+
+    line: int
+    id: str
+    text: str
+    label: str
+    metadata: dict[str, Any]
+
+
+def detect_format(filename: str) -> str:
+    """``csv`` or ``jsonl`` from a file name's extension (``.json`` / ``.ndjson`` count as JSONL)."""
+    suffix = Path(filename).suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in {".jsonl", ".ndjson", ".json"}:
+        return "jsonl"
+    raise CorpusImportError(None, "format", f"cannot tell the format of {filename!r}; use .csv or .jsonl")
+
+
+def _decode(data: bytes, fmt: str) -> str:
+    """UTF-8 text of ``data``; a bad byte raises :class:`CorpusImportError` naming its line and field."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        prefix = data[: exc.start].decode("utf-8-sig", errors="replace")
+        line = prefix.count("\n") + 1
+        message = f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        raise CorpusImportError(line, _field_at_end(prefix, fmt), message) from None
+
+
+def _field_at_end(prefix: str, fmt: str) -> str | None:
+    """The field being read where ``prefix`` ends (for naming where a bad byte sits)."""
+    if fmt == "csv":
+        try:
+            rows = list(csv.reader(io.StringIO(prefix, newline="")))
+        except csv.Error:
+            return None
+        if len(rows) < 2 or prefix.endswith("\n"):
+            return rows[0][0] if len(rows) >= 2 and rows[0] else None
+        header, row = rows[0], rows[-1]
+        return header[len(row) - 1] if 0 < len(row) <= len(header) else None
+    keys = re.findall(r'"((?:[^"\\]|\\.)*)"\s*:', prefix.rsplit("\n", 1)[-1])
+    return keys[-1] if keys else None
+
+
+def _clean_record(line: int, values: dict[str, Any], present: Sequence[str]) -> TextRecord:
+    """Check one row's fields and split off its metadata."""
+    for name in REQUIRED_FIELDS:
+        if name not in present:
+            raise CorpusImportError(line, name, "missing")
+    raw_id, text, label = values["id"], values["text"], values["label"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+        raise CorpusImportError(line, "id", "must be a non-empty string or integer")
+    doc_id = str(raw_id).strip()
+    if len(doc_id) > MAX_ID_LENGTH:
+        raise CorpusImportError(line, "id", f"longer than {MAX_ID_LENGTH} characters")
+    if not isinstance(text, str) or not text.strip():
+        raise CorpusImportError(line, "text", "must be a non-empty string")
+    if label is None:
+        label = ""
+    if isinstance(label, bool) or not isinstance(label, str | int):
+        raise CorpusImportError(line, "label", "must be a string, an integer or empty")
+    label = str(label).strip()
+    if len(label) > MAX_LABEL_LENGTH:
+        raise CorpusImportError(line, "label", f"longer than {MAX_LABEL_LENGTH} characters")
+    metadata = values.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise CorpusImportError(line, "metadata", "must be a JSON object")
+    extra = {k: v for k, v in values.items() if k not in (*REQUIRED_FIELDS, "metadata")}
+    return TextRecord(line, doc_id, text, label, {**extra, **metadata})
+
+
+def _read_csv(text: str) -> list[TextRecord]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise CorpusImportError(1, None, "empty file (no header row)") from None
+    except csv.Error as exc:
+        raise CorpusImportError(1, None, f"unreadable CSV header ({exc})") from None
+    for name in REQUIRED_FIELDS:
+        if name not in header:
+            raise CorpusImportError(1, name, f"missing column; the header has {header}")
+    if len(set(header)) != len(header):
+        raise CorpusImportError(1, None, f"repeated column names in the header {header}")
+    records, start = [], reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return records
+        except csv.Error as exc:
+            raise CorpusImportError(start, None, f"unreadable CSV ({exc})") from None
+        if not row:
+            start = reader.line_num + 1
+            continue
+        if len(row) > len(header):
+            raise CorpusImportError(start, None, f"{len(row)} fields where the header has {len(header)}")
+        values: dict[str, Any] = dict(zip(header, row, strict=False))
+        if values.get("metadata", "").strip():
+            try:
+                values["metadata"] = json.loads(values["metadata"])
+            except json.JSONDecodeError as exc:
+                raise CorpusImportError(start, "metadata", f"not valid JSON ({exc.msg})") from None
+        records.append(_clean_record(start, values, header[: len(row)]))
+        start = reader.line_num + 1
+
+
+def _read_jsonl(text: str) -> list[TextRecord]:
+    records = []
+    for line, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            values = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CorpusImportError(line, None, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(values, dict):
+            raise CorpusImportError(line, None, "each line must be a JSON object")
+        records.append(_clean_record(line, values, list(values)))
+    return records
+
+
+def read_texts(data: bytes, fmt: str) -> list[TextRecord]:
+    """Parse and check a CSV or JSONL file's bytes; ids must be unique within the file."""
+    if fmt not in FORMATS:
+        raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
+    text = _decode(data, fmt)
+    records = _read_csv(text) if fmt == "csv" else _read_jsonl(text)
+    if not records:
+        raise CorpusImportError(None, None, "the file holds no documents")
+    first_line: dict[str, int] = {}
+    for rec in records:
+        if rec.id in first_line:
+            raise CorpusImportError(rec.line, "id", f"{rec.id!r} repeats line {first_line[rec.id]}")
+        first_line[rec.id] = rec.line
+    return records
+
+
+def store_records(dataset: Dataset, records: Sequence[TextRecord]) -> int:
+    """Add ``records`` to ``dataset`` in one transaction; an id already in the dataset is an error."""
+    with transaction.atomic():
+        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        ids = [r.id for r in records]
+        taken = set(
+            Document.objects.filter(dataset=dataset, external_id__in=ids).values_list(
+                "external_id", flat=True
+            )
+        )
+        for rec in records:
+            if rec.id in taken:
+                raise CorpusImportError(rec.line, "id", f"{rec.id!r} is already in dataset {dataset.name!r}")
+        documents = [
+            Document.from_text(dataset, r.id, r.text, label=r.label, metadata=r.metadata) for r in records
+        ]
+        Document.objects.bulk_create(documents, batch_size=BATCH_SIZE)
+        labels = sorted(set(dataset.labels or []) | {r.label for r in records if r.label})
+        if labels != dataset.labels:
+            dataset.labels = labels
+            dataset.save(update_fields=["labels"])
+    return len(documents)
+
+
+def import_texts(dataset: Dataset, data: bytes, fmt: str) -> int:
+    """Import a CSV or JSONL file's bytes into ``dataset``; returns the number of documents added."""
+    return store_records(dataset, read_texts(data, fmt))
+
+
+# ---------------------------------------------------------------- YELP-HAT
+
+YELP_LABELS = {0: "negative", 1: "positive"}
+YELPHAT_PROVIDER = "yelphat"
+
+
+@dataclass(frozen=True)
+class YelpHatImport:
+    dataset: Dataset
+    study: Study
+    documents: int
+    responses: int
+    workers: int
+
+
+def import_yelphat(
+    paths: Sequence[str | Path], owner, dataset_name: str = "yelp-hat", study_name: str | None = None
+) -> YelpHatImport:
+    """Import raw YELP-HAT MTurk CSVs (paper 000) as a dataset plus a finished highlight study.
+
+    One document per review (label ``positive`` / ``negative`` from the Yelp stars), one item per
+    review needing as many responses as it has maps, and one response per worker answer with its
+    label (``yes`` / ``no`` / ``idk`` → positive / negative / cannot decide; empty → ``None``) and
+    its 0/1 map. The CSVs carry no worker ids, so the k-th answer to each review of a file is given
+    to a synthetic worker ``yelphat`` / ``"<file>:<k>"``.
+    """
+    from annotate.tasks import get_kind
+    from annotate.tasks.highlight import highlight_payload
+    from explain_engine.datasets.yelphat import read_raw
+
+    records = read_raw([Path(p) for p in paths])
+    kind = get_kind("highlight")
+    now = timezone.now()
+    files = sorted({rec["source"]["file"] for rec in records})
+    with transaction.atomic():
+        if Dataset.objects.filter(owner=owner, name=dataset_name).exists():
+            raise CorpusImportError(None, "dataset", f"{owner} already has a dataset named {dataset_name!r}")
+        dataset = Dataset.objects.create(
+            name=dataset_name,
+            owner=owner,
+            labels=sorted(YELP_LABELS.values()),
+            source=", ".join(files),
+            description="YELP-HAT raw Mechanical Turk answers (Sen et al., ACL 2020).",
+        )
+        documents = []
+        for rec in records:
+            doc = Document.from_text(
+                dataset,
+                rec["id"],
+                rec["text"],
+                label=YELP_LABELS[rec["label"]],
+                metadata={"yelp_label": rec["label"], "source": rec["source"]},
+            )
+            if doc.words != rec["words"]:
+                raise CorpusImportError(None, "words", f"review {rec['id']}: word offsets disagree")
+            documents.append(doc)
+        Document.objects.bulk_create(documents, batch_size=BATCH_SIZE)
+        study = Study.objects.create(
+            name=study_name or f"{dataset_name} (imported)",
+            owner=owner,
+            dataset=dataset,
+            kind=kind.name,
+            config=kind.validate_config({"mode": "read_first"}),
+            instructions="Read the review, choose its sentiment, then click every word that shows it.",
+            annotators_per_item=3,
+            status=Study.Status.FINISHED,
+            provider_config={"imported_from": files},
+        )
+        items = [
+            Item(
+                study=study,
+                document=doc,
+                position=i,
+                payload=highlight_payload(doc.text, doc.words),
+                secret={"label": doc.label},
+                responses_needed=len(rec["annotations"]),
+                responses_done=len(rec["annotations"]),
+            )
+            for i, (doc, rec) in enumerate(zip(documents, records, strict=True))
+        ]
+        Item.objects.bulk_create(items, batch_size=BATCH_SIZE)
+        slots = {(rec["source"]["file"], k) for rec in records for k in range(len(rec["annotations"]))}
+        ids = {f"{file}:{k}" for file, k in slots}
+        Worker.objects.bulk_create(
+            [Worker(provider=YELPHAT_PROVIDER, external_id=i) for i in sorted(ids)], ignore_conflicts=True
+        )
+        workers = dict(
+            Worker.objects.filter(provider=YELPHAT_PROVIDER, external_id__in=ids).values_list(
+                "external_id", "pk"
+            )
+        )
+        assignments, answers = [], []
+        for item, rec in zip(items, records, strict=True):
+            for k, annotation in enumerate(rec["annotations"]):
+                assignments.append(
+                    Assignment(
+                        study=study,
+                        item=item,
+                        worker_id=workers[f"{rec['source']['file']}:{k}"],
+                        slot=k,
+                        status=Assignment.Status.SUBMITTED,
+                        expires_at=now,
+                        submitted_at=now,
+                    )
+                )
+                answers.append({"label": annotation["label"], "map": annotation["map"]})
+        Assignment.objects.bulk_create(assignments, batch_size=BATCH_SIZE)
+        Response.objects.bulk_create(
+            [
+                Response(
+                    assignment=a,
+                    study=study,
+                    item=a.item,
+                    worker_id=a.worker_id,
+                    submission_key=uuid.uuid4(),
+                    answer=answer,
+                )
+                for a, answer in zip(assignments, answers, strict=True)
+            ],
+            batch_size=BATCH_SIZE,
+        )
+    return YelpHatImport(dataset, study, len(documents), len(answers), len(ids))

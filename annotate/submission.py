@@ -1,0 +1,287 @@
+"""Storing an answer: one transaction, idempotent by ``submission_key``, validated by the task kind.
+
+A retried POST with the same key finds the stored response and gets the same answer back. The
+assignment row is locked (``SELECT ... FOR UPDATE``) so two copies of one submission arriving
+together are handled one after the other. On PostgreSQL the common case (an open assignment) takes
+two statements, the second of which stores the response, closes the assignment and counts the
+item's response at once (one statement is one transaction); every other case takes the general path. An assignment that expired but was not yet released, or
+was released while nobody took its slot, is still accepted (nothing is lost); one whose slot went to
+another annotator is a :class:`SubmissionConflict`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Collection
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from annotate import sql
+from annotate.models import Assignment, Item, Response, Study
+from annotate.sql import Prepared
+from annotate.tasks import get_kind
+
+ASSIGNED = Assignment.Status.ASSIGNED
+SUBMITTED = Assignment.Status.SUBMITTED
+RELEASED = Assignment.Status.RELEASED
+
+
+class AssignmentNotFound(Exception):
+    """No such assignment, or not one of this session's workers."""
+
+
+class SubmissionConflict(Exception):
+    """The submission cannot be stored as the assignment stands (HTTP 409)."""
+
+    def __init__(self, field: str, message: str):
+        self.field, self.message = field, message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Submitted:
+    response_id: int
+    created: bool
+
+    def body(self) -> dict[str, int]:
+        return {"response": self.response_id}
+
+
+def submit(
+    assignment_uid: uuid.UUID | str,
+    worker_ids: Collection[int],
+    submission_key: uuid.UUID,
+    answer: Any,
+    timings: dict[str, Any] | None = None,
+    signals: dict[str, Any] | None = None,
+    *,
+    now: datetime | None = None,
+) -> Submitted:
+    """Store the answer to an assignment held by one of ``worker_ids``.
+
+    Raises :class:`AssignmentNotFound`, :class:`SubmissionConflict`, or DRF ``ValidationError``
+    naming the bad field (``answer``, ``timings``, ``submission_key``).
+    """
+    timings = timings or {}
+    try:
+        if sql.native():
+            fast = _submit_fast(
+                str(assignment_uid),
+                set(worker_ids),
+                submission_key,
+                answer,
+                timings,
+                signals or {},
+                now or timezone.now(),
+            )
+            if fast is not None:
+                return fast
+        with transaction.atomic():
+            return _submit(
+                str(assignment_uid),
+                set(worker_ids),
+                submission_key,
+                answer,
+                timings,
+                signals or {},
+                now or timezone.now(),
+            )
+    except IntegrityError:
+        prior = (
+            Response.objects.filter(submission_key=submission_key)
+            .values_list("id", "assignment__uid")
+            .first()
+        )
+        if prior is not None and str(prior[1]) == str(assignment_uid):
+            return Submitted(prior[0], created=False)
+        if prior is not None:
+            raise ValidationError({"submission_key": ["already used for another assignment"]}) from None
+        raise SubmissionConflict(
+            "assignment", "this assignment expired and its place was given to another annotator"
+        ) from None
+
+
+_R = Response._meta.db_table
+_A = Assignment._meta.db_table
+_I = Item._meta.db_table
+_S = Study._meta.db_table
+_READ = Prepared(
+    "hatlab_submit_read",
+    ("uuid",),
+    f"""SELECT a.id, a.status, a.worker_id, a.item_id, a.study_id, i.payload, i.secret, i.is_gold,
+               s.kind, s.config, s.instructions, s.time_limit_s
+        FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
+        WHERE a.uid = $1""",
+)
+_WRITE = Prepared(
+    "hatlab_submit_write",
+    (
+        "bigint",
+        "bigint",
+        "bigint",
+        "bigint",
+        "uuid",
+        "jsonb",
+        "integer",
+        "integer",
+        "jsonb",
+        "boolean",
+        "timestamptz",
+    ),
+    f"""WITH a AS (
+            SELECT id FROM {_A} WHERE id = $1 AND status = '{ASSIGNED}' FOR UPDATE
+        ), r AS (
+            INSERT INTO {_R} (assignment_id, study_id, item_id, worker_id, submission_key, answer, read_ms,
+                              answer_ms, signals, gold_passed, created)
+            SELECT a.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM a
+            RETURNING id
+        ), submitted AS (
+            UPDATE {_A} SET status = '{SUBMITTED}', submitted_at = $11
+            WHERE id = $1 AND EXISTS (SELECT 1 FROM r)
+        ), counted AS (
+            UPDATE {_I} SET responses_done = responses_done + 1 WHERE id = $3 AND EXISTS (SELECT 1 FROM r)
+        )
+        SELECT id FROM r""",
+)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _submit_fast(
+    uid: str,
+    worker_ids: set[int],
+    key: uuid.UUID,
+    answer: Any,
+    timings: dict[str, Any],
+    signals: dict[str, Any],
+    now: datetime,
+) -> Submitted | None:
+    """The common case on PostgreSQL in two statements: read the assignment, then (if it is still
+    open) store the response, close the assignment and count the item's response in one statement,
+    which is its own transaction. ``None`` when the assignment is not open: the general path decides."""
+    with connection.cursor() as cursor:
+        _READ.execute(cursor, [uid])
+        row = cursor.fetchone()
+    if row is None or row[2] not in worker_ids:
+        raise AssignmentNotFound(uid)
+    assignment_id, status, worker_id, item_id, study_id, payload, secret, is_gold, kind_name = row[:9]
+    if status != ASSIGNED:
+        return None
+    study = Study(
+        id=study_id, kind=kind_name, config=_json(row[9]), instructions=row[10], time_limit_s=row[11]
+    )
+    item = Item(id=item_id, study=study, payload=_json(payload), secret=_json(secret), is_gold=is_gold)
+    kind = get_kind(kind_name)
+    cleaned = kind.validate_answer(item, answer, timings)
+    read_ms, moments = _timings(timings)
+    args = [
+        assignment_id,
+        study_id,
+        item_id,
+        worker_id,
+        key,
+        json.dumps(cleaned),
+        read_ms,
+        timings.get("answer_ms"),
+        json.dumps(_signals(signals, moments)),
+        kind.grade_gold(item, cleaned),
+        now,
+    ]
+    with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+        _WRITE.execute(cursor, args)
+        stored = cursor.fetchone()
+    return None if stored is None else Submitted(stored[0], created=True)
+
+
+def _timings(timings: dict[str, Any]) -> tuple[int | None, dict[str, int]]:
+    """Read time (the time to the label when not given) and the moments kept with the signals."""
+    read_ms = timings.get("read_ms")
+    if read_ms is None:
+        read_ms = timings.get("label_at_ms")
+    moments = {k: timings[k] for k in ("label_at_ms", "first_highlight_at_ms") if timings.get(k) is not None}
+    return read_ms, moments
+
+
+def _signals(signals: dict[str, Any], moments: dict[str, int]) -> dict[str, Any]:
+    return {**signals, "timings": moments} if moments else dict(signals)
+
+
+def _submit(
+    uid: str,
+    worker_ids: set[int],
+    key: uuid.UUID,
+    answer: Any,
+    timings: dict[str, Any],
+    signals: dict[str, Any],
+    now: datetime,
+) -> Submitted:
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("item", "study")
+        .only(
+            "id",
+            "uid",
+            "status",
+            "slot",
+            "item_id",
+            "worker_id",
+            "study_id",
+            "item__payload",
+            "item__secret",
+            "item__is_gold",
+            "study__kind",
+            "study__config",
+            "study__instructions",
+            "study__time_limit_s",
+        )
+        .filter(uid=uid)
+        .first()
+    )
+    if assignment is None or assignment.worker_id not in worker_ids:
+        raise AssignmentNotFound(uid)
+    if assignment.status == SUBMITTED:
+        prior = (
+            Response.objects.filter(assignment_id=assignment.pk).values_list("id", "submission_key").first()
+        )
+        if prior is not None and prior[1] == key:
+            return Submitted(prior[0], created=False)
+        raise SubmissionConflict("assignment", "this assignment was already submitted")
+    kind = get_kind(assignment.study.kind)
+    item = assignment.item
+    item.study = assignment.study
+    cleaned = kind.validate_answer(item, answer, timings)
+    if assignment.status == RELEASED and (
+        Assignment.objects.filter(item_id=item.pk)
+        .exclude(status=RELEASED)
+        .filter(Q(slot=assignment.slot) | Q(worker_id=assignment.worker_id))
+        .exists()
+    ):
+        raise SubmissionConflict(
+            "assignment", "this assignment expired and its place was given to another annotator"
+        )
+    read_ms, moments = _timings(timings)
+    response = Response.objects.create(
+        assignment_id=assignment.pk,
+        study_id=assignment.study_id,
+        item_id=item.pk,
+        worker_id=assignment.worker_id,
+        submission_key=key,
+        answer=cleaned,
+        read_ms=read_ms,
+        answer_ms=timings.get("answer_ms"),
+        signals=_signals(signals, moments),
+        gold_passed=kind.grade_gold(item, cleaned),
+    )
+    Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
+    Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
+    return Submitted(response.pk, created=True)

@@ -1,0 +1,68 @@
+"""Researcher pages: the dataset list with its import form, and one dataset's documents."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.db.models import Count
+from django.shortcuts import redirect, render
+
+from annotate.corpus import CorpusImportError, detect_format, import_texts
+from annotate.forms import DatasetImportForm
+from annotate.models import Dataset
+from annotate.views.access import owned_or_404, researcher_required, visible
+
+MAX_UPLOAD_BYTES = 64 * 1024 * 1024
+DOCUMENTS_PER_PAGE = 50
+
+
+@researcher_required
+def dataset_list(request):
+    form = DatasetImportForm(request.POST or None, request.FILES or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        dataset = _import(request, form)
+        if dataset is not None:
+            return redirect("dataset-detail", pk=dataset.pk)
+    datasets = visible(Dataset.objects.select_related("owner"), request.user).annotate(
+        n_documents=Count("documents")
+    )
+    return render(
+        request, "annotate/datasets/list.html", {"datasets": datasets.order_by("-created"), "form": form}
+    )
+
+
+def _import(request, form: DatasetImportForm) -> Dataset | None:
+    """Create the dataset (when new) and import the file in one transaction; errors go on the form."""
+    data = form.cleaned_data
+    upload = data["file"]
+    if upload.size > MAX_UPLOAD_BYTES:
+        form.add_error("file", f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB.")
+        return None
+    try:
+        with transaction.atomic():
+            dataset = data.get("dataset") or Dataset.objects.create(
+                owner=request.user,
+                name=data["name"].strip(),
+                description=data.get("description", ""),
+                source=upload.name,
+            )
+            count = import_texts(dataset, upload.read(), data.get("format") or detect_format(upload.name))
+    except CorpusImportError as exc:
+        form.add_error("file", f"Nothing was imported. {exc}")
+        return None
+    messages.success(request, f"Imported {count} documents into {dataset.name}.")
+    return dataset
+
+
+@researcher_required
+def dataset_detail(request, pk: int):
+    dataset = owned_or_404(Dataset.objects.select_related("owner"), request.user, pk=pk)
+    page = Paginator(dataset.documents.order_by("id"), DOCUMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    form = DatasetImportForm(initial={"dataset": dataset.pk}, user=request.user)
+    studies = dataset.studies.order_by("-created")
+    return render(
+        request,
+        "annotate/datasets/detail.html",
+        {"dataset": dataset, "page": page, "form": form, "studies": studies},
+    )

@@ -1,0 +1,109 @@
+"""Fixtures of the web app's tests: users by role, a synthetic dataset, running highlight studies."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from annotate.corpus import TextRecord, store_records
+from annotate.demo import generate_reviews
+from annotate.lifecycle import start_study
+from annotate.models import Dataset, Study, Worker
+from annotate.roles import ADMIN_GROUP, RESEARCHER_GROUP
+from annotate.tasks import get_kind
+
+PASSWORD = "a-long-test-password"
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Tests make many accounts; the production hasher is slow on purpose."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def make_user(username: str, group: str | None = None, **fields) -> User:
+    user = User.objects.create_user(username=username, password=PASSWORD, **fields)
+    if group:
+        user.groups.add(Group.objects.get_or_create(name=group)[0])
+    return user
+
+
+@pytest.fixture
+def researcher(db) -> User:
+    return make_user("rita", RESEARCHER_GROUP)
+
+
+@pytest.fixture
+def other_researcher(db) -> User:
+    return make_user("otto", RESEARCHER_GROUP)
+
+
+@pytest.fixture
+def admin_user(db) -> User:
+    return make_user("ada", ADMIN_GROUP)
+
+
+@pytest.fixture
+def annotator_user(db) -> User:
+    return make_user("anna")
+
+
+def make_dataset(owner: User, n: int = 6, name: str = "reviews", gold_every: int = 0) -> Dataset:
+    dataset = Dataset.objects.create(owner=owner, name=name)
+    records = [
+        TextRecord(
+            i + 1,
+            r["id"],
+            r["text"],
+            r["label"],
+            {"gold": {"label": r["label"], "map": r["map"]}} if gold_every and i % gold_every == 0 else {},
+        )
+        for i, r in enumerate(generate_reviews(n, seed=3))
+    ]
+    store_records(dataset, records)
+    return dataset
+
+
+def make_study(
+    owner: User, dataset: Dataset, *, start: bool = True, config: dict | None = None, **fields
+) -> Study:
+    kind = get_kind("highlight")
+    study = Study.objects.create(
+        name=fields.pop("name", "study"),
+        owner=owner,
+        dataset=dataset,
+        kind="highlight",
+        config=kind.validate_config(config or {}),
+        instructions=fields.pop("instructions", "Read, choose, highlight."),
+        **fields,
+    )
+    if start:
+        start_study(study)
+    return study
+
+
+def make_worker(name: str, provider: str = "local") -> Worker:
+    return Worker.objects.create(provider=provider, external_id=name)
+
+
+@pytest.fixture
+def dataset(researcher) -> Dataset:
+    return make_dataset(researcher)
+
+
+@pytest.fixture
+def study(researcher, dataset) -> Study:
+    return make_study(researcher, dataset, annotators_per_item=2)
+
+
+def good_answer(item, label: str = "positive") -> tuple[dict, dict]:
+    """A valid read-first answer (one highlighted word) and its timings for ``item``."""
+    n = len(item.payload["words"])
+    word_map = [0] * n
+    word_map[0] = 1
+    return {"label": label, "map": word_map}, {
+        "read_ms": 900,
+        "answer_ms": 400,
+        "label_at_ms": 900,
+        "first_highlight_at_ms": 1000,
+    }

@@ -1,0 +1,181 @@
+"""Handing out items: N distinct annotators per item, nobody twice, open assignments kept, expiry."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotate.assignment import WorkerBlocked, next_assignment, release_expired, worker_progress
+from annotate.jobs.assignments import release_expired_assignments
+from annotate.models import Assignment, Item, Worker
+from annotate.submission import submit
+from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
+
+pytestmark = pytest.mark.django_db
+
+
+def answer(assignment, worker):
+    ans, timings = good_answer(assignment.item)
+    return submit(assignment.uid, {worker.pk}, uuid.uuid4(), ans, timings)
+
+
+def test_every_item_gets_exactly_n_distinct_annotators(study):
+    workers = [make_worker(f"w{i}") for i in range(5)]
+    given = []
+    for _ in range(len(workers) * study.items.count()):
+        for w in workers:
+            a = next_assignment(study, w)
+            if a is not None:
+                answer(a, w)
+                given.append((a.item_id, w.pk, a.slot))
+    per_item = {}
+    for item_id, worker_id, slot in given:
+        per_item.setdefault(item_id, []).append((worker_id, slot))
+    assert set(per_item) == set(study.items.values_list("id", flat=True))
+    for pairs in per_item.values():
+        assert len(pairs) == study.annotators_per_item == 2
+        assert len({w for w, _ in pairs}) == 2  # distinct annotators
+        assert sorted(s for _, s in pairs) == [0, 1]  # each slot once
+    assert all(next_assignment(study, w) is None for w in workers)
+    assert set(Item.objects.filter(study=study).values_list("responses_done", flat=True)) == {2}
+
+
+def test_nobody_sees_an_item_twice(study):
+    w = make_worker("solo")
+    seen = []
+    while (a := next_assignment(study, w)) is not None:
+        seen.append(a.item_id)
+        answer(a, w)
+    assert len(seen) == len(set(seen)) == study.items.count()
+
+
+def test_asking_again_returns_the_held_assignment(study):
+    w = make_worker("again")
+    first = next_assignment(study, w)
+    second = next_assignment(study, w)
+    assert first.uid == second.uid
+    assert second.item.payload == first.item.payload
+    assert Assignment.objects.filter(worker=w).count() == 1
+
+
+def test_items_are_handed_out_in_position_order_with_payload(study):
+    w = make_worker("order")
+    a = next_assignment(study, w)
+    first_item = study.items.order_by("position").first()
+    assert a.item_id == first_item.pk
+    assert a.item.payload == first_item.payload
+    assert a.slot == 0
+    assert a.expires_at - a.assigned_at == timedelta(seconds=study.time_limit_s)
+
+
+def test_expired_assignment_is_released_on_the_next_request(researcher, dataset):
+    study = make_study(researcher, dataset, annotators_per_item=1, name="one each")
+    slow, fast = make_worker("slow"), make_worker("fast")
+    held = next_assignment(study, slow)
+    later = timezone.now() + timedelta(seconds=study.time_limit_s + 1)
+    taken = next_assignment(study, fast, now=later)
+    assert taken.item_id == held.item_id  # the abandoned slot went back to the pool
+    assert taken.slot == held.slot
+    assert Assignment.objects.get(pk=held.pk).status == Assignment.Status.RELEASED
+    # the slow worker never gets that item again
+    again = next_assignment(study, slow, now=later)
+    assert again.item_id != held.item_id
+
+
+def test_release_expired_and_its_celery_task(study):
+    w = make_worker("late")
+    a = next_assignment(study, w)
+    assert release_expired(now=timezone.now()) == 0
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert release_expired_assignments.apply().get() == 1
+    assert Assignment.objects.get(pk=a.pk).status == Assignment.Status.RELEASED
+    assert release_expired_assignments.apply().get() == 0
+
+
+def test_beat_schedule_runs_the_release_task():
+    from config.celery import app
+
+    entry = app.conf.beat_schedule["release-expired-assignments"]
+    assert entry["task"] == release_expired_assignments.name
+    assert entry["schedule"] > 0
+
+
+def test_max_items_per_worker_and_progress(researcher, dataset):
+    study = make_study(researcher, dataset, config={"max_items_per_worker": 2}, name="capped")
+    w = make_worker("capped")
+    assert worker_progress(study, w.pk) == {"done": 0, "total": 2}
+    for _ in range(2):
+        answer(next_assignment(study, w), w)
+    assert worker_progress(study, w.pk) == {"done": 2, "total": 2}
+    assert next_assignment(study, w) is None
+
+
+def test_blocked_worker_gets_nothing(study):
+    w = make_worker("blocked")
+    Worker.objects.filter(pk=w.pk).update(status=Worker.Status.BLOCKED)
+    with pytest.raises(WorkerBlocked):
+        next_assignment(study, w)
+    assert not Assignment.objects.filter(worker=w).exists()
+
+
+def test_gold_filter_and_retired_items(researcher):
+    dataset = make_dataset(researcher, n=6, name="with gold", gold_every=3)
+    study = make_study(researcher, dataset, name="gold")
+    gold_ids = set(study.items.filter(is_gold=True).values_list("id", flat=True))
+    assert len(gold_ids) == 2
+    w = make_worker("goldie")
+    a = next_assignment(study, w, gold=True)
+    assert a.item_id in gold_ids and a.item.is_gold
+    answer(a, w)
+    b = next_assignment(study, w, gold=False)
+    assert b.item_id not in gold_ids
+    answer(b, w)
+    Item.objects.filter(study=study).exclude(pk__in=[a.item_id, b.item_id]).update(retired=True)
+    assert next_assignment(study, w) is None
+
+
+def test_portable_path_hands_out_the_same_way(study, monkeypatch):
+    """The ORM steps used on databases other than PostgreSQL (the SQLite demo) follow the same rules."""
+    monkeypatch.setattr("annotate.sql.native", lambda: False)
+    workers = [make_worker(f"p{i}") for i in range(3)]
+    for _ in range(study.items.count()):
+        for w in workers:
+            a = next_assignment(study, w)
+            if a is not None:
+                assert next_assignment(study, w).uid == a.uid
+                answer(a, w)
+    assert set(Item.objects.filter(study=study).values_list("responses_done", flat=True)) == {2}
+    pairs = list(Assignment.objects.filter(study=study).values_list("item_id", "slot"))
+    assert len(pairs) == len(set(pairs)) == 2 * study.items.count()
+    assert all(next_assignment(study, w) is None for w in workers)
+
+
+def test_a_refused_insert_retries_the_transaction(study, monkeypatch):
+    """When a unique constraint refuses the row, the whole transaction runs again; not forever."""
+    from django.db import IntegrityError
+
+    import annotate.assignment as assignment_module
+
+    real = assignment_module._take_slot
+    calls = {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise IntegrityError("duplicate key value violates unique constraint")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(assignment_module, "_take_slot", flaky)
+    a = next_assignment(study, make_worker("retry"))
+    assert a is not None and calls["n"] == 2
+    assert Assignment.objects.filter(pk=a.pk).exists()
+
+    def always(*args, **kwargs):
+        raise IntegrityError("duplicate key value violates unique constraint")
+
+    monkeypatch.setattr(assignment_module, "_take_slot", always)
+    with pytest.raises(IntegrityError):
+        next_assignment(study, make_worker("refused"))

@@ -1,0 +1,123 @@
+"""Many annotators at once: each thread has its own database connection and commits for real."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import Counter, defaultdict
+
+import pytest
+from django.db import connection
+
+from annotate.assignment import next_assignment
+from annotate.models import Assignment, Item, Response
+from annotate.submission import submit
+from tests.annotate.conftest import good_answer, make_dataset, make_study, make_user, make_worker
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run_threads(target, count: int) -> list[BaseException]:
+    """Run ``target(index, barrier)`` in ``count`` threads; return the exceptions they raised."""
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def wrapper(index: int) -> None:
+        try:
+            target(index, barrier)
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=wrapper, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return errors
+
+
+def test_many_annotators_end_with_exactly_n_responses_per_item():
+    owner = make_user("owner")
+    study = make_study(owner, make_dataset(owner, n=10, name="crowd"), annotators_per_item=3, name="crowd")
+    workers = [make_worker(f"crowd-{i}") for i in range(12)]
+    acknowledged: dict[int, list[int]] = defaultdict(list)
+
+    def annotate(index: int, barrier: threading.Barrier) -> None:
+        worker = workers[index]
+        barrier.wait()
+        while (a := next_assignment(study, worker)) is not None:
+            ans, timings = good_answer(a.item)
+            key = uuid.uuid4()
+            first = submit(a.uid, {worker.pk}, key, ans, timings)
+            retry = submit(a.uid, {worker.pk}, key, ans, timings)  # a retried POST
+            assert first.created and not retry.created and first.response_id == retry.response_id
+            acknowledged[index].append(first.response_id)
+
+    assert run_threads(annotate, len(workers)) == []
+    stored = set(Response.objects.filter(study=study).values_list("id", flat=True))
+    sent = [rid for ids in acknowledged.values() for rid in ids]
+    assert len(sent) == len(set(sent)) == len(stored) == 30  # none lost, none doubled
+    assert set(sent) == stored
+    per_item = Counter(Response.objects.filter(study=study).values_list("item_id", flat=True))
+    assert set(per_item.values()) == {3} and len(per_item) == 10
+    pairs = list(Response.objects.filter(study=study).values_list("item_id", "worker_id"))
+    assert len(set(pairs)) == len(pairs)  # nobody answered an item twice
+    slots = defaultdict(set)
+    for item_id, slot in Assignment.objects.filter(study=study).values_list("item_id", "slot"):
+        slots[item_id].add(slot)
+    assert all(s == {0, 1, 2} for s in slots.values())
+    assert set(Item.objects.filter(study=study).values_list("responses_done", flat=True)) == {3}
+
+
+def test_two_annotators_asking_at_the_same_instant_get_different_slots():
+    owner = make_user("owner2")
+    study = make_study(owner, make_dataset(owner, n=1, name="one"), annotators_per_item=2, name="one")
+    for round_ in range(5):
+        workers = [make_worker(f"pair-{round_}-{i}") for i in range(2)]
+        got: dict[int, Assignment] = {}
+
+        def ask(index: int, barrier: threading.Barrier, workers=workers, got=got) -> None:
+            barrier.wait()
+            got[index] = next_assignment(study, workers[index])
+
+        assert run_threads(ask, 2) == []
+        assert got[0].item_id == got[1].item_id
+        assert {got[0].slot, got[1].slot} == {0, 1}
+        Assignment.objects.filter(study=study).update(status=Assignment.Status.RELEASED)
+
+
+def test_one_worker_asking_twice_at_once_holds_one_assignment():
+    owner = make_user("owner3")
+    study = make_study(owner, make_dataset(owner, n=4, name="twice"), name="twice")
+    worker = make_worker("eager")
+    got: list[uuid.UUID] = []
+
+    def ask(index: int, barrier: threading.Barrier) -> None:
+        barrier.wait()
+        got.append(next_assignment(study, worker).uid)
+
+    assert run_threads(ask, 4) == []
+    assert len(set(got)) == 1
+    assert Assignment.objects.filter(worker=worker).count() == 1
+
+
+def test_a_submission_sent_twice_at_once_is_stored_once():
+    owner = make_user("owner4")
+    study = make_study(owner, make_dataset(owner, n=2, name="dup"), name="dup")
+    worker = make_worker("double")
+    a = next_assignment(study, worker)
+    ans, timings = good_answer(a.item)
+    key = uuid.uuid4()
+    results = []
+
+    def send(index: int, barrier: threading.Barrier) -> None:
+        barrier.wait()
+        results.append(submit(a.uid, {worker.pk}, key, ans, timings))
+
+    assert run_threads(send, 4) == []
+    assert sorted(r.created for r in results) == [False, False, False, True]
+    assert len({r.response_id for r in results}) == 1
+    assert Response.objects.filter(assignment=a).count() == 1
+    assert Item.objects.get(pk=a.item_id).responses_done == 1

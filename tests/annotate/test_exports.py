@@ -1,0 +1,117 @@
+"""Exports: one row per response (anonymised), one row per item with CAM (AND) and SAM (OR)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.assignment import next_assignment
+from annotate.exports import consensus_maps, item_rows, response_rows, stream
+from annotate.submission import submit
+from tests.annotate.conftest import make_dataset, make_study, make_worker
+
+pytestmark = pytest.mark.django_db
+
+TIMINGS = {"read_ms": 1000, "answer_ms": 500, "label_at_ms": 1000, "first_highlight_at_ms": 1100}
+
+
+@pytest.fixture
+def answered(researcher):
+    """Two items, two annotators each; the maps are chosen so CAM and SAM are known."""
+    dataset = make_dataset(researcher, n=3, name="export")
+    study = make_study(researcher, dataset, name="export", annotators_per_item=2)
+    workers = [make_worker("ext-1"), make_worker("ext-2")]
+    maps = {}
+    for _ in range(2):
+        for w_index, worker in enumerate(workers):
+            a = next_assignment(study, worker)
+            n = len(a.item.payload["words"])
+            word_map = [0] * n
+            word_map[0] = 1
+            word_map[1 + w_index] = 1
+            submit(
+                a.uid,
+                {worker.pk},
+                uuid.uuid4(),
+                {"label": ["positive", "negative"][w_index], "map": word_map},
+                TIMINGS,
+            )
+            maps.setdefault(a.item_id, []).append(word_map)
+    return study, workers, maps
+
+
+def test_consensus_maps():
+    assert consensus_maps([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 0]]) == ([1, 0, 0, 0], [1, 1, 1, 0])
+    assert consensus_maps([[0, 1]]) == ([0, 1], [0, 1])
+    assert consensus_maps([]) == ([], [])
+
+
+def test_response_rows_are_anonymised(answered):
+    study, workers, _ = answered
+    rows = list(response_rows(study))
+    assert len(rows) == 4
+    assert {r["worker"] for r in rows} == {w.anonymous_id for w in workers}
+    assert not {w.external_id for w in workers} & {r["worker"] for r in rows}
+    first = rows[0]
+    assert first["label"] == "positive" and first["map"][:3] == [1, 1, 0]
+    assert (first["read_ms"], first["answer_ms"], first["gold_passed"]) == (1000, 500, None)
+    assert first["document"].startswith("demo-")
+
+
+def test_item_rows_have_cam_and_sam(answered):
+    study, _, maps = answered
+    rows = list(item_rows(study))
+    assert len(rows) == 3  # the third item has no responses
+    by_item = {r["item"]: r for r in rows}
+    for item_id, item_maps in maps.items():
+        row = by_item[item_id]
+        n = len(item_maps[0])
+        assert row["responses"] == 2 and row["labels"] == ["positive", "negative"]
+        assert row["cam"] == [1] + [0] * (n - 1)
+        assert row["sam"] == [1, 1, 1] + [0] * (n - 3)
+    empty = next(r for r in rows if r["item"] not in maps)
+    assert (empty["responses"], empty["cam"], empty["sam"]) == (0, [], [])
+
+
+def test_csv_and_jsonl_streams(answered):
+    study, _, _ = answered
+    text = "".join(stream(study, "responses", "csv"))
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert len(table) == 4 and table[0]["map"].startswith("1 1 0")
+    assert table[0]["gold_passed"] == "" and table[0]["read_ms"] == "1000"
+    lines = "".join(stream(study, "items", "jsonl")).splitlines()
+    assert len(lines) == 3 and isinstance(json.loads(lines[0])["cam"], list)
+    items_csv = list(csv.DictReader(io.StringIO("".join(stream(study, "items", "csv")))))
+    assert items_csv[0]["labels"] == '["positive", "negative"]'
+    with pytest.raises(ValueError):
+        stream(study, "workers", "csv")
+    with pytest.raises(ValueError):
+        stream(study, "items", "xlsx")
+
+
+def test_exports_are_streamed_over_http(answered, researcher):
+    study, _, _ = answered
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(reverse("study-export", args=[study.uid, "responses", "csv"]))
+    assert page.status_code == 200 and page.streaming
+    assert page["Content-Type"].startswith("text/csv")
+    assert "attachment" in page["Content-Disposition"]
+    assert b"".join(page.streaming_content).count(b"\n") == 5
+    api = client.get(f"/api/studies/{study.uid}/export/items.jsonl/")
+    assert api.status_code == 200 and api.streaming
+    assert len(b"".join(api.streaming_content).splitlines()) == 3
+
+
+def test_exports_need_the_owner(answered, other_researcher):
+    study, _, _ = answered
+    client = Client()
+    client.force_login(other_researcher)
+    assert client.get(reverse("study-export", args=[study.uid, "responses", "csv"])).status_code == 404
+    assert client.get(f"/api/studies/{study.uid}/export/items.jsonl/").status_code == 404
