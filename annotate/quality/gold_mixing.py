@@ -19,12 +19,13 @@ import hashlib
 import math
 
 from django.conf import settings
+from django.db import connection
 
 from annotate.assignment import next_assignment
-from annotate.models import Assignment, Item, Study
-from annotate.quality.policy import policy_for
+from annotate.models import Assignment, Item, QualityPolicy, Study
 
 GOLD_CAPACITY = 32767
+DEFAULT_GOLD_RATE = QualityPolicy._meta.get_field("gold_rate").default
 
 
 def prepare_gold_items(study: Study) -> int:
@@ -51,15 +52,29 @@ def wants_gold(rate: float, taken: int, golds_taken: int, phase: float) -> bool:
     return golds_taken < math.floor((taken + 1) * rate + phase)
 
 
+def gold_wanted(study: Study, worker_id: int) -> bool | None:
+    """Whether the worker's next new item should be a gold; ``None`` when the study mixes no golds
+    (rate 0 or no gold item in use). One round trip: it sits on the annotator API's hot path."""
+    policy, item, assignment = QualityPolicy._meta.db_table, Item._meta.db_table, Assignment._meta.db_table
+    live = f"FROM {assignment} a WHERE a.study_id = %s AND a.worker_id = %s AND a.status <> 'released'"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT COALESCE((SELECT gold_rate FROM {policy} WHERE study_id = %s), %s),
+                       EXISTS(SELECT 1 FROM {item} WHERE study_id = %s AND is_gold AND NOT retired),
+                       (SELECT COUNT(*) {live}),
+                       (SELECT COUNT(*) {live} AND a.item_id IN (SELECT id FROM {item} WHERE is_gold))""",
+            [study.pk, DEFAULT_GOLD_RATE, study.pk, study.pk, worker_id, study.pk, worker_id],
+        )
+        rate, has_gold, taken, golds_taken = cursor.fetchone()
+    if rate <= 0 or not has_gold:
+        return None
+    return wants_gold(rate, taken, golds_taken, worker_phase(study, worker_id))
+
+
 def next_mixed_assignment(study: Study, worker_id: int) -> Assignment | None:
     """:func:`annotate.assignment.next_assignment` with golds mixed in at the study's ``gold_rate``.
     An assignment the worker already holds is returned as it is."""
-    live = Assignment.objects.filter(study=study, worker_id=worker_id).exclude(
-        status=Assignment.Status.RELEASED
-    )
-    taken = live.count()
-    golds_taken = live.filter(item__is_gold=True).count()
-    gold = wants_gold(policy_for(study).gold_rate, taken, golds_taken, worker_phase(study, worker_id))
+    gold = gold_wanted(study, worker_id)
     assignment = next_assignment(study, worker_id, gold=gold)
     if assignment is None and gold:
         assignment = next_assignment(study, worker_id, gold=False)
