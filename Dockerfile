@@ -19,4 +19,4 @@ COPY manage.py ./
 COPY --from=frontend /src/frontend/dist frontend/dist
 RUN DJANGO_SECRET_KEY=collectstatic python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "4", "--threads", "4"]
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "4", "--keep-alive", "75"]
