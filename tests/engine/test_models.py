@@ -290,10 +290,10 @@ def test_build_model_checks_names_and_presets():
 
 
 def test_qrnn_starts_with_a_long_memory():
-    layer = QRNNLayer(4, 3, kernel_size=2, pooling="f", bidirectional=True, forget_bias=3.0)
+    layer = QRNNLayer(4, 3, kernel_size=2, pooling="f", bidirectional=True)
     for conv in layer.convs:
-        assert conv.out_channels == 6 and torch.all(conv.bias[3:6] == 3.0)
+        assert conv.out_channels == 6 and torch.all(conv.bias[3:6] == 4.0)
     _, _, trace = layer(torch.zeros(1, 5, 4), torch.ones(1, 5, dtype=torch.bool), return_trace=True)
     torch.testing.assert_close(
-        trace["backward"]["f"], torch.full((1, 5, 3), torch.sigmoid(torch.tensor(3.0)).item())
+        trace["backward"]["f"], torch.full((1, 5, 3), torch.sigmoid(torch.tensor(4.0)).item())
     )
