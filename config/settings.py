@@ -101,7 +101,7 @@ STATICFILES_DIRS = [BASE_DIR / "frontend" / "dist"]
 # Served by WhiteNoise under gunicorn; no CDN: crowd workers' browsers load every asset from us.
 WHITENOISE_USE_FINDERS = True
 # Before `collectstatic` has run (development, tests) the finders serve everything; no need to warn.
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")
+warnings.filterwarnings("ignore", message="No directory at")
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(os.environ.get("HATLAB_MEDIA_ROOT", BASE_DIR / "media"))
 # Model artifacts and exports go to S3 when a bucket is configured (boto3), else under MEDIA_ROOT.
