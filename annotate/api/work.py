@@ -181,8 +181,8 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     try:
         gold = gold_wanted(study, worker_id)
         assignment, progress = next_with_progress(study, worker_id, gold=gold)
-        if assignment is None and gold:
-            assignment, progress = next_with_progress(study, worker_id, gold=False)
+        if assignment is None and gold is not None:  # that kind ran out: the other one, if any is left
+            assignment, progress = next_with_progress(study, worker_id, gold=not gold)
     except WorkerBlocked:
         return error(403, {"worker": ["you can no longer work on this study"]})
     if assignment is None:

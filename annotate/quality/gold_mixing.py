@@ -6,8 +6,8 @@ never includes ``Item.secret``), so only *when* a gold comes gives them away. Th
 golds evenly at the rate ``r`` (the k-th item of a worker is a gold when ``floor((k + 1) r + phase)``
 steps up), with a phase drawn per worker and study from a keyed hash, so different workers meet their
 golds at different positions. A gold is asked for when the worker is behind the schedule and ordinary
-items when ahead; when golds run out an ordinary item is given instead, but when ordinary items run out
-the worker is done (golds alone are no work).
+items when ahead; when one kind runs out the other is given, so a worker still meets the golds left
+after the ordinary items.
 
 Every worker should be able to meet every gold, so gold items get :data:`GOLD_CAPACITY` places
 (:func:`prepare_gold_items`) instead of the study's ``annotators_per_item``.
@@ -76,6 +76,6 @@ def next_mixed_assignment(study: Study, worker_id: int) -> Assignment | None:
     An assignment the worker already holds is returned as it is."""
     gold = gold_wanted(study, worker_id)
     assignment = next_assignment(study, worker_id, gold=gold)
-    if assignment is None and gold:
-        assignment = next_assignment(study, worker_id, gold=False)
+    if assignment is None and gold is not None:  # that kind ran out: the other one, if any is left
+        assignment = next_assignment(study, worker_id, gold=not gold)
     return assignment
