@@ -38,7 +38,6 @@ from annotate.api.serializers import (
 from annotate.assignment import WorkerBlocked, next_with_progress, worker_progress
 from annotate.models import Study, Worker
 from annotate.providers import get_provider
-from annotate.quality.gold_mixing import gold_wanted
 from annotate.sql import Prepared
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
@@ -179,10 +178,7 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     if study.status != Study.Status.RUNNING:
         return error(409, {"study": [f"the study is {study.get_status_display().lower()}, not running"]})
     try:
-        gold = gold_wanted(study, worker_id)
-        assignment, progress = next_with_progress(study, worker_id, gold=gold)
-        if assignment is None and gold is not None:  # that kind ran out: the other one, if any is left
-            assignment, progress = next_with_progress(study, worker_id, gold=not gold)
+        assignment, progress = next_with_progress(study, worker_id)
     except WorkerBlocked:
         return error(403, {"worker": ["you can no longer work on this study"]})
     if assignment is None:
