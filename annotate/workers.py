@@ -1,72 +1,67 @@
-"""Who is annotating: the worker remembered in the session per study, and local account workers.
+"""Who is annotating: the worker each study's entry page identified, carried in a signed cookie.
 
-The session maps each study's uid to the primary key of the worker the study's provider identified
-at the entry page (``/w/<study_uid>/``). The annotator API trusts nothing else: a request acts as
-the worker its session names for that study, or as nobody.
+The entry page (``/w/<study_uid>/``) asks the study's provider who the visitor is and writes the
+answer, ``{study uid: worker pk}``, into the ``hatlab_workers`` cookie, signed with the site's
+secret key (:mod:`django.core.signing`, salted, time-stamped, so it cannot be forged or edited and
+expires with the session). The annotator API trusts nothing else: a request acts as the worker its
+cookie names for that study, or as nobody. Reading it needs no database round trip, which matters
+on the two requests every answer costs; the cookie has the session cookie's attributes (HttpOnly,
+SameSite, Secure) so it travels wherever the session does, in a crowd platform's frame too.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import connection
-from django.utils import timezone
+from django.core import signing
 
-from annotate import sql
 from annotate.models import Worker
-from annotate.sql import Prepared
 
-SESSION_KEY = "hatlab_workers"
-DB_SESSIONS = "django.contrib.sessions.backends.db"
-_SESSION_DATA = Prepared(
-    "hatlab_session_data",
-    ("varchar", "timestamptz"),
-    "SELECT session_data FROM django_session WHERE session_key = $1 AND expire_date > $2",
-)
+WORKERS_COOKIE = "hatlab_workers"
+_SALT = "hatlab.workers"
 
 
 def session_workers(request) -> dict[str, int]:
-    """The session's ``{study uid: worker pk}`` map.
-
-    The annotator API reads it on every request, so with database sessions on PostgreSQL it is read
-    with one prepared statement and decoded by the session store itself (the same data
-    ``request.session`` would load, without building an ORM query each time)."""
-    if settings.SESSION_ENGINE != DB_SESSIONS or not sql.native():
-        return request.session.get(SESSION_KEY, {})
-    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
-    if not key:
+    """The request's ``{study uid: worker pk}`` map (empty when the cookie is missing, forged or old)."""
+    value = request.COOKIES.get(WORKERS_COOKIE)
+    if not value:
         return {}
-    with connection.cursor() as cursor:
-        _SESSION_DATA.execute(cursor, [key, timezone.now()])
-        row = cursor.fetchone()
-    if row is None:
+    try:
+        workers = signing.loads(value, salt=_SALT, max_age=settings.SESSION_COOKIE_AGE)
+    except signing.BadSignature:
         return {}
-    workers = request.session.decode(row[0]).get(SESSION_KEY, {})
     return workers if isinstance(workers, dict) else {}
 
 
-def remember_worker(request, study, worker: Worker) -> None:
-    """Store ``worker`` as this session's worker in ``study``."""
-    workers = dict(request.session.get(SESSION_KEY, {}))
-    if workers.get(str(study.uid)) != worker.pk:
-        workers[str(study.uid)] = worker.pk
-        request.session[SESSION_KEY] = workers
+def remember_worker(request, response, study, worker: Worker) -> None:
+    """Name ``worker`` as this browser's worker in ``study`` on ``response`` (keeping its other studies)."""
+    workers = session_workers(request)
+    workers[str(study.uid)] = worker.pk
+    response.set_cookie(
+        WORKERS_COOKIE,
+        signing.dumps(workers, salt=_SALT, compress=True),
+        max_age=settings.SESSION_COOKIE_AGE,
+        path=settings.SESSION_COOKIE_PATH,
+        domain=settings.SESSION_COOKIE_DOMAIN,
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite=settings.SESSION_COOKIE_SAMESITE,
+    )
 
 
 def session_worker_id(request, study_uid) -> int | None:
-    """The primary key of this session's worker in the study ``study_uid``, if any."""
+    """The primary key of this browser's worker in the study ``study_uid``, if any."""
     value = session_workers(request).get(str(study_uid))
     return value if isinstance(value, int) else None
 
 
 def session_worker_ids(request) -> set[int]:
-    """The primary keys of all workers this session acts as (one per study at most)."""
+    """The primary keys of all workers this browser acts as (one per study at most)."""
     return {v for v in session_workers(request).values() if isinstance(v, int)}
 
 
 def current_worker(request, study) -> Worker | None:
-    """This session's worker in ``study``, or ``None``."""
-    value = request.session.get(SESSION_KEY, {}).get(str(study.uid))
-    pk = value if isinstance(value, int) else None
+    """This browser's worker in ``study``, or ``None``."""
+    pk = session_worker_id(request, study.uid)
     return None if pk is None else Worker.objects.filter(pk=pk).first()
 
 

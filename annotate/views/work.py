@@ -1,8 +1,8 @@
 """Annotator pages: the study entry ``/w/<study_uid>/`` and the completion page.
 
-The entry page asks the study's provider who the visitor is, remembers the worker in the session
-and serves the task kind's page template with ``task_json`` (rendered with ``json_script`` as
-``hatlab-task``): the URLs of the annotator API, the CSRF token and the public study config. A
+The entry page asks the study's provider who the visitor is, remembers the worker in a signed cookie
+(:mod:`annotate.workers`) and serves the task kind's page template with ``task_json`` (rendered with
+``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF token and the public study config. A
 visitor the provider cannot identify (an MTurk preview, no invite) sees the instructions only.
 """
 
@@ -51,12 +51,16 @@ def entry(request, study_uid):
         return render(request, "annotate/work/preview.html", base)
     if worker.status == Worker.Status.BLOCKED:
         return render(request, "annotate/work/closed.html", {**base, "reason": "blocked"}, status=403)
-    remember_worker(request, study, worker)
     if study.status == Study.Status.FINISHED:
-        return redirect("work-done", study_uid=study.uid)
-    if study.status != Study.Status.RUNNING:
-        return render(request, "annotate/work/closed.html", {**base, "reason": study.status})
-    return render(request, kind.template, {**base, "kind": kind, "task_json": task_json(request, study)})
+        response = redirect("work-done", study_uid=study.uid)
+    elif study.status != Study.Status.RUNNING:
+        response = render(request, "annotate/work/closed.html", {**base, "reason": study.status})
+    else:
+        response = render(
+            request, kind.template, {**base, "kind": kind, "task_json": task_json(request, study)}
+        )
+    remember_worker(request, response, study, worker)
+    return response
 
 
 @crowd_frameable

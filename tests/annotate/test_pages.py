@@ -6,15 +6,16 @@ import io
 import re
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from annotate.models import Dataset, Item, Study, Worker
 from annotate.providers.local import invite_path, make_invite
-from annotate.workers import SESSION_KEY
+from annotate.workers import WORKERS_COOKIE, session_workers
 from tests.annotate.conftest import PASSWORD, make_dataset, make_study
 
 pytestmark = pytest.mark.django_db
@@ -125,9 +126,15 @@ def test_entry_page_serves_the_task_and_remembers_the_worker(study):
     assert [t.name for t in page.templates][0] == "annotate/work/highlight.html"
     assert page.context["task_json"]["study"] == str(study.uid)
     worker = Worker.objects.get(provider="local", external_id="invite:alice")
-    assert client.session[SESSION_KEY] == {str(study.uid): worker.pk}
-    # the session alone is enough afterwards
+    cookie = client.cookies[WORKERS_COOKIE]
+    assert cookie["httponly"] and cookie["samesite"] == settings.SESSION_COOKIE_SAMESITE
+    assert session_workers(RequestFactory().get("/", HTTP_COOKIE=f"{WORKERS_COOKIE}={cookie.value}")) == {
+        str(study.uid): worker.pk
+    }
+    # the signed cookie alone is enough afterwards; an edited one names nobody
     assert client.get(reverse("work-entry", args=[study.uid])).context["task_json"]["kind"] == "highlight"
+    client.cookies[WORKERS_COOKIE] = cookie.value.replace(":", "x:", 1)
+    assert "hatlab-task" not in client.get(reverse("work-entry", args=[study.uid])).content.decode()
 
 
 def test_entry_page_without_identity_shows_instructions_only(study):
