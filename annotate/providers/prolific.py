@@ -20,9 +20,14 @@ POST     ``studies/{id}/transition/``                ``{"action": "PUBLISH" | "P
 GET      ``studies/{id}/submissions/``               the study's submissions, page by ``_links.next``
 GET      ``submissions/{id}/``                       one submission (to confirm a repeated review)
 POST     ``submissions/{id}/transition/``            ``{"action": "APPROVE"}`` or ``{"action": "REJECT",
-                                                     "message", "rejection_category"}``
+                                                     "message", "rejection_category"}`` (idempotent: a
+                                                     repeated request is ignored)
 POST     ``submissions/bonus-payments/``             set up bonuses: ``{"study_id", "csv_bonuses"}``
-POST     ``bulk-bonus-payments/{id}/pay/``           pay the bonuses set up
+                                                     (amounts in major units); answers ``id``,
+                                                     ``amount``, ``fees``, ``total_amount`` in minor units
+POST     ``bulk-bonus-payments/{id}/pay/``           pay the bonuses set up: NOT idempotent, every
+                                                     request pays again, so it is sent once, never
+                                                     retried
 GET      ``participant-groups/?workspace_id=``       our allow- and block-list groups
 POST     ``participant-groups/``                     create one ``{"workspace_id", "name"}``
 POST     ``participant-groups/{id}/participants/``   add ``{"participant_ids": [...]}``
@@ -38,6 +43,10 @@ on our side so their items go back to the pool.
 
 The fee is not published in the API: the estimate uses ``fee_rate`` (default 1/3 of rewards, Prolific's
 published platform fee) plus ``vat_rate`` on the fee, both settable per study.
+
+Checked against Prolific's API reference (docs.prolific.com/api-reference: studies, submissions,
+bonuses, participant groups) and the request shapes of Prolific's own command-line client
+(github.com/prolific-oss/cli).
 """
 
 from __future__ import annotations
@@ -86,6 +95,7 @@ ALLOWLIST_GROUP = "hatlab trusted"
 ID_PATTERN = re.compile(r"^[A-Za-z0-9]{1,64}$")
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,20}$")
 SESSION_KEY = "hatlab_prolific"
+PAY_REQUESTED = "pay-requested:"
 MIN_REJECTION_MESSAGE = 100
 CENT = Decimal("0.01")
 STATUS = {
@@ -124,6 +134,20 @@ class ProlificAPIError(ProviderError):
         super().__init__(NAME, operation, f"HTTP {status}: {body}", status=status)
         self.body = body
         self.retry_after = retry_after
+
+
+class BonusOutcomeUnknown(ProviderError):
+    """A request to pay a bonus got no clear answer, so Prolific may have paid it. Paying is not
+    idempotent on Prolific: this bonus is never asked for again automatically."""
+
+    def __init__(self, bonus_id: str, cause: object = ""):
+        super().__init__(
+            NAME,
+            "PayBonus",
+            f"bulk bonus {bonus_id}: the request to pay it got no clear answer ({cause}), so Prolific may "
+            "have paid it; check the workspace's payments on Prolific before paying this bonus again",
+        )
+        self.bonus_id = bonus_id
 
 
 def classify_error(exc: BaseException) -> float | None:
@@ -344,36 +368,28 @@ class ProlificClient:
         return self.request("GET", f"submissions/{submission_id}/", "GetSubmission")
 
     def approve(self, submission_id: str) -> bool:
-        """Approve once; ``False`` when Prolific refuses because it is approved already."""
-        try:
-            self.request(
-                "POST",
-                f"submissions/{submission_id}/transition/",
-                "ApproveSubmission",
-                json={"action": "APPROVE"},
-            )
-        except ProlificAPIError as exc:
-            if exc.status != 400 or self.get_submission(submission_id).get("status") != "APPROVED":
-                raise
-            return False
-        return True
+        """Approve; ``False`` when the submission was approved before. The transition is idempotent
+        on Prolific (a repeat is ignored), so a retry after a lost reply is safe."""
+        return self._transition(submission_id, "ApproveSubmission", {"action": "APPROVE"}, "APPROVED")
 
     def reject(self, submission_id: str, message: str, category: str = "FAILED_CHECK") -> bool:
-        """Reject with a message of at least 100 characters (Prolific's rule); ``False`` when it
-        was rejected already."""
+        """Reject with a message of at least 100 characters and a ``rejection_category`` (Prolific's
+        rules); ``False`` when the submission was rejected before."""
         if category not in REJECTION_CATEGORIES:
             raise ProviderConfigError("rejection_category", f"must be one of {sorted(REJECTION_CATEGORIES)}")
         body = {"action": "REJECT", "message": rejection_message(message), "rejection_category": category}
-        try:
-            self.request("POST", f"submissions/{submission_id}/transition/", "RejectSubmission", json=body)
-        except ProlificAPIError as exc:
-            if exc.status != 400 or self.get_submission(submission_id).get("status") != "REJECTED":
-                raise
+        return self._transition(submission_id, "RejectSubmission", body, "REJECTED")
+
+    def _transition(self, submission_id: str, operation: str, body: dict, target: str) -> bool:
+        if self.get_submission(submission_id).get("status") == target:
             return False
+        self.request("POST", f"submissions/{submission_id}/transition/", operation, json=body)
         return True
 
     # --- bonuses ----------------------------------------------------------------------------------------
     def set_up_bonus(self, study_id: str, participant_id: str, amount: Decimal) -> dict:
+        """Set up (not pay) a bonus; the CSV takes the amount in major units. Retried freely: a set-up
+        whose reply was lost is never paid and costs nothing."""
         return self.request(
             "POST",
             "submissions/bonus-payments/",
@@ -381,16 +397,11 @@ class ProlificClient:
             json={"study_id": study_id, "csv_bonuses": f"{participant_id},{amount:.2f}\n"},
         )
 
-    def pay_bonus(self, bonus_id: str) -> bool:
-        """Pay bonuses set up before; ``False`` when Prolific answers that they were paid already
-        (a repeat after a lost reply). Any other refusal (e.g. too little balance) is raised."""
-        try:
-            self.request("POST", f"bulk-bonus-payments/{bonus_id}/pay/", "PayBonus")
-        except ProlificAPIError as exc:
-            if exc.status != 400 or "already" not in str(exc.body).lower():
-                raise
-            return False
-        return True
+    def pay_bonus(self, bonus_id: str) -> None:
+        """Pay bonuses set up before, with one request and no retry: Prolific pays again on every
+        request to this endpoint. A refusal (4xx) means nothing was paid; any other failure leaves
+        the outcome unknown (see :class:`BonusOutcomeUnknown`)."""
+        self.request("POST", f"bulk-bonus-payments/{bonus_id}/pay/", "PayBonus", retry=False)
 
     # --- participant groups, messages -------------------------------------------------------------------
     def group_id(self, workspace_id: str, name: str) -> str:
@@ -713,9 +724,17 @@ class ProlificProvider(CrowdProvider):
         return self.client.reject(submission.external_id, feedback)
 
     def send_bonus(self, payment) -> str:
-        """Set up the bonus (its id is saved on the payment at once), then pay it. A repeat after a
-        lost reply pays the bonus already set up; Prolific refuses to pay one twice."""
+        """Set up the bonus (its id is saved on the payment at once), then ask Prolific once to pay it.
+
+        Prolific pays a bonus again on every request to pay it, so the payment is marked
+        (:data:`PAY_REQUESTED`) before the request and the request is never repeated by itself: after
+        a refusal (4xx: nothing paid) the mark is taken off and the payment may be tried again; after
+        an unclear failure (5xx, timeout, lost connection) the mark stays and every later attempt
+        raises :class:`BonusOutcomeUnknown` instead of risking a second payment."""
         from annotate.models import Publication
+
+        if payment.external_ref.startswith(PAY_REQUESTED):
+            raise BonusOutcomeUnknown(payment.external_ref.removeprefix(PAY_REQUESTED), "an earlier attempt")
 
         publication = (
             Publication.objects.filter(study=payment.study, provider=self.name)
@@ -733,8 +752,20 @@ class ProlificProvider(CrowdProvider):
             if "fees" in reply:
                 payment.fee = (Decimal(str(reply["fees"])) / 100).quantize(CENT)
             payment.save(update_fields=["external_ref", "fee"])
-        self.client.pay_bonus(payment.external_ref)
-        return payment.external_ref
+        bonus_id = payment.external_ref
+        payment.external_ref = PAY_REQUESTED + bonus_id
+        payment.save(update_fields=["external_ref"])
+        try:
+            self.client.pay_bonus(bonus_id)
+        except ProlificAPIError as exc:
+            if not 400 <= exc.status < 500:
+                raise BonusOutcomeUnknown(bonus_id, exc) from exc
+            payment.external_ref = bonus_id  # refused: nothing was paid
+            payment.save(update_fields=["external_ref"])
+            raise
+        except requests.RequestException as exc:
+            raise BonusOutcomeUnknown(bonus_id, exc) from exc
+        return bonus_id
 
     # --- trust, blocks, messages ------------------------------------------------------------------------
     def _workspace(self, study) -> str:

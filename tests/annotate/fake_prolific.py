@@ -4,7 +4,8 @@ shapes (``results`` lists with ``_links.next`` pagination, ``{"error": {...}}`` 
 
 Tests read and seed its state (``studies``, ``submissions``, ``bonuses``, ``groups``, ``messages``) and
 can make it fail the next calls to a path (``fail_next``) or lose a reply after doing the work
-(``lose_reply``), to exercise retries.
+(``lose_reply``), to exercise retries. As documented by Prolific, a submission transition is idempotent
+(a repeat is ignored) and paying a bonus is not (every request pays again: ``bonuses[id]["payments"]``).
 """
 
 from __future__ import annotations
@@ -238,8 +239,11 @@ class FakeProlific:
         return 200, self._submission(submission_id)
 
     def transition_submission(self, submission_id, query, body):
+        """Documented as idempotent: a repeated transition is ignored."""
         submission = self._submission(submission_id)
         action = body.get("action")
+        if submission["status"] == {"APPROVE": "APPROVED", "REJECT": "REJECTED"}.get(action):
+            return 200, submission
         if submission["status"] != "AWAITING REVIEW":
             raise ApiError(400, {"action": [f"submission is {submission['status']}"]})
         if action == "APPROVE":
@@ -276,17 +280,16 @@ class FakeProlific:
             "fees": fees,
             "total_amount": amount + fees,
             "csv_bonuses": body["csv_bonuses"],
-            "paid": False,
+            "payments": 0,
         }
-        return 201, {k: v for k, v in self.bonuses[bid].items() if k != "paid"}
+        return 201, {k: v for k, v in self.bonuses[bid].items() if k != "payments"}
 
     def pay_bonus(self, bonus_id, query, body):
+        """Documented as not idempotent: every request pays the bonus again."""
         bonus = self.bonuses.get(bonus_id)
         if bonus is None:
             raise ApiError(404, "bonus not found")
-        if bonus["paid"]:
-            raise ApiError(400, "This bonus has already been paid.")
-        bonus["paid"] = True
+        bonus["payments"] += 1
         return 202, None
 
     def list_groups(self, query, body):

@@ -238,6 +238,11 @@ def test_approve_and_reject_once(fake, client):
     assert client.approve(first) is False
     assert client.reject(second, "Failed the checks.") is True
     assert client.reject(second, "Failed the checks.") is False
+    assert len(fake.calls_to("POST", f"submissions/{first}/transition/")) == 1
+    fake.lose_reply("POST", f"submissions/{(third := fake.add_submission(study_id, 'p3'))}/transition/")
+    assert client.approve(third) is True  # approved, reply lost, sent again: Prolific ignores the repeat
+    assert fake.submissions[third]["status"] == "APPROVED"
+    assert len(fake.calls_to("POST", f"submissions/{third}/transition/")) == 2
     rejection = fake.submissions[second]["rejection"]
     assert len(rejection["message"]) >= 100 and rejection["message"].startswith("Failed the checks.")
     assert rejection["rejection_category"] == "FAILED_CHECK"
@@ -245,22 +250,60 @@ def test_approve_and_reject_once(fake, client):
         client.approve(second)  # rejected, not approved: a real refusal
 
 
-def test_bonus_is_paid_once_even_after_a_lost_reply(fake, provider, study, sleeps):
+def test_bonus_set_up_is_retried_and_paid_once(fake, provider, study, sleeps):
     [publication] = provider.publish(study, "b1")
     fake.add_submission(publication.external_id, "p1")
     worker = make_worker("p1", "prolific")
-    fake.lose_reply("POST", r"bulk-bonus-payments/\w+/pay/")
+    fake.lose_reply("POST", r"submissions/bonus-payments/")  # set up, reply lost: set up again
     payment = send_bonus(study, worker, Decimal("0.75"), "Careful work", "bonus-form-1")
-    assert payment.status == Payment.Status.SENT and payment.external_ref
-    [bonus] = fake.bonuses.values()
-    assert bonus["paid"] and bonus["csv_bonuses"] == "p1,0.75\n" and bonus["amount"] == 75
+    assert payment.status == Payment.Status.SENT
+    paid = [b for b in fake.bonuses.values() if b["payments"]]
+    assert len(fake.bonuses) == 2 and len(paid) == 1 and paid[0]["payments"] == 1
+    assert payment.external_ref == paid[0]["id"]
+    assert paid[0]["csv_bonuses"] == "p1,0.75\n" and paid[0]["amount"] == 75
     assert payment.fee == Decimal("0.25")
     # The same form sent again: the ledger answers, Prolific hears nothing.
     calls = len(fake.calls)
     assert send_bonus(study, worker, Decimal("0.75"), "Careful work", "bonus-form-1").pk == payment.pk
-    assert len(fake.calls) == calls and len(fake.bonuses) == 1
+    assert len(fake.calls) == calls
     with pytest.raises(ProviderConfigError):
         send_bonus(study, worker, Decimal("2.00"), "Careful work", "bonus-form-1")
+
+
+def test_a_lost_pay_reply_is_never_paid_again(fake, provider, study, sleeps):
+    """Prolific pays on every request to pay a bonus: an unanswered request is not repeated."""
+    [publication] = provider.publish(study, "b1")
+    fake.add_submission(publication.external_id, "p1")
+    worker = make_worker("p1", "prolific")
+    fake.lose_reply("POST", r"bulk-bonus-payments/\w+/pay/")
+    with pytest.raises(prolific.BonusOutcomeUnknown):
+        send_bonus(study, worker, Decimal("0.75"), "Careful work", "bonus-form-3")
+    [bonus] = fake.bonuses.values()
+    assert bonus["payments"] == 1
+    payment = Payment.objects.get(request_token="bonus-form-3")
+    assert payment.status == Payment.Status.FAILED and "may have paid" in payment.error
+    assert payment.external_ref == prolific.PAY_REQUESTED + bonus["id"]
+    pays = len(fake.calls_to("POST", f"bulk-bonus-payments/{bonus['id']}/pay/"))
+    with pytest.raises(prolific.BonusOutcomeUnknown):  # tried again: refused here, nothing sent
+        send_bonus(study, worker, Decimal("0.75"), "Careful work", "bonus-form-3")
+    assert len(fake.calls_to("POST", f"bulk-bonus-payments/{bonus['id']}/pay/")) == pays == 1
+    assert bonus["payments"] == 1
+
+
+def test_a_refused_payment_can_be_tried_again(fake, provider, study, sleeps):
+    [publication] = provider.publish(study, "b1")
+    fake.add_submission(publication.external_id, "p1")
+    worker = make_worker("p1", "prolific")
+    fake.fail_next("POST", r"bulk-bonus-payments/\w+/pay/", status=400)  # e.g. too little balance
+    with pytest.raises(prolific.ProlificAPIError):
+        send_bonus(study, worker, Decimal("0.50"), "Careful work", "bonus-form-4")
+    [bonus] = fake.bonuses.values()
+    payment = Payment.objects.get(request_token="bonus-form-4")
+    assert payment.status == Payment.Status.FAILED and payment.external_ref == bonus["id"]
+    assert bonus["payments"] == 0
+    payment = send_bonus(study, worker, Decimal("0.50"), "Careful work", "bonus-form-4")
+    assert payment.status == Payment.Status.SENT and payment.external_ref == bonus["id"]
+    assert len(fake.bonuses) == 1 and bonus["payments"] == 1
 
 
 def test_a_refused_bonus_is_recorded_as_failed(fake, provider, study):
