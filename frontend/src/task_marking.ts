@@ -2,19 +2,21 @@
  * The token-marking task page (paper 003's expert oracle): the input, its gold label and a
  * natural-language explanation written for it are shown, and the annotator marks the input's words
  * that the explanation's author thought important. Marking reuses the word-highlight widget in
- * free mode (click, tap, drag, shift-click; arrow keys and space; Ctrl+Z undoes).
+ * free mode (click, tap, drag, shift-click; arrow keys and space; Ctrl+Z undoes). The item loop
+ * (fetch, submit, finish, the MTurk hand-off) is `TaskFlow` of task_loop.ts.
  */
 
 import { HighlightWidget } from "./highlight";
 import {
   type FlowOptions,
+  type Missing,
   type NextItem,
   TaskFlow,
   type TaskConfig,
   autoMount,
   el,
   mountTask,
-} from "./task_rating";
+} from "./task_loop";
 
 export interface MarkingPayload {
   words: string[];
@@ -65,8 +67,10 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
     return { map: this.widget.map() };
   }
 
-  protected missing(): string | null {
-    return this.answer() === null ? "mark at least one word of the input" : null;
+  protected missing(): Missing | null {
+    return this.answer() === null
+      ? { field: "answer", message: "mark at least one word of the input" }
+      : null;
   }
 
   protected timings(): Record<string, number | null> {
@@ -78,7 +82,7 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
     return { ...this.widget.signals() };
   }
 
-  protected render(next: NextItem<MarkingPayload>): void {
+  protected render(next: NextItem<MarkingPayload, MarkingConfig>, config: MarkingConfig): void {
     const p = next.item.payload;
     this.labelLine.replaceChildren(
       el(this.doc, "strong", "tm-label-title", "Gold label: "),
@@ -86,8 +90,7 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
     );
     this.explanation.textContent = p.explanation;
     this.question.textContent =
-      this.task.config.question ??
-      "Mark the words of the input that the explanation's author thought were important.";
+      config.question ?? "Mark the words of the input that the explanation's author thought were important.";
     this.widget.load(p.words ?? [], p.breaks ?? [], "free");
   }
 
@@ -98,7 +101,7 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
 }
 
 export function mount(doc: Document = document): MarkingTask | null {
-  return mountTask(doc, "token_marking", (root, task) => new MarkingTask(root, task));
+  return mountTask(doc, ["token_marking"], (root, task) => new MarkingTask(root, task));
 }
 
 autoMount(() => mount());

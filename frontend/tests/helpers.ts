@@ -29,3 +29,26 @@ export function fakeClock(start = 1000): { now: () => number; advance: (ms: numb
   let t = start;
   return { now: () => t, advance: (ms: number) => void (t += ms) };
 }
+
+/** Web Storage in a Map: a page's sessionStorage without the browser. */
+export class MemoryStorage implements Storage {
+  private data = new Map<string, string>();
+  get length(): number {
+    return this.data.size;
+  }
+  clear(): void {
+    this.data.clear();
+  }
+  getItem(key: string): string | null {
+    return this.data.get(key) ?? null;
+  }
+  key(index: number): string | null {
+    return [...this.data.keys()][index] ?? null;
+  }
+  removeItem(key: string): void {
+    this.data.delete(key);
+  }
+  setItem(key: string, value: string): void {
+    this.data.set(key, value);
+  }
+}

@@ -11,28 +11,7 @@ import {
   mturkParams,
   postCompletionForm,
 } from "../src/mturk";
-
-class MemoryStorage implements Storage {
-  private data = new Map<string, string>();
-  get length(): number {
-    return this.data.size;
-  }
-  clear(): void {
-    this.data.clear();
-  }
-  getItem(key: string): string | null {
-    return this.data.get(key) ?? null;
-  }
-  key(index: number): string | null {
-    return [...this.data.keys()][index] ?? null;
-  }
-  removeItem(key: string): void {
-    this.data.delete(key);
-  }
-  setItem(key: string, value: string): void {
-    this.data.set(key, value);
-  }
-}
+import { MemoryStorage } from "./helpers";
 
 describe("MTurk parameters", () => {
   it("reads the four parameters MTurk adds and tells a preview apart", () => {

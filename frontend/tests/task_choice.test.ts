@@ -10,11 +10,11 @@ import {
   orList,
   readTaskConfig,
   renderWords,
-  submitUrl,
   type Choice,
   type Payload,
   type TaskConfig,
 } from "../src/task_choice";
+import { submitUrl } from "../src/task_loop";
 import { fakeClock, key } from "./helpers";
 
 const TWO_SIDED: Choice[] = [

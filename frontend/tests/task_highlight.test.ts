@@ -1,12 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
-import {
-  HighlightTask,
-  normaliseLabels,
-  readTaskConfig,
-  submitUrl,
-  type TaskConfig,
-} from "../src/task_highlight";
+import { HighlightTask, normaliseLabels, type TaskConfig } from "../src/task_highlight";
+import { readTaskConfig, submitUrl } from "../src/task_loop";
 import { fakeClock, key, pointer } from "./helpers";
 
 const TASK: TaskConfig = {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MarkingTask, type MarkingConfig } from "../src/task_marking";
-import type { TaskConfig } from "../src/task_rating";
+import type { TaskConfig } from "../src/task_loop";
 import { fakeClock, pointer } from "./helpers";
 
 const TASK: TaskConfig<MarkingConfig> = {

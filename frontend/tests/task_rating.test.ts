@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { RatingTask, renderReview, stars, type TaskConfig, type RatingConfig } from "../src/task_rating";
+import { RatingTask, renderReview, stars, type RatingConfig } from "../src/task_rating";
+import type { TaskConfig } from "../src/task_loop";
 import { fakeClock, key } from "./helpers";
 
 const TASK: TaskConfig<RatingConfig> = {

@@ -1,7 +1,9 @@
 """A worker arrives as MTurk would send them: first the HIT's preview (``ASSIGNMENT_ID_NOT_AVAILABLE``:
 read-only, nothing assigned), then the accepted assignment with MTurk's URL parameters. They answer the
-texts, and the hand-off posts ``assignmentId`` to ``{turkSubmitTo}/mturk/externalSubmit`` — here a
-local endpoint (an http.server in a thread) standing in for MTurk's."""
+items, and the page itself posts ``assignmentId`` and its copy of the answers (field ``hatlab``) to
+``{turkSubmitTo}/mturk/externalSubmit`` — here a local endpoint (an http.server in a thread) standing
+in for MTurk's. The highlight page and the sentence-rating page are checked; every task page runs the
+same loop (frontend/src/task_loop.ts)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,33 @@ def external_submit(settings):
     endpoint.stop()
 
 
+def publish(study: Study, hit_id: str) -> None:
+    """Start the study and record one open HIT of it, as publishing to MTurk would."""
+    start_study(study)
+    Publication.objects.create(
+        study=study, provider="mturk", request_token=f"tok-{hit_id}", external_id=hit_id, places=3,
+        reward=Decimal("0.40"), status=Publication.Status.OPEN, expires_at=timezone.now() + timedelta(days=1),
+    )  # fmt: skip
+
+
+def accepted(external_submit: ExternalSubmit, hit_id: str, assignment_id: str, worker_id: str) -> str:
+    """The query string MTurk adds to the ExternalQuestion URL once the worker accepted the HIT."""
+    return urlencode(
+        {
+            "assignmentId": assignment_id,
+            "hitId": hit_id,
+            "workerId": worker_id,
+            "turkSubmitTo": external_submit.url,
+        }
+    )
+
+
+def posted_copy(fields: dict[str, list[str]]) -> list[dict]:
+    """The page's copy of its answers in the posted form (field ``hatlab``)."""
+    copy = json.loads(fields["hatlab"][0])
+    return copy["submissions"]
+
+
 def mturk_study() -> Study:
     owner = get_user_model().objects.create_user("researcher", password="x" * 12)
     dataset = Dataset.objects.create(name="reviews", owner=owner, labels=["positive", "negative"])
@@ -85,11 +114,7 @@ def mturk_study() -> Study:
         provider="mturk",
         provider_config={"title": "Highlight sentiment", "description": "Highlight words", "reward": "0.40"},
     )
-    start_study(study)
-    Publication.objects.create(
-        study=study, provider="mturk", request_token="tok-browser", external_id="HITBROWSER1", places=3,
-        reward=Decimal("0.40"), status=Publication.Status.OPEN, expires_at=timezone.now() + timedelta(days=1),
-    )  # fmt: skip
+    publish(study, "HITBROWSER1")
     return study
 
 
@@ -110,13 +135,7 @@ def test_worker_previews_accepts_answers_and_submits_to_mturk(live_server, brows
     page.screenshot(path=str(output_dir / "preview.png"), full_page=True)
 
     # ---- accepted: MTurk opens the page with its four parameters --------------------------------------
-    params = {
-        "assignmentId": "ASSIGNBROWSER1",
-        "hitId": "HITBROWSER1",
-        "workerId": "WORKERBROWSER1",
-        "turkSubmitTo": external_submit.url,
-    }
-    page.goto(entry + "?" + urlencode(params))
+    page.goto(entry + "?" + accepted(external_submit, "HITBROWSER1", "ASSIGNBROWSER1", "WORKERBROWSER1"))
     for number in (1, 2):
         page.wait_for_selector(
             f"#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item {number} of 2')"
@@ -125,14 +144,9 @@ def test_worker_previews_accepts_answers_and_submits_to_mturk(live_server, brows
         page.locator(".hl-word").nth(3 if number == 1 else 0).click()
         page.locator(".ht-submit").click()
 
-    # ---- the hand-off: a form posted to {turkSubmitTo}/mturk/externalSubmit ---------------------------
-    page.wait_for_selector("#hatlab-app[data-state='done']")
-    page.screenshot(path=str(output_dir / "done.png"), full_page=True)
-    if not external_submit.posts:
-        # A page without the automatic hand-off links to the completion page, whose form the worker sends.
-        page.locator(".ht-done-link").click()
-        page.locator("#completion-form button[type=submit]").click()
+    # ---- the hand-off: the page posts its form to {turkSubmitTo}/mturk/externalSubmit by itself -------
     page.wait_for_selector("#mturk-received")
+    page.screenshot(path=str(output_dir / "submitted.png"), full_page=True)
     assert len(external_submit.posts) == 1
     path, fields = external_submit.posts[0]
     assert path == "/mturk/externalSubmit"
@@ -142,9 +156,76 @@ def test_worker_previews_accepts_answers_and_submits_to_mturk(live_server, brows
     stored = list(Response.objects.filter(worker=worker, study=study).order_by("id"))
     assert [r.answer["label"] for r in stored] == ["positive", "negative"]
     assert [r.answer["map"][3] for r in stored] == [1, 0] and stored[1].answer["map"][0] == 1
-    if "hatlab" in fields:  # the page's copy of its answers, for reconciliation
-        copy = json.loads(fields["hatlab"][0])
-        assert sorted(e["submission_key"] for e in copy["submissions"]) == sorted(
-            str(r.submission_key) for r in stored
-        )
+    copied = posted_copy(fields)  # the page's copy of its answers, for reconciliation
+    assert [e["submission_key"] for e in copied] == [str(r.submission_key) for r in stored]
+    assert [e["answer"] for e in copied] == [r.answer for r in stored]
+    assert [e["assignment"] for e in copied] == [str(r.assignment.uid) for r in stored]
+    assert errors == []
+
+
+REVIEW = "The narrator was superb and warm . The plot dragged in the middle ."
+
+
+def mturk_rating_study() -> Study:
+    owner = get_user_model().objects.create_user("rater-owner", password="x" * 12)
+    dataset = Dataset.objects.create(name="audiobooks", owner=owner)
+    Document.from_text(dataset, "book-1", REVIEW, label="", metadata={"perf": 4}).save()
+    kind = get_kind("sentence_rating")
+    config = {"aspects": [{"name": "performance", "title": "Performance", "rating_field": "perf"}]}
+    study = Study.objects.create(
+        name="MTurk rating",
+        owner=owner,
+        dataset=dataset,
+        kind="sentence_rating",
+        config=kind.validate_config(config),
+        instructions="Rate how much each highlighted sentence explains the rating.",
+        annotators_per_item=1,
+        provider="mturk",
+        provider_config={"title": "Rate sentences", "description": "Rate sentences", "reward": "0.40"},
+    )
+    publish(study, "HITRATING1")
+    return study
+
+
+def test_rating_page_stays_read_only_in_a_preview_and_hands_off_to_mturk(live_server, browser_context,
+                                                                         external_submit, output_dir):  # fmt: skip
+    study = mturk_rating_study()
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    api_calls: list[str] = []
+    page.on("request", lambda r: api_calls.append(r.url) if "/api/work/" in r.url else None)
+    entry = f"{live_server.url}/w/{study.uid}/"
+    params = accepted(external_submit, "HITRATING1", "ASSIGNRATING1", "WORKERRATING1")
+
+    page.goto(entry + "?" + params)
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 1 of 2')")
+
+    # The same browser previews the HIT again: the session knows the worker, so the server serves the
+    # task page, and the page itself stays read-only and asks the API for nothing.
+    api_calls.clear()
+    page.goto(entry + "?" + urlencode({"assignmentId": PREVIEW_ASSIGNMENT_ID, "hitId": "HITRATING1"}))
+    page.wait_for_selector("#hatlab-app[data-state='preview']")
+    assert "preview" in page.locator(".ht-status").text_content()
+    assert page.locator(".ht-task").is_hidden() and api_calls == []
+    page.screenshot(path=str(output_dir / "preview_in_session.png"), full_page=True)
+
+    page.goto(entry + "?" + params)
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 1 of 2')")
+    page.keyboard.press("4")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 2 of 2')")
+    page.get_by_role("button", name="a little").click()
+    page.locator(".ht-submit").click()
+
+    page.wait_for_selector("#mturk-received")
+    assert len(external_submit.posts) == 1
+    path, fields = external_submit.posts[0]
+    assert path == "/mturk/externalSubmit" and fields["assignmentId"] == ["ASSIGNRATING1"]
+    worker = Worker.objects.get(provider="mturk", external_id="WORKERRATING1")
+    stored = list(Response.objects.filter(worker=worker, study=study).order_by("id"))
+    assert [r.answer for r in stored] == [{"rating": 4}, {"rating": 2}]
+    copied = posted_copy(fields)
+    assert [e["answer"] for e in copied] == [{"rating": 4}, {"rating": 2}]
+    assert [e["submission_key"] for e in copied] == [str(r.submission_key) for r in stored]
     assert errors == []

@@ -1,0 +1,498 @@
+/**
+ * The item loop every task page shares: fetch the next item, let the page's kind render it and build
+ * its answer, submit it with a submission_key made once per item (a resend after a network failure is
+ * stored once), go on until the study says done, then finish: the completion message and code, a
+ * redirect back to the platform, or MTurk's externalSubmit form.
+ *
+ * Inside Mechanical Turk (an ExternalQuestion: `assignmentId`, `hitId`, `workerId` and `turkSubmitTo`
+ * in the URL) the loop also keeps a copy of every answer the server acknowledged (`AnswerCopy`) and
+ * posts it with the completion form, so that reconciliation can recover an answer the server lost.
+ * While the worker only previews the HIT (`ASSIGNMENT_ID_NOT_AVAILABLE`) the page asks for nothing.
+ *
+ * A kind subclasses `TaskFlow` and supplies `render`, `answer`, `timings` and optionally `signals`,
+ * `missing` and `onItemKey`. The page's configuration comes from `<script id="hatlab-task"
+ * type="application/json">` (Django's json_script). Text is written only with textContent.
+ */
+
+import { ApiError, clearError, newSubmissionKey, postJson, renderError } from "./api";
+import {
+  ANSWER_COPY_FIELD,
+  AnswerCopy,
+  type CompletionForm,
+  type MTurkParams,
+  isPreview,
+  mturkParams,
+  postCompletionForm,
+} from "./mturk";
+
+export interface Completion {
+  redirect_url?: string;
+  code?: string;
+  message?: string;
+  /** A form to post back to the platform (MTurk's externalSubmit with the assignmentId). */
+  form?: CompletionForm;
+}
+
+export interface TaskConfig<C = Record<string, unknown>> {
+  study: string;
+  kind: string;
+  next_url: string;
+  submit_url_template: string;
+  done_url?: string;
+  csrf_token?: string;
+  config: C;
+}
+
+export interface NextItem<P, C = Record<string, unknown>> {
+  assignment: string;
+  expires_at?: string;
+  item: { kind: string; payload: P };
+  progress?: { done: number; total: number };
+  /** The study's public config as the server sends it with each item (it overrides the page's). */
+  config?: Partial<C>;
+}
+
+export type NextAnswer<P, C = Record<string, unknown>> =
+  NextItem<P, C> | { done: true; completion?: Completion };
+
+export interface FlowOptions {
+  /** Clock in milliseconds (performance.now by default). */
+  now?: () => number;
+  fetchImpl?: typeof fetch;
+  retryDelayMs?: number;
+  /** Where to go when the study hands the worker back to a platform (location.assign by default). */
+  navigate?: (url: string) => void;
+  keyFactory?: () => string;
+  /** The page URL's query string (location.search by default): MTurk's parameters are read from it. */
+  search?: string;
+  /** Where the copy of the answers is kept (sessionStorage by default; null keeps it in memory). */
+  storage?: Storage | null;
+  /** Posts the completion form (HTMLFormElement.submit by default). */
+  submitForm?: (form: HTMLFormElement) => void;
+}
+
+/** Why an answer cannot be sent yet, shown as an error naming `field`. */
+export interface Missing {
+  field: string;
+  message: string;
+}
+
+export type FlowState = "preview" | "loading" | "item" | "saving" | "done" | "error";
+
+export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
+
+/** Assignments that can no longer be submitted: expired, released, or gone. */
+export const STALE_STATUSES: ReadonlySet<number> = new Set([404, 409, 410]);
+
+/**
+ * Read and check the JSON configuration that the template embeds; with `kinds`, the task kind must
+ * be one of them.
+ */
+export function readTaskConfig<C>(
+  doc: Document,
+  id = "hatlab-task",
+  kinds?: readonly string[],
+): TaskConfig<C> {
+  const node = doc.getElementById(id);
+  if (!node?.textContent) throw new Error(`The page has no #${id} configuration.`);
+  const config = JSON.parse(node.textContent) as TaskConfig<C>;
+  for (const key of ["next_url", "submit_url_template"] as const) {
+    if (typeof config[key] !== "string" || !config[key]) throw new Error(`Task configuration lacks ${key}.`);
+  }
+  if (kinds && !kinds.includes(config.kind)) {
+    throw new Error(`Task kind ${JSON.stringify(config.kind)} is not one of ${kinds.join(", ")}.`);
+  }
+  config.config = config.config ?? ({} as C);
+  return config;
+}
+
+export function submitUrl(template: string, assignment: string): string {
+  return template.replace("ASSIGNMENT", encodeURIComponent(assignment));
+}
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  className: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
+  const node = doc.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** Whether a key event comes from a text field (shortcuts stay out of the way there). */
+export function fromTextField(event: Event): boolean {
+  const target = event.target as HTMLElement | null;
+  return (
+    !!target?.tagName &&
+    (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))
+  );
+}
+
+/** "Time left 1:05" for the seconds left. */
+export function timeLeft(seconds: number): string {
+  return `Time left ${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+/** The item loop of a task page; a kind supplies `render`, `answer`, `timings` and `signals`. */
+export abstract class TaskFlow<P, C = Record<string, unknown>> {
+  readonly root: HTMLElement;
+  readonly doc: Document;
+  readonly task: TaskConfig<C>;
+  readonly options: FlowOptions;
+  readonly now: () => number;
+  /** MTurk's parameters of the page URL, or null outside MTurk. */
+  readonly mturk: MTurkParams | null;
+  /** Where a kind puts its item view. */
+  readonly body: HTMLElement;
+  readonly submitButton: HTMLButtonElement;
+  protected readonly status: HTMLElement;
+  protected readonly taskBox: HTMLElement;
+  protected readonly doneBox: HTMLElement;
+  protected readonly errorBox: HTMLElement;
+  protected readonly progressText: HTMLElement;
+  protected readonly progressBar: HTMLProgressElement;
+  protected readonly timer: HTMLElement;
+  /** The answers the server acknowledged, for MTurk's completion form (null outside MTurk). */
+  protected readonly copy: AnswerCopy | null;
+  protected current: NextItem<P, C> | null = null;
+  protected busy = false;
+  private submissionKey = "";
+  private timerHandle: ReturnType<typeof setInterval> | null = null;
+  private readonly keyListener = (event: KeyboardEvent): void => this.onKey(event);
+
+  constructor(root: HTMLElement, task: TaskConfig<C>, options: FlowOptions = {}) {
+    this.root = root;
+    this.doc = root.ownerDocument;
+    this.task = task;
+    this.options = options;
+    this.now = options.now ?? (() => performance.now());
+    this.mturk = mturkParams(options.search ?? this.doc.defaultView?.location.search ?? "");
+    this.copy =
+      this.mturk && !isPreview(this.mturk) ? new AnswerCopy(task.study, this.storageOption()) : null;
+    const d = this.doc;
+    this.taskBox = el(d, "section", "ht-task");
+    this.taskBox.hidden = true;
+    const head = el(d, "div", "ht-progress");
+    this.progressText = el(d, "h2", "ht-progress-text");
+    this.progressText.tabIndex = -1;
+    this.progressBar = el(d, "progress", "ht-progress-bar");
+    this.progressBar.setAttribute("aria-label", "Progress");
+    this.timer = el(d, "span", "ht-timer");
+    head.append(this.progressText, this.progressBar, this.timer);
+    this.body = el(d, "div", "ht-body");
+    this.errorBox = el(d, "div", "ht-errors");
+    this.errorBox.setAttribute("role", "alert");
+    this.errorBox.hidden = true;
+    const actions = el(d, "div", "ht-actions");
+    this.submitButton = el(d, "button", "ht-submit", "Submit and continue");
+    this.submitButton.type = "button";
+    this.submitButton.disabled = true;
+    actions.append(this.submitButton);
+    this.taskBox.append(head, this.body, this.errorBox, actions);
+    this.doneBox = el(d, "section", "ht-done");
+    this.doneBox.hidden = true;
+    this.status = el(d, "p", "ht-status");
+    this.status.setAttribute("aria-live", "polite");
+    root.replaceChildren(this.status, this.taskBox, this.doneBox);
+    this.submitButton.addEventListener("click", () => void this.submit());
+    d.addEventListener("keydown", this.keyListener);
+  }
+
+  /** Show one item in `body`; `config` is the page's study config with the item's on top. */
+  protected abstract render(item: NextItem<P, C>, config: C): void;
+  /** The answer to send, or null while it cannot be sent (the submit button stays off). */
+  abstract answer(): unknown | null;
+  /** Why the answer cannot be sent yet (shown as an error when the worker submits), or null. */
+  protected missing(): Missing | null {
+    return this.answer() === null ? { field: "answer", message: "answer the question first" } : null;
+  }
+  protected abstract timings(): Record<string, number | null>;
+  protected signals(): Record<string, unknown> {
+    return {};
+  }
+  /** Page-wide keys of the kind (called only while an item is shown and nothing is being saved). */
+  protected onItemKey(_event: KeyboardEvent): void {}
+  /** What the progress heading calls an item ("Item 2 of 10"). */
+  protected itemNoun(): string {
+    return "Item";
+  }
+  /** The button that asks for a new item after the current one went stale. */
+  protected anotherText(): string {
+    return "Get another item";
+  }
+  /** Move focus to the new item (the progress heading, scrolled into view). */
+  protected focusItem(): void {
+    this.progressText.focus({ preventScroll: false });
+  }
+
+  get item(): NextItem<P, C> | null {
+    return this.current;
+  }
+
+  /** Fetch the first item; an MTurk preview stays read-only and asks the server for nothing. */
+  start(): Promise<void> {
+    if (isPreview(this.mturk)) {
+      this.status.textContent = PREVIEW_MESSAGE;
+      this.setState("preview");
+      return Promise.resolve();
+    }
+    return this.loadNext();
+  }
+
+  destroy(): void {
+    this.stopTimer();
+    this.doc.removeEventListener("keydown", this.keyListener);
+  }
+
+  /** Ask the server for the next item (or the completion hand-off). */
+  async loadNext(): Promise<void> {
+    this.stopTimer();
+    this.setState("loading");
+    this.status.textContent = "Loading…";
+    let next: NextAnswer<P, C>;
+    try {
+      next = await postJson<NextAnswer<P, C>>(this.task.next_url, {}, this.postOptions());
+    } catch (error) {
+      this.setState("error");
+      this.status.textContent = "";
+      this.taskBox.hidden = false;
+      renderError(this.errorBox, error);
+      this.showRetry();
+      return;
+    }
+    if ("done" in next && next.done) {
+      this.finish(next.completion ?? {});
+      return;
+    }
+    this.show(next as NextItem<P, C>);
+  }
+
+  /** Send the current answer; on success go on to the next item. */
+  async submit(): Promise<void> {
+    const item = this.current;
+    if (!item || this.busy) return;
+    clearError(this.errorBox);
+    const missing = this.missing();
+    if (missing) {
+      renderError(this.errorBox, new ApiError(400, { [missing.field]: [missing.message] }, missing.message));
+      return;
+    }
+    this.busy = true;
+    this.syncControls();
+    this.setState("saving");
+    this.status.textContent = "Saving…";
+    const body = {
+      submission_key: this.submissionKey,
+      answer: this.answer(),
+      timings: this.timings(),
+      signals: this.signals(),
+    };
+    try {
+      await postJson(submitUrl(this.task.submit_url_template, item.assignment), body, this.postOptions());
+    } catch (error) {
+      this.busy = false;
+      this.status.textContent = "";
+      renderError(this.errorBox, error);
+      if (error instanceof ApiError && STALE_STATUSES.has(error.status)) {
+        this.current = null;
+        this.setState("error");
+        this.showRetry(this.anotherText());
+        return;
+      }
+      this.setState("item");
+      this.syncControls();
+      return;
+    }
+    this.copy?.add({ assignment: item.assignment, ...body });
+    this.busy = false;
+    this.current = null;
+    await this.loadNext();
+  }
+
+  /** Enable the submit button when an answer can be sent; kinds call it after each change. */
+  syncControls(): void {
+    this.submitButton.disabled = this.busy || !this.current || this.answer() === null;
+  }
+
+  protected setState(state: FlowState): void {
+    this.root.dataset.state = state;
+  }
+
+  private show(next: NextItem<P, C>): void {
+    this.current = next;
+    this.submissionKey = (this.options.keyFactory ?? newSubmissionKey)();
+    const done = next.progress?.done ?? 0;
+    const total = next.progress?.total ?? 0;
+    const noun = this.itemNoun();
+    this.progressText.textContent = total ? `${noun} ${done + 1} of ${total}` : noun;
+    this.progressBar.max = Math.max(total, 1);
+    this.progressBar.value = Math.min(done, total);
+    this.status.textContent = "";
+    clearError(this.errorBox);
+    this.taskBox.querySelector(".ht-retry")?.remove();
+    this.doneBox.hidden = true;
+    this.taskBox.hidden = false;
+    this.render(next, { ...this.task.config, ...(next.config ?? {}) } as C);
+    this.startTimer(next.expires_at);
+    this.setState("item");
+    this.syncControls();
+    this.focusItem();
+  }
+
+  private onKey(event: KeyboardEvent): void {
+    if (event.ctrlKey || event.metaKey || event.altKey || !this.current || this.busy || this.taskBox.hidden)
+      return;
+    if (fromTextField(event)) return;
+    this.onItemKey(event);
+  }
+
+  /** The end of the study for this worker: thank them, then hand them back to their platform. */
+  private finish(completion: Completion): void {
+    this.stopTimer();
+    this.current = null;
+    this.taskBox.hidden = true;
+    this.status.textContent = "";
+    const d = this.doc;
+    const title = el(d, "h2", "ht-done-title", "Thank you — all done.");
+    const parts: HTMLElement[] = [title];
+    if (completion.message) parts.push(el(d, "p", "ht-done-message", completion.message));
+    if (completion.code) {
+      const p = el(d, "p", "ht-done-code", "Completion code: ");
+      p.append(el(d, "code", "ht-code", completion.code));
+      parts.push(p);
+    }
+    const form = completion.form ? this.postForm(completion.form) : null;
+    if (form) {
+      // The form is on its way; should the browser not have sent it, the worker can.
+      const again = el(d, "button", "ht-done-submit", "Submit to Mechanical Turk");
+      again.type = "button";
+      again.addEventListener("click", () => this.submitForm(form));
+      const p = el(d, "p", "ht-done-next");
+      p.append(again);
+      parts.push(p);
+    } else {
+      const target = completion.redirect_url || this.task.done_url;
+      if (target) {
+        const text = completion.redirect_url ? "Return to the study platform" : "Finish";
+        const link = el(d, "a", "ht-done-link", text);
+        link.href = target;
+        const p = el(d, "p", "ht-done-next");
+        p.append(link);
+        parts.push(p);
+      }
+    }
+    this.doneBox.replaceChildren(...parts);
+    this.doneBox.hidden = false;
+    this.setState("done");
+    title.tabIndex = -1;
+    title.focus();
+    if (completion.redirect_url && !form) {
+      (this.options.navigate ?? ((url: string) => d.defaultView?.location.assign(url)))(
+        completion.redirect_url,
+      );
+    }
+  }
+
+  /**
+   * Post the platform's completion form with the copy of the answers (MTurk's externalSubmit);
+   * returns the form, or null when `form` is not one this page may post.
+   */
+  private postForm(form: CompletionForm): HTMLFormElement | null {
+    const copy = this.copy ?? new AnswerCopy(this.task.study, this.storageOption());
+    const extra = { [ANSWER_COPY_FIELD]: copy.toField(this.task.study) };
+    const element = postCompletionForm(this.doc, form, extra, (f) => this.submitForm(f));
+    // Posted: the platform keeps the copy now, and a later HIT of this study starts a fresh one.
+    if (element) copy.clear();
+    return element;
+  }
+
+  private submitForm(form: HTMLFormElement): void {
+    (this.options.submitForm ?? ((f: HTMLFormElement) => f.submit()))(form);
+  }
+
+  private storageOption(): Storage | null | undefined {
+    return "storage" in this.options ? this.options.storage : undefined;
+  }
+
+  private showRetry(text = "Try again"): void {
+    this.taskBox.querySelector(".ht-retry")?.remove();
+    const button = el(this.doc, "button", "ht-retry", text);
+    button.type = "button";
+    button.addEventListener("click", () => {
+      button.remove();
+      void this.loadNext();
+    });
+    this.errorBox.after(button);
+    this.syncControls();
+  }
+
+  private startTimer(expiresAt?: string): void {
+    this.stopTimer();
+    const end = expiresAt ? Date.parse(expiresAt) : Number.NaN;
+    if (Number.isNaN(end)) {
+      this.timer.textContent = "";
+      return;
+    }
+    const tick = () => {
+      const left = Math.max(0, Math.round((end - Date.now()) / 1000));
+      this.timer.classList.toggle("is-short", left < 60);
+      if (left === 0) {
+        // The server still takes a late answer unless the item went to someone else (then 409).
+        this.timer.textContent = "Time is up: submit now";
+        this.stopTimer();
+        return;
+      }
+      this.timer.textContent = timeLeft(left);
+    };
+    tick();
+    this.timerHandle = setInterval(tick, 1000);
+  }
+
+  private stopTimer(): void {
+    if (this.timerHandle !== null) clearInterval(this.timerHandle);
+    this.timerHandle = null;
+  }
+
+  private postOptions() {
+    return {
+      csrfToken: this.task.csrf_token,
+      fetchImpl: this.options.fetchImpl,
+      retryDelayMs: this.options.retryDelayMs,
+    };
+  }
+}
+
+/**
+ * Start a page whose kind is one of `kinds` with `make`: find the mount point and the configuration,
+ * then fetch the first item. A page that cannot start shows why instead.
+ */
+export function mountTask<T extends { start(): Promise<void> }>(
+  doc: Document,
+  kinds: readonly string[],
+  make: (root: HTMLElement, task: TaskConfig<never>) => T,
+): T | null {
+  const root = doc.getElementById("hatlab-app");
+  if (!root) return null;
+  try {
+    const flow = make(root, readTaskConfig<never>(doc, "hatlab-task", kinds));
+    void flow.start();
+    return flow;
+  } catch (error) {
+    const box = doc.createElement("p");
+    box.className = "ht-errors";
+    box.setAttribute("role", "alert");
+    box.textContent = error instanceof Error ? error.message : String(error);
+    root.replaceChildren(box);
+    return null;
+  }
+}
+
+/** Run `start` once the document is ready, when the page carries a task configuration. */
+export function autoMount(start: () => unknown): void {
+  if (typeof document === "undefined" || !document.getElementById("hatlab-task")) return;
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => start());
+  else start();
+}
