@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from annotate import sql
 from annotate.models import Assignment, Item, Study, Worker
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, gold_wanted
 from annotate.sql import Prepared
 
 ASSIGNED = Assignment.Status.ASSIGNED
@@ -74,7 +75,16 @@ def next_with_progress(
     study: Study, worker_id: int, *, now: datetime | None = None, gold: bool | None = None
 ) -> tuple[Assignment | None, dict[str, int]]:
     """:func:`next_assignment` and the worker's progress (see :func:`worker_progress`), read in the
-    same statement as the new item when there is one."""
+    same statement as the new item when there is one.
+
+    A study whose config sets ``gold_rate`` mixes its golds in at that rate when ``gold`` is not
+    given (:mod:`annotate.quality.gold_mixing`); otherwise items come in queue order."""
+    rate = study.config.get(GOLD_RATE_KEY) if gold is None else None
+    if rate is not None and (gold := gold_wanted(study, worker_id, rate)) is not None:
+        assignment, progress = next_with_progress(study, worker_id, now=now, gold=gold)
+        if assignment is None:  # that kind ran out: the other one, if any is left
+            assignment, progress = next_with_progress(study, worker_id, now=now, gold=not gold)
+        return assignment, progress
     wait, refused = False, 0
     for _ in range(MAX_ROUNDS):
         try:

@@ -7,6 +7,7 @@ from django import forms
 from annotate.corpus import FORMATS
 from annotate.models import Dataset
 from annotate.providers import PROVIDERS
+from annotate.quality.gold_mixing import GOLD_RATE_KEY
 from annotate.roles import is_admin
 from annotate.tasks.highlight import DEFAULT_LABELS, FREE, READ_FIRST
 
@@ -67,6 +68,14 @@ class StudyForm(forms.Form):
         help_text="An item not submitted within this time goes back to the pool.",
     )
     max_items_per_worker = forms.IntegerField(min_value=1, required=False, help_text="Empty: no limit.")
+    gold_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        label="Gold rate",
+        help_text="Share of gold items mixed into each annotator's queue, from 0 to 1. "
+        "Empty: gold items keep their place in the queue.",
+    )
     provider = forms.ChoiceField(choices=[])
     open_enrollment = forms.BooleanField(
         required=False, help_text="Local provider: anyone with the study link may annotate (no invite)."
@@ -90,6 +99,7 @@ class StudyForm(forms.Form):
                 "mode": data["mode"],
                 "labels": [label.strip() for label in data["labels"].split(",") if label.strip()],
                 "max_items_per_worker": data.get("max_items_per_worker"),
+                **({GOLD_RATE_KEY: data["gold_rate"]} if data.get("gold_rate") is not None else {}),
             },
             "instructions": data.get("instructions", ""),
             "annotators_per_item": data["annotators_per_item"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotate.models import Item, Study
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, prepare_gold_items
 from annotate.tasks import get_kind
 
 BATCH_SIZE = 1000
@@ -39,6 +40,8 @@ def apply(study: Study, action: str) -> int:
                 raise StudyStateError("the study's dataset has no documents")
             Item.objects.bulk_create(items, batch_size=BATCH_SIZE)
             created = len(items)
+            if locked.config.get(GOLD_RATE_KEY) is not None:  # golds mixed in at a rate meet everyone
+                prepare_gold_items(locked)
         locked.status = _TARGET[action]
         locked.save(update_fields=["status"])
         study.status = locked.status

@@ -33,7 +33,6 @@ class QualityPolicy(models.Model):
         MANUAL = "manual", "Researcher reviews by hand"
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="quality_policy")
-    gold_rate = models.FloatField(default=0.2, validators=_share, help_text="Share of gold items in a queue.")
     trust_threshold = models.FloatField(default=0.70, validators=_share)
     min_golds = models.PositiveSmallIntegerField(
         default=4, help_text="Golds a worker must have answered before trust can exclude them."

@@ -1,6 +1,11 @@
 """Mixing gold items into each worker's queue at the study's rate (papers 001 / 004: hidden test
 questions with known answers, randomly inserted).
 
+A study opts in with ``config["gold_rate"]`` (a share from 0 to 1, see :func:`validate_gold_rate`);
+:func:`annotate.assignment.next_with_progress` then asks :func:`gold_wanted` which kind of item to
+hand out next. Without it (``None``, the default) items come in queue order and golds sit at their
+queue positions.
+
 Gold items look like any other item to the worker: same page, same API answer (``public_payload``
 never includes ``Item.secret``), so only *when* a gold comes gives them away. The schedule spreads
 golds evenly at the rate ``r`` (the k-th item of a worker is a gold when ``floor((k + 1) r + phase)``
@@ -17,15 +22,30 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
 
-from annotate.assignment import next_assignment
-from annotate.models import Assignment, Item, QualityPolicy, Study
+from annotate.models import Assignment, Item, Study
 
 GOLD_CAPACITY = 32767
-DEFAULT_GOLD_RATE = QualityPolicy._meta.get_field("gold_rate").default
+GOLD_RATE_KEY = "gold_rate"
+
+
+def validate_gold_rate(value: Any) -> float | None:
+    """A study's ``config["gold_rate"]``: ``None`` (keep queue order) or a number from 0 to 1.
+    Raises ``ValueError`` with a message for the researcher otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(
+            "must be a number from 0 to 1 (the share of gold items), or null to keep queue order"
+        )
+    rate = float(value)
+    if not 0.0 <= rate <= 1.0:  # also refuses NaN
+        raise ValueError(f"must be from 0 to 1 (the share of gold items), not {value}")
+    return rate
 
 
 def prepare_gold_items(study: Study) -> int:
@@ -35,6 +55,22 @@ def prepare_gold_items(study: Study) -> int:
         .exclude(responses_needed=GOLD_CAPACITY)
         .update(responses_needed=GOLD_CAPACITY)
     )
+
+
+def set_gold_rate(study: Study, rate: float | None) -> None:
+    """Set (or, with ``None``, remove) the study's gold rate; golds mixed in at a rate are opened to
+    every worker. The study's config is the one place the hand-out reads it."""
+    rate = validate_gold_rate(rate)
+    config = dict(study.config)
+    if rate is None:
+        config.pop(GOLD_RATE_KEY, None)
+    else:
+        config[GOLD_RATE_KEY] = rate
+    if config != study.config:
+        study.config = config
+        Study.objects.filter(pk=study.pk).update(config=config)
+    if rate is not None:
+        prepare_gold_items(study)
 
 
 def worker_phase(study: Study, worker_id: int) -> float:
@@ -52,30 +88,22 @@ def wants_gold(rate: float, taken: int, golds_taken: int, phase: float) -> bool:
     return golds_taken < math.floor((taken + 1) * rate + phase)
 
 
-def gold_wanted(study: Study, worker_id: int) -> bool | None:
-    """Whether the worker's next new item should be a gold; ``None`` when the study mixes no golds
-    (rate 0 or no gold item in use). One round trip: it sits on the annotator API's hot path."""
-    policy, item, assignment = QualityPolicy._meta.db_table, Item._meta.db_table, Assignment._meta.db_table
-    live = f"FROM {assignment} a WHERE a.study_id = %s AND a.worker_id = %s AND a.status <> 'released'"
+def gold_wanted(study: Study, worker_id: int, rate: float) -> bool | None:
+    """Whether the worker's next new item should be a gold at ``rate``; ``None`` when the study mixes
+    no golds (rate 0 or no gold item in use). One round trip: it sits on the annotator API's path."""
+    if rate <= 0:
+        return None
+    item, assignment = Item._meta.db_table, Assignment._meta.db_table
+    live = f"FROM {assignment} a WHERE a.study_id = %s AND a.worker_id = %s AND a.status <> %s"
+    released = Assignment.Status.RELEASED.value
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""SELECT COALESCE((SELECT gold_rate FROM {policy} WHERE study_id = %s), %s),
-                       EXISTS(SELECT 1 FROM {item} WHERE study_id = %s AND is_gold AND NOT retired),
+            f"""SELECT EXISTS(SELECT 1 FROM {item} WHERE study_id = %s AND is_gold AND NOT retired),
                        (SELECT COUNT(*) {live}),
                        (SELECT COUNT(*) {live} AND a.item_id IN (SELECT id FROM {item} WHERE is_gold))""",
-            [study.pk, DEFAULT_GOLD_RATE, study.pk, study.pk, worker_id, study.pk, worker_id],
+            [study.pk, study.pk, worker_id, released, study.pk, worker_id, released],
         )
-        rate, has_gold, taken, golds_taken = cursor.fetchone()
-    if rate <= 0 or not has_gold:
+        has_gold, taken, golds_taken = cursor.fetchone()
+    if not has_gold:
         return None
     return wants_gold(rate, taken, golds_taken, worker_phase(study, worker_id))
-
-
-def next_mixed_assignment(study: Study, worker_id: int) -> Assignment | None:
-    """:func:`annotate.assignment.next_assignment` with golds mixed in at the study's ``gold_rate``.
-    An assignment the worker already holds is returned as it is."""
-    gold = gold_wanted(study, worker_id)
-    assignment = next_assignment(study, worker_id, gold=gold)
-    if assignment is None and gold is not None:  # that kind ran out: the other one, if any is left
-        assignment = next_assignment(study, worker_id, gold=not gold)
-    return assignment

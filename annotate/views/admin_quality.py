@@ -35,6 +35,7 @@ from annotate.models import GoldReview, Item, PlatformSubmission, QualityPolicy,
 from annotate.providers.reconcile import review_submission, send_bonus
 from annotate.providers.retry import ProviderConfigError, platform_errors
 from annotate.quality import aggregation, exclusion, gold_review, grading
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
 from annotate.quality.policy import policy_for
 from annotate.quality.signals import worker_signals
 from annotate.roles import is_admin
@@ -63,10 +64,30 @@ def post_only(view):
 
 
 class PolicyForm(forms.ModelForm):
+    """The study's quality policy, and its gold rate (kept in the study's config, where the hand-out
+    reads it: :mod:`annotate.quality.gold_mixing`)."""
+
+    gold_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        label="Gold rate",
+        help_text="Share of gold items mixed into each annotator's queue. Empty: golds keep their queue places.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["gold_rate"] = self.instance.study.config.get(GOLD_RATE_KEY)
+
+    def save(self, commit: bool = True):
+        policy = super().save(commit)
+        set_gold_rate(policy.study, self.cleaned_data.get("gold_rate"))
+        return policy
+
     class Meta:
         model = QualityPolicy
         fields = [
-            "gold_rate",
             "trust_threshold",
             "min_golds",
             "confidence",
@@ -307,7 +328,7 @@ class QualityAPI(APIView):
                 "policy": {
                     "trust_threshold": policy.trust_threshold,
                     "min_golds": policy.min_golds,
-                    "gold_rate": policy.gold_rate,
+                    "gold_rate": study.config.get(GOLD_RATE_KEY),
                     "block_mode": policy.block_mode,
                 },
                 "workers": worker_rows(study),

@@ -379,13 +379,12 @@ def test_schedule_spreads_golds_at_the_rate():
 def test_golds_are_mixed_into_the_queue_and_look_ordinary(researcher):
     study = crowd_study(researcher, n=20, gold_every=4, annotators_per_item=2)
     assert gold_mixing.prepare_gold_items(study) == 5
-    policy = policy_for(study)
-    policy.gold_rate = 0.25
-    policy.save()
+    study.config["gold_rate"] = 0.25
+    study.save(update_fields=["config"])
     worker = make_worker("w")
     timings = {"read_ms": 900, "answer_ms": 400, "label_at_ms": 900, "first_highlight_at_ms": 1000}
     kinds = []
-    while (assignment := gold_mixing.next_mixed_assignment(study, worker.pk)) is not None:
+    while (assignment := next_assignment(study, worker.pk)) is not None:
         item = Item.objects.select_related("study").get(pk=assignment.item_id)
         kinds.append(item.is_gold)
         assert set(assignment.item.payload) == {"words", "breaks"}  # nothing tells a gold apart
@@ -460,6 +459,7 @@ def test_dashboard_actions(graded_study, admin_user, client):
     reply = client.post(f"{base}golds/{second.pk}/fix/", {"gold": "not json"}, follow=True)
     assert "gold must be the answer as JSON" in reply.content.decode()
     bad = client.post(f"{base}policy/", {"trust_threshold": "2", "gold_rate": "0.2", "min_golds": "4"})
+    assert "gold_rate" not in type(study).objects.get(pk=study.pk).config  # nothing saved
     assert bad.status_code == 400 and "trust_threshold" in bad.content.decode()
     form = {
         "gold_rate": "0.3", "trust_threshold": "0.8", "min_golds": "2", "confidence": "0.9",
@@ -468,6 +468,9 @@ def test_dashboard_actions(graded_study, admin_user, client):
     }  # fmt: skip
     assert client.post(f"{base}policy/", form).status_code == 302
     assert policy_for(type(study).objects.get(pk=study.pk)).trust_threshold == 0.8
+    assert type(study).objects.get(pk=study.pk).config["gold_rate"] == 0.3  # where the hand-out reads it
+    assert all(g.responses_needed == gold_mixing.GOLD_CAPACITY for g in golds(study))
+    assert "Golds make up 0.30 of each" in client.get(base).content.decode()
     assert client.post(f"{base}regrade/").status_code == 302
     csv_text = client.get(f"{base}aggregated.csv").content.decode()
     header, *lines = csv_text.strip().splitlines()
