@@ -50,6 +50,8 @@ class SubmissionConflict(Exception):
 class Submitted:
     response_id: int
     created: bool
+    study: Study | None = None  # with the fields the annotator API reads, when known
+    worker_id: int | None = None
 
     def body(self) -> dict[str, int]:
         return {"response": self.response_id}
@@ -117,7 +119,7 @@ _READ = Prepared(
     "hatlab_submit_read",
     ("uuid",),
     f"""SELECT a.id, a.status, a.worker_id, a.item_id, a.study_id, i.payload, i.secret, i.is_gold,
-               s.kind, s.config, s.instructions, s.time_limit_s
+               s.kind, s.config, s.instructions, s.time_limit_s, s.uid, s.status, s.provider
         FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
         WHERE a.uid = $1""",
 )
@@ -178,7 +180,14 @@ def _submit_fast(
     if status != ASSIGNED:
         return None
     study = Study(
-        id=study_id, kind=kind_name, config=_json(row[9]), instructions=row[10], time_limit_s=row[11]
+        id=study_id,
+        kind=kind_name,
+        config=_json(row[9]),
+        instructions=row[10],
+        time_limit_s=row[11],
+        uid=row[12],
+        status=row[13],
+        provider=row[14],
     )
     item = Item(id=item_id, study=study, payload=_json(payload), secret=_json(secret), is_gold=is_gold)
     kind = get_kind(kind_name)
@@ -200,7 +209,7 @@ def _submit_fast(
     with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
         _WRITE.execute(cursor, args)
         stored = cursor.fetchone()
-    return None if stored is None else Submitted(stored[0], created=True)
+    return None if stored is None else Submitted(stored[0], True, study, worker_id)
 
 
 def _timings(timings: dict[str, Any]) -> tuple[int | None, dict[str, int]]:
@@ -243,6 +252,9 @@ def _submit(
             "study__config",
             "study__instructions",
             "study__time_limit_s",
+            "study__uid",
+            "study__status",
+            "study__provider",
         )
         .filter(uid=uid)
         .first()
@@ -254,7 +266,7 @@ def _submit(
             Response.objects.filter(assignment_id=assignment.pk).values_list("id", "submission_key").first()
         )
         if prior is not None and prior[1] == key:
-            return Submitted(prior[0], created=False)
+            return Submitted(prior[0], False, assignment.study, assignment.worker_id)
         raise SubmissionConflict("assignment", "this assignment was already submitted")
     kind = get_kind(assignment.study.kind)
     item = assignment.item
@@ -284,4 +296,4 @@ def _submit(
     )
     Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
     Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
-    return Submitted(response.pk, created=True)
+    return Submitted(response.pk, True, assignment.study, assignment.worker_id)

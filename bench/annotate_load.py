@@ -298,6 +298,7 @@ async def annotator(
     period: float,
     offset: float,
     tally: Tally,
+    chained: bool = False,
 ) -> None:
     conn = Connection(port)
     try:
@@ -313,6 +314,7 @@ async def annotator(
     await start.wait()
     t0 = time.monotonic() + offset
     cycle = 0
+    data = None
     while True:
         if period:
             wake = t0 + cycle * period
@@ -322,13 +324,14 @@ async def annotator(
         if time.monotonic() >= deadline_box[0]:
             break
         cycle += 1
-        began = time.perf_counter()
-        status, body = await conn.request("POST", f"/api/work/{study}/next/", b"", headers)
-        tally.next_ms.append((time.perf_counter() - began) * 1000)
-        if status != 200:
-            tally.error(f"next {status}")
-            continue
-        data = json.loads(body)
+        if data is None:
+            began = time.perf_counter()
+            status, body = await conn.request("POST", f"/api/work/{study}/next/", b"", headers)
+            tally.next_ms.append((time.perf_counter() - began) * 1000)
+            if status != 200:
+                tally.error(f"next {status}")
+                continue
+            data = json.loads(body)
         if data.get("done"):
             tally.done_early += 1
             break
@@ -344,6 +347,7 @@ async def annotator(
                 "label_at_ms": 4000,
                 "first_highlight_at_ms": 4500,
             },
+            "next": chained,
         }
         began = time.perf_counter()
         status, body = await conn.request(
@@ -353,8 +357,11 @@ async def annotator(
             headers,
         )
         tally.submit_ms.append((time.perf_counter() - began) * 1000)
+        data = None
         if status in (200, 201):
-            tally.acknowledged.add(json.loads(body)["response"])
+            stored = json.loads(body)
+            tally.acknowledged.add(stored["response"])
+            data = stored.get("next")  # the next item came with the answer (--chained)
         else:
             tally.error(f"submit {status}")
     if conn.writer is not None:
@@ -362,7 +369,7 @@ async def annotator(
 
 
 async def drive(
-    port: int, entries: list[str], duration: float, rate: float, snapshot
+    port: int, entries: list[str], duration: float, rate: float, snapshot, chained: bool = False
 ) -> tuple[Tally, float, dict]:
     tally = Tally()
     start = asyncio.Event()
@@ -370,7 +377,9 @@ async def drive(
     concurrency = len(entries)
     period = concurrency / rate if rate else 0.0
     tasks = [
-        asyncio.create_task(annotator(port, e, start, deadline_box, period, period * i / concurrency, tally))
+        asyncio.create_task(
+            annotator(port, e, start, deadline_box, period, period * i / concurrency, tally, chained)
+        )
         for i, e in enumerate(entries)
     ]
     while tally.ready < concurrency:  # every annotator has opened its page before the clock starts
@@ -442,6 +451,7 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
                     args.duration,
                     args.rate,
                     lambda: cpu_snapshot(server.pid, env["DATABASE_URL"]),
+                    args.chained,
                 )
             )
         finally:
@@ -458,6 +468,7 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
     return {
         "concurrency": concurrency,
         "rate_target": args.rate or None,
+        "protocol": "chained" if args.chained else "two-step",
         "duration_s": round(elapsed, 2),
         "submissions_per_s": round(len(tally.acknowledged) / elapsed, 1),
         "next_p50_ms": round(percentile(tally.next_ms, 50), 1),
@@ -493,6 +504,11 @@ def main() -> None:
     parser.add_argument(
         "--admin-url", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
     )
+    parser.add_argument(
+        "--chained",
+        action="store_true",
+        help='Each submit asks for the next item too ("next": true), as the task pages do: one request per answer.',
+    )
     parser.add_argument("--keep-db", action="store_true")
     args = parser.parse_args()
 
@@ -519,7 +535,8 @@ def main() -> None:
 
     print(
         f"annotator API under load: gunicorn {args.workers} workers x {args.threads} threads, "
-        f"{os.cpu_count()} CPUs, {args.duration:.0f} s per run, {args.items} items x 3"
+        f"{os.cpu_count()} CPUs, {args.duration:.0f} s per run, {args.items} items x 3, "
+        + ("submit carries the next item (one request per answer)" if args.chained else "next, then submit")
     )
     header = (
         f"{'C':>5} {'rate':>6} {'subs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'next p99':>9} {'submit p99':>11} "

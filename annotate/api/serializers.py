@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_texts
 from annotate.models import Dataset, Study
 from annotate.providers import PROVIDERS
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, validate_gold_rate
 from annotate.roles import is_admin
 from annotate.tasks import TASK_KINDS, get_kind
 
@@ -133,10 +134,20 @@ class StudySerializer(serializers.ModelSerializer):
 
     def validate(self, data: dict) -> dict:
         kind = get_kind(data.get("kind", "highlight"))
+        config = data.get("config")
+        gold_rate = None
+        if isinstance(config, dict) and GOLD_RATE_KEY in config:
+            config = dict(config)
+            try:
+                gold_rate = validate_gold_rate(config.pop(GOLD_RATE_KEY))
+            except ValueError as exc:
+                raise ValidationError({"config": {GOLD_RATE_KEY: [str(exc)]}}) from None
         try:
-            data["config"] = kind.validate_config(data.get("config"))
+            data["config"] = kind.validate_config(config)
         except ValidationError as exc:
             raise ValidationError({"config": exc.detail}) from None
+        if gold_rate is not None:  # opt-in: golds mixed in at this rate instead of at queue positions
+            data["config"][GOLD_RATE_KEY] = gold_rate
         if kind.name == "highlight" and not data.get("dataset"):
             raise ValidationError({"dataset": ["a highlight study needs a dataset"]})
         return data
@@ -190,15 +201,16 @@ class SubmissionSerializer(serializers.Serializer):
     answer = serializers.JSONField(help_text='The kind\'s answer, e.g. {"label": "positive", "map": [0, 1]}.')
     timings = TimingsSerializer(required=False, default=dict)
     signals = serializers.DictField(required=False, default=dict, help_text="Focus changes, pastes, etc.")
+    next = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Also hand out the next item: the answer carries what POST next would (one round trip).",
+    )
 
     def validate_signals(self, value: dict) -> dict:
         if len(json.dumps(value)) > MAX_SIGNALS_BYTES:
             raise ValidationError(f"larger than {MAX_SIGNALS_BYTES} bytes")
         return value
-
-
-class SubmittedSerializer(serializers.Serializer):
-    response = serializers.IntegerField()
 
 
 class WorkItemSerializer(serializers.Serializer):
@@ -219,6 +231,16 @@ class NextSerializer(serializers.Serializer):
     config = serializers.DictField(required=False, help_text="mode, labels, time_limit_s, instructions")
     done = serializers.BooleanField(required=False)
     completion = serializers.DictField(required=False)
+
+
+class SubmittedSerializer(serializers.Serializer):
+    response = serializers.IntegerField()
+    next = NextSerializer(
+        required=False,
+        allow_null=True,
+        help_text="With next=true: the next item, as POST next answers it; null when next would answer an "
+        "error (ask next for it).",
+    )
 
 
 class ErrorsSerializer(serializers.Serializer):

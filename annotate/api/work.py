@@ -137,9 +137,13 @@ def parse_submission(body: bytes) -> dict[str, Any]:
         errors["signals"] = ["must be an object"]
     elif len(json.dumps(signals)) > MAX_SIGNALS_BYTES:
         errors["signals"] = [f"larger than {MAX_SIGNALS_BYTES} bytes"]
+    then_next = data.get("next", False)
+    if type(then_next) is not bool:
+        errors["next"] = ["must be true or false"]
     if errors:
         raise ValidationError(errors)
     return {
+        "next": then_next,
         "submission_key": key,
         "answer": data["answer"],
         "timings": {k: timings[k] for k in TIMING_FIELDS if timings.get(k) is not None},
@@ -156,10 +160,33 @@ def _guard(request: HttpRequest) -> JsonResponse | None:
     return None
 
 
-def _done(request, study: Study, worker_id: int, progress: dict) -> JsonResponse:
+def _done(request, study: Study, worker_id: int, progress: dict) -> dict:
     worker = Worker.objects.get(pk=worker_id)
     completion = get_provider(study.provider).completion(request, worker)
-    return JsonResponse({"done": True, "completion": completion, "progress": progress})
+    return {"done": True, "completion": completion, "progress": progress}
+
+
+def next_body(request: HttpRequest, study: Study, worker_id: int) -> tuple[int, dict]:
+    """What ``next`` answers for this worker: ``(HTTP status, body)``."""
+    if study.status == Study.Status.FINISHED:
+        return 200, _done(request, study, worker_id, worker_progress(study, worker_id))
+    if study.status != Study.Status.RUNNING:
+        label = Study.Status(study.status).label.lower()
+        return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
+    try:
+        assignment, progress = next_with_progress(study, worker_id)
+    except WorkerBlocked:
+        return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
+    if assignment is None:
+        return 200, _done(request, study, worker_id, progress)
+    kind = get_kind(study.kind)
+    return 200, {
+        "assignment": str(assignment.uid),
+        "expires_at": assignment.expires_at,
+        "item": {"kind": kind.name, "payload": kind.public_payload(assignment.item)},
+        "progress": progress,
+        "config": kind.public_config(study),
+    }
 
 
 @csrf_exempt  # checked in _guard, to answer with the API's error shape
@@ -173,31 +200,14 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     worker_id = session_worker_id(request, study.uid)
     if worker_id is None:
         return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
-    if study.status == Study.Status.FINISHED:
-        return _done(request, study, worker_id, worker_progress(study, worker_id))
-    if study.status != Study.Status.RUNNING:
-        return error(409, {"study": [f"the study is {study.get_status_display().lower()}, not running"]})
-    try:
-        assignment, progress = next_with_progress(study, worker_id)
-    except WorkerBlocked:
-        return error(403, {"worker": ["you can no longer work on this study"]})
-    if assignment is None:
-        return _done(request, study, worker_id, progress)
-    kind = get_kind(study.kind)
-    return JsonResponse(
-        {
-            "assignment": str(assignment.uid),
-            "expires_at": assignment.expires_at,
-            "item": {"kind": kind.name, "payload": kind.public_payload(assignment.item)},
-            "progress": progress,
-            "config": kind.public_config(study),
-        }
-    )
+    status, body = next_body(request, study, worker_id)
+    return JsonResponse(body, status=status)
 
 
 @csrf_exempt  # checked in _guard, to answer with the API's error shape
 def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
-    """POST: store an answer; 201 ``{"response": id}``, or 200 with the same body for a retry."""
+    """POST: store an answer; 201 ``{"response": id}``, or 200 with the same body for a retry. With
+    ``"next": true`` the body also carries the next item under ``next`` (what ``next`` would answer)."""
     if (refused := _guard(request)) is not None:
         return refused
     try:
@@ -216,7 +226,14 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         return error(404, {"assignment": ["no such assignment for this session"]})
     except SubmissionConflict as exc:
         return error(409, {exc.field: [exc.message]})
-    return JsonResponse(result.body(), status=201 if result.created else 200)
+    body: dict[str, Any] = result.body()
+    if data["next"]:
+        # The next item in the same round trip; ``null`` sends the page to ``next`` for the error.
+        status, following = (
+            next_body(request, result.study, result.worker_id) if result.study is not None else (0, None)
+        )
+        body["next"] = following if status == 200 else None
+    return JsonResponse(body, status=201 if result.created else 200)
 
 
 # ------------------------------------------------------------------ OpenAPI description

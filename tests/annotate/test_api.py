@@ -185,6 +185,40 @@ def test_working_to_the_end(researcher):
     }
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["postgresql", "portable"])
+def test_submit_can_hand_out_the_next_item_in_the_same_round_trip(researcher, monkeypatch, native):
+    monkeypatch.setattr("annotate.sql.native", lambda: native)
+    dataset = make_dataset(researcher, n=3, name="chained")
+    study = make_study(researcher, dataset, name="chained", annotators_per_item=1)
+    annotator = Annotator(study)
+    data = annotator.next().json()
+    seen = []
+    for step in range(3):
+        seen.append(data["item"]["payload"]["words"])
+        body = {**body_for(data["item"]["payload"]), "next": True}
+        stored = annotator.submit(data["assignment"], body)
+        assert stored.status_code == 201
+        following = stored.json()["next"]
+        # a retry stores nothing new and hands out the same next item (or the same "done")
+        again = annotator.submit(data["assignment"], body)
+        assert again.status_code == 200 and again.json() == stored.json()
+        assert following["progress"] == {"done": step + 1, "total": 3}
+        data = following
+    assert data["done"] is True and "message" in data["completion"]
+    assert len({tuple(words) for words in seen}) == 3
+    assert Response.objects.filter(study=study).count() == 3
+    assert Assignment.objects.filter(study=study, status=Assignment.Status.ASSIGNED).count() == 0
+
+
+def test_submit_with_next_on_a_paused_study_stores_and_sends_the_page_to_next(study):
+    annotator = Annotator(study)
+    data = annotator.next().json()
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.PAUSED)
+    stored = annotator.submit(data["assignment"], {**body_for(data["item"]["payload"]), "next": True})
+    assert stored.status_code == 201 and stored.json()["next"] is None
+    assert annotator.next().status_code == 409
+
+
 def test_submitting_to_a_reassigned_slot_is_409(researcher, dataset):
     study = make_study(researcher, dataset, name="single", annotators_per_item=1)
     slow, fast = Annotator(study, "slow"), Annotator(study, "fast")
@@ -365,13 +399,20 @@ def test_parse_submission_rules():
     ok = parse_submission(
         json.dumps({"submission_key": key, "answer": 1, "timings": {"read_ms": 5, "x": "y"}}).encode()
     )
-    assert ok == {"submission_key": uuid.UUID(key), "answer": 1, "timings": {"read_ms": 5}, "signals": {}}
+    assert ok == {
+        "next": False,
+        "submission_key": uuid.UUID(key),
+        "answer": 1,
+        "timings": {"read_ms": 5},
+        "signals": {},
+    }
     for body, field in [
         ({"submission_key": key, "answer": 1, "timings": {"read_ms": 1.5}}, "timings.read_ms"),
         ({"submission_key": key, "answer": 1, "timings": {"answer_ms": True}}, "timings.answer_ms"),
         ({"submission_key": key, "answer": 1, "timings": []}, "timings"),
         ({"submission_key": key, "answer": 1, "signals": {"x": "y" * 20000}}, "signals"),
         ({"submission_key": 5, "answer": 1}, "submission_key"),
+        ({"submission_key": key, "answer": 1, "next": "yes"}, "next"),
         ([1], "non_field_errors"),
     ]:
         with pytest.raises(ValidationError) as exc:
