@@ -55,6 +55,13 @@ export interface NextItem<P, C = Record<string, unknown>> {
 export type NextAnswer<P, C = Record<string, unknown>> =
   NextItem<P, C> | { done: true; completion?: Completion };
 
+/** What submit answers: the stored response, and (asked with "next": true) the following item, or
+ * null when the next endpoint has an error to give. */
+export interface Submitted<P, C = Record<string, unknown>> {
+  response: number;
+  next?: NextAnswer<P, C> | null;
+}
+
 export interface FlowOptions {
   /** Clock in milliseconds (performance.now by default). */
   now?: () => number;
@@ -263,6 +270,11 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       this.showRetry();
       return;
     }
+    this.receive(next);
+  }
+
+  /** Show a handed-out item, or finish when the server says the worker is done. */
+  private receive(next: NextAnswer<P, C>): void {
     if ("done" in next && next.done) {
       this.finish(next.completion ?? {});
       return;
@@ -290,8 +302,14 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       timings: this.timings(),
       signals: this.signals(),
     };
+    let stored: Submitted<P, C>;
     try {
-      await postJson(submitUrl(this.task.submit_url_template, item.assignment), body, this.postOptions());
+      // "next": the server hands out the following item in the same round trip
+      stored = await postJson<Submitted<P, C>>(
+        submitUrl(this.task.submit_url_template, item.assignment),
+        { ...body, next: true },
+        this.postOptions(),
+      );
     } catch (error) {
       this.busy = false;
       this.status.textContent = "";
@@ -309,7 +327,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.copy?.add({ assignment: item.assignment, ...body });
     this.busy = false;
     this.current = null;
-    await this.loadNext();
+    if (stored.next) {
+      this.stopTimer();
+      this.receive(stored.next);
+    } else {
+      await this.loadNext(); // null: next has something to say (paused study, blocked worker, …)
+    }
   }
 
   /** Enable the submit button when an answer can be sent; kinds call it after each change. */

@@ -218,6 +218,7 @@ describe("reveal_model", () => {
       answer: { choice: "B", confident: false },
       timings: { read_ms: 4_000, answer_ms: 6_000 },
       signals: { choice_changes: 1 },
+      next: true,
     });
     expect(root.dataset.state).toBe("done");
     expect($(".ht-code").textContent).toBe("C0DE");

@@ -238,6 +238,47 @@ describe("the item loop", () => {
     expect(storage.length).toBe(0); // outside MTurk nothing is copied
   });
 
+  it("asks for the next item with each answer and needs no separate next call when it comes", async () => {
+    const { fetchImpl, calls } = server([
+      { status: 200, body: item("a1", "tree", 0) },
+      { status: 201, body: { response: 1, next: item("a2", "blorp", 1) } },
+      { status: 201, body: { response: 2, next: { done: true, completion: { message: "All done" } } } },
+    ]);
+    const flow = track(new YesNoTask(root, TASK, { fetchImpl, retryDelayMs: 0, search: "" }));
+    await flow.start();
+    key(document.body, "y");
+    flow.submitButton.click();
+    await settle();
+    expect(calls[1].body.next).toBe(true);
+    expect($(".yn-prompt").textContent).toBe("Is this a word? blorp");
+    key(document.body, "n");
+    flow.submitButton.click();
+    await settle();
+    expect(calls.map((c) => c.url)).toEqual([
+      TASK.next_url,
+      "/api/work/assignments/a1/submit/",
+      "/api/work/assignments/a2/submit/",
+    ]);
+    expect(root.dataset.state).toBe("done");
+    expect($(".ht-done-message").textContent).toBe("All done");
+  });
+
+  it("goes to next for the reason when the answer comes back with next: null", async () => {
+    const { fetchImpl, calls } = server([
+      { status: 200, body: item("a1", "tree", 0) },
+      { status: 201, body: { response: 1, next: null } },
+      { status: 409, body: { errors: { study: ["the study is paused, not running"] } } },
+    ]);
+    const flow = track(new YesNoTask(root, TASK, { fetchImpl, retryDelayMs: 0, search: "" }));
+    await flow.start();
+    key(document.body, "y");
+    flow.submitButton.click();
+    await settle();
+    expect(calls[2].url).toBe(TASK.next_url);
+    expect(root.dataset.state).toBe("error");
+    expect(root.textContent).toMatch(/paused/);
+  });
+
   it("says what is missing instead of sending, and ignores keys typed into text fields", async () => {
     const { fetchImpl, calls } = server([{ status: 200, body: item("a1", "tree", 0, 1) }]);
     const flow = track(new YesNoTask(root, TASK, { fetchImpl, search: "" }));

@@ -87,7 +87,9 @@ def test_rating_with_keyboard_and_mouse(live_server, browser_context, output_dir
     stored = {r.item.payload["sentence_index"]: r for r in Response.objects.select_related("item")}
     assert stored[0].answer == {"rating": 4} and stored[1].answer == {"rating": 2}
     assert stored[0].read_ms is not None and stored[1].gold_passed is False  # gold level 1
-    assert all("gold" not in b and "secret" not in b for b in bodies) and len(bodies) >= 4
+    # next, then two submits that each bring the following item (the last one: done)
+    assert all("gold" not in b and "secret" not in b for b in bodies) and len(bodies) == 3
+    assert '"next": {"done": true' in bodies[-1]
     assert errors == []
 
 
