@@ -56,7 +56,8 @@ class Assignment(models.Model):
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
+    # indexed by assignment_worker_idx, which leads with it: every index is rewritten on each status change
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     slot = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
     assigned_at = models.DateTimeField(auto_now_add=True)
@@ -79,7 +80,12 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "study", "status"], name="assignment_worker_idx"),
-            models.Index(fields=["status", "expires_at"], name="assignment_expiry_idx"),
+            # only open assignments can expire: a partial index keeps submitted ones out of it
+            models.Index(
+                fields=["study", "expires_at"],
+                condition=Q(status="assigned"),
+                name="assignment_open_expiry_idx",
+            ),
         ]
 
     def __str__(self) -> str:
