@@ -26,7 +26,7 @@ import json
 import time
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -88,8 +88,8 @@ def next_with_progress(
     wait, refused = False, 0
     for _ in range(MAX_ROUNDS):
         try:
-            with transaction.atomic():
-                outcome, progress = _next(study, worker_id, now or timezone.now(), gold, wait)
+            with sql.transaction_begun_by_first_statement() as begin:
+                outcome, progress = _next(study, worker_id, now or timezone.now(), gold, wait, begin)
         except IntegrityError:
             refused += 1
             if refused == MAX_REFUSALS:
@@ -104,22 +104,31 @@ def next_with_progress(
 _AGAIN = object()
 
 
-def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: bool):
+def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: bool, begin: str = ""):
     """One transaction of :func:`next_with_progress`; returns ``(outcome, progress or None)``.
+    ``begin`` is sent before the first statement (see :func:`annotate.sql.transaction_begun_by_first_statement`).
 
     Without ``wait``, items locked by other requests are skipped; when only such items are left, the
     caller is told to come again (``_AGAIN``) with ``wait``: then the first open item is locked even if
     that means waiting, one item per transaction, so a transaction never waits while it holds an
     item's lock (no deadlock).
     """
-    status = _lock_worker_and_release(study.pk, worker_id, now)
-    if status != Worker.Status.ACTIVE:
-        raise WorkerBlocked(f"worker {worker_id} is {status or 'unknown'}")
     limit = study.config.get("max_items_per_worker")
     expires_at = now + timedelta(seconds=study.time_limit_s)
-    skipped: list[int] = kind_excluded_items(study, worker_id)
     lock = "wait" if wait else "skip"
-    while (found := _candidate(study.pk, worker_id, skipped, gold, lock, limit)) is not None:
+    if sql.native() and _exclusion_hook(study) is None:
+        # the common case: the worker's lock and the first candidate share one round trip
+        status, found = _lock_then_candidate(study.pk, worker_id, now, begin, gold, lock, limit)
+        skipped: list[int] = []
+    else:
+        status = _lock_worker_and_release(study.pk, worker_id, now, begin)
+        found = None
+        skipped = kind_excluded_items(study, worker_id) if status == Worker.Status.ACTIVE else []
+    if status != Worker.Status.ACTIVE:
+        raise WorkerBlocked(f"worker {worker_id} is {status or 'unknown'}")
+    if found is None:
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit)
+    while found is not None:
         item_id, needed, payload, is_gold, done = found
         assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at)
         if assignment is not None:
@@ -129,6 +138,7 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
         if wait:
             return _AGAIN, None
         skipped.append(item_id)
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit)
     held = (
         Assignment.objects.filter(worker_id=worker_id, study_id=study.pk, status=ASSIGNED)
         .select_related("item")
@@ -145,12 +155,16 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
     return None, None
 
 
+def _exclusion_hook(study: Study):
+    from annotate.tasks import get_kind
+
+    return getattr(get_kind(study.kind), "excluded_items", None)
+
+
 def kind_excluded_items(study: Study, worker_id: int) -> list[int]:
     """Items the study's task kind keeps from this worker: the kind's optional
     ``excluded_items(study, worker_id)`` (called after the worker's row is locked), else none."""
-    from annotate.tasks import get_kind
-
-    hook = getattr(get_kind(study.kind), "excluded_items", None)
+    hook = _exclusion_hook(study)
     return list(hook(study, worker_id)) if hook is not None else []
 
 
@@ -168,7 +182,7 @@ _LOCK_AND_RELEASE = Prepared(
 )
 
 
-def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime) -> str | None:
+def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin: str = "") -> str | None:
     """Lock the worker's row (their requests queue up) and release the study's expired assignments;
     returns the worker's status (``None`` for no such worker)."""
     if sql.native():
@@ -176,7 +190,7 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime) -> st
             # An assignment is cheap to lose in a server crash (the worker asks again), so its
             # transaction does not wait for the disk; submissions always do.
             _LOCK_AND_RELEASE.execute(
-                cursor, [study_id, worker_id, now], prefix="SET LOCAL synchronous_commit TO OFF; "
+                cursor, [study_id, worker_id, now], prefix=f"{begin}SET LOCAL synchronous_commit TO OFF; "
             )
             row = cursor.fetchone()
         return None if row is None else row[0]
@@ -187,7 +201,8 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime) -> st
 
 _CANDIDATE_SQL = f"""
     SELECT i.id, i.responses_needed, i.payload, i.is_gold,
-           (SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}')
+           (SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'),
+           (SELECT status FROM {_W} w WHERE w.id = $2)
     FROM {_I} i
     WHERE i.study_id = $1 AND NOT i.retired AND i.responses_done < i.responses_needed
       AND ($3::boolean IS NULL OR i.is_gold = $3)
@@ -213,6 +228,36 @@ _CANDIDATE = {
 }
 
 
+_WORKER_STATUS = Prepared("hatlab_worker_status", ("bigint",), f"SELECT status FROM {_W} WHERE id = $1")
+
+
+def _lock_then_candidate(
+    study_id: int, worker_id: int, now: datetime, begin: str, gold: bool | None, lock: str, limit: int | None
+) -> tuple[str | None, tuple[int, int, dict, bool, int] | None]:
+    """:func:`_lock_worker_and_release` and then :func:`_candidate` in one round trip (PostgreSQL):
+    the worker's status and the first candidate, which carries that status (read after the lock)."""
+    with connection.cursor() as cursor:
+        sql.execute_together(
+            cursor,
+            [
+                (_LOCK_AND_RELEASE, [study_id, worker_id, now]),
+                (_CANDIDATE[lock], [study_id, worker_id, gold, [], limit]),
+            ],
+            prefix=f"{begin}SET LOCAL synchronous_commit TO OFF; ",
+        )
+        row = cursor.fetchone()
+        if row is None:  # no candidate: the status on its own
+            _WORKER_STATUS.execute(cursor, [worker_id])
+            status = cursor.fetchone()
+            return (None if status is None else status[0]), None
+    return row[5], _candidate_row(row)
+
+
+def _candidate_row(row) -> tuple[int, int, dict, bool, int]:
+    payload = json.loads(row[2]) if isinstance(row[2], str) else row[2]
+    return row[0], row[1], payload, row[3], row[4]
+
+
 def _candidate(
     study_id: int, worker_id: int, skipped: list[int], gold: bool | None, lock: str | None, limit: int | None
 ) -> tuple[int, int, dict, bool, int] | None:
@@ -223,10 +268,7 @@ def _candidate(
         with connection.cursor() as cursor:
             _CANDIDATE[lock].execute(cursor, [study_id, worker_id, gold, skipped, limit])
             row = cursor.fetchone()
-        if row is None:
-            return None
-        payload = json.loads(row[2]) if isinstance(row[2], str) else row[2]
-        return row[0], row[1], payload, row[3], row[4]
+        return None if row is None else _candidate_row(row)
     if Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=ASSIGNED).exists():
         return None
     done = _submitted_count(study_id, worker_id)

@@ -179,3 +179,26 @@ def test_a_refused_insert_retries_the_transaction(study, monkeypatch):
     monkeypatch.setattr(assignment_module, "_take_slot", always)
     with pytest.raises(IntegrityError):
         next_assignment(study, make_worker("refused"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_begun_by_its_first_statement_commits_or_rolls_back(researcher, dataset):
+    from django.db import connection
+
+    from annotate.sql import BEGIN, transaction_begun_by_first_statement
+
+    study = make_study(researcher, dataset, name="one trip")
+    worker = make_worker("w-trip")
+    with transaction_begun_by_first_statement() as begin:
+        assert begin == BEGIN and not connection.in_atomic_block
+        assignment = next_assignment(study, worker)  # nested: it joins the enclosing transaction
+    assert Assignment.objects.filter(pk=assignment.pk).exists()
+    with pytest.raises(RuntimeError), transaction_begun_by_first_statement() as begin:
+        with connection.cursor() as cursor:
+            cursor.execute(f"{begin}UPDATE annotate_worker SET status = 'blocked' WHERE id = %s", [worker.pk])
+        raise RuntimeError("something failed after the first statement")
+    assert Worker.objects.get(pk=worker.pk).status == Worker.Status.ACTIVE  # rolled back
+    # and the hand-out itself, outside any atomic block, goes through it
+    assert not connection.in_atomic_block
+    other = next_assignment(study, make_worker("w-trip-2"))
+    assert Assignment.objects.get(pk=other.pk).status == Assignment.Status.ASSIGNED
