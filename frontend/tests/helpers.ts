@@ -52,3 +52,35 @@ export class MemoryStorage implements Storage {
     this.data.set(key, value);
   }
 }
+
+/** One answer of the fake API: a status and a JSON body, or a network failure. */
+export type Step = { status: number; body: unknown } | Error;
+
+/** A fetch that answers the given steps in order and records each request (URL, JSON body, headers). */
+export function server(steps: Step[]) {
+  const calls: Array<{ url: string; body: Record<string, unknown>; headers: Record<string, string> }> = [];
+  const fetchImpl = (async (url: string, init: RequestInit) => {
+    calls.push({
+      url,
+      body: JSON.parse(init.body as string),
+      headers: init.headers as Record<string, string>,
+    });
+    const step = steps.shift();
+    if (!step) throw new Error(`unexpected request to ${url}`);
+    if (step instanceof Error) throw step;
+    return new Response(JSON.stringify(step.body), { status: step.status });
+  }) as unknown as typeof fetch;
+  return { fetchImpl, calls };
+}
+
+/** Let the page's promise chains run. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
+}
+
+/** The one element matching `selector` (throws when there is none). */
+export function $(selector: string): HTMLElement {
+  const found = document.querySelector<HTMLElement>(selector);
+  if (!found) throw new Error(`no ${selector}`);
+  return found;
+}

@@ -53,7 +53,9 @@ describe("the completion form", () => {
       fields: { assignmentId: "A1" },
     };
     const posted: HTMLFormElement[] = [];
-    const element = postCompletionForm(document, form, { [ANSWER_COPY_FIELD]: '{"x":"<b>"}' }, (f) => posted.push(f));
+    const element = postCompletionForm(document, form, { [ANSWER_COPY_FIELD]: '{"x":"<b>"}' }, (f) =>
+      posted.push(f),
+    );
     expect(element).not.toBeNull();
     expect(posted).toEqual([element]);
     expect(element!.method).toBe("post");
@@ -86,7 +88,12 @@ describe("the copy of the answers", () => {
     const copy = new AnswerCopy("s1", null);
     const big = "x".repeat(5000);
     for (let i = 0; i < 20; i += 1) {
-      copy.add({ assignment: `a${i}`, submission_key: `k${i}`, answer: { label: "positive" }, signals: { note: big } });
+      copy.add({
+        assignment: `a${i}`,
+        submission_key: `k${i}`,
+        answer: { label: "positive" },
+        signals: { note: big },
+      });
     }
     const field = copy.toField("s1");
     expect(field.length).toBeLessThanOrEqual(MAX_COPY_CHARS);
@@ -94,7 +101,11 @@ describe("the copy of the answers", () => {
     expect(parsed.submissions).toHaveLength(20);
     expect(parsed.submissions[0].signals).toBeUndefined();
     for (let i = 20; i < 1500; i += 1) {
-      copy.add({ assignment: `a${i}`, submission_key: `k${i}`, answer: { label: "positive", map: [1, 0, 1] } });
+      copy.add({
+        assignment: `a${i}`,
+        submission_key: `k${i}`,
+        answer: { label: "positive", map: [1, 0, 1] },
+      });
     }
     const truncated = JSON.parse(copy.toField("s1"));
     expect(truncated.truncated).toBe(true);

@@ -20,7 +20,11 @@ function widget(url = "/api/model-runs/1/", status = "queued"): HTMLElement {
 
 describe("parseState", () => {
   it("keeps status, clamps progress and defaults the message", () => {
-    expect(parseState({ status: "running", progress: 1.7 })).toEqual({ status: "running", progress: 1, message: "" });
+    expect(parseState({ status: "running", progress: 1.7 })).toEqual({
+      status: "running",
+      progress: 1,
+      message: "",
+    });
     expect(parseState({ status: "queued", progress: "x", message: "m" })).toEqual({
       status: "queued",
       progress: 0,
@@ -90,7 +94,10 @@ describe("watchProgress", () => {
 
   it("treats an error answer like a failed request", async () => {
     const el = widget("/api/jobs/4/");
-    const answers = [json(500, { detail: "boom" }), json(200, { status: "failed", progress: 0.5, message: "bad" })];
+    const answers = [
+      json(500, { detail: "boom" }),
+      json(200, { status: "failed", progress: 0.5, message: "bad" }),
+    ];
     const delays: number[] = [];
     const state = await watchProgress(el, {
       fetchImpl: (async () => answers.shift() as Response) as unknown as typeof fetch,

@@ -15,7 +15,7 @@ import {
   type TaskConfig,
 } from "../src/task_choice";
 import { submitUrl } from "../src/task_loop";
-import { fakeClock, key } from "./helpers";
+import { $, fakeClock, key, server, settle } from "./helpers";
 
 const TWO_SIDED: Choice[] = [
   { choice: "A", confident: true },
@@ -59,30 +59,6 @@ function item(uid: string, kind: string, payload: Payload, done = 0, total = 2) 
     item: { kind, payload },
     progress: { done, total },
   };
-}
-
-type Step = { status: number; body: unknown } | Error;
-
-function server(steps: Step[]) {
-  const calls: Array<{ url: string; body: Record<string, unknown> }> = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({ url, body: JSON.parse(init.body as string) });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request to ${url}`);
-    if (step instanceof Error) throw step;
-    return new Response(JSON.stringify(step.body), { status: step.status });
-  }) as unknown as typeof fetch;
-  return { fetchImpl, calls };
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
-}
-
-function $(selector: string): HTMLElement {
-  const found = document.querySelector<HTMLElement>(selector);
-  if (!found) throw new Error(`no ${selector}`);
-  return found;
 }
 
 function $$(selector: string): HTMLElement[] {

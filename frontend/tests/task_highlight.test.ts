@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import { HighlightTask, normaliseLabels, type TaskConfig } from "../src/task_highlight";
 import { readTaskConfig, submitUrl } from "../src/task_loop";
-import { fakeClock, key, pointer } from "./helpers";
+import { $, fakeClock, key, pointer, server, settle } from "./helpers";
 
 const TASK: TaskConfig = {
   study: "s-1",
@@ -28,31 +28,6 @@ function item(uid: string, words: string[], done: number, total = 2) {
     progress: { done, total },
     config: TASK.config,
   };
-}
-
-type Step = { status: number; body: unknown } | Error;
-
-function server(steps: Step[]) {
-  const calls: Array<{ url: string; body: Record<string, unknown> }> = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({ url, body: JSON.parse(init.body as string) });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request to ${url}`);
-    if (step instanceof Error) throw step;
-    return new Response(JSON.stringify(step.body), { status: step.status });
-  }) as unknown as typeof fetch;
-  return { fetchImpl, calls };
-}
-
-/** Let the controller's promise chains run. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
-}
-
-function $(selector: string): HTMLElement {
-  const found = document.querySelector<HTMLElement>(selector);
-  if (!found) throw new Error(`no ${selector}`);
-  return found;
 }
 
 function words(): HTMLElement[] {
@@ -141,7 +116,7 @@ describe("a session of two items", () => {
     submit.click();
     await settle();
 
-    expect(calls[0]).toEqual({ url: TASK.next_url, body: {} });
+    expect(calls[0]).toMatchObject({ url: TASK.next_url, body: {} });
     expect(calls[1].url).toBe("/api/w/assignments/a1/submit/");
     expect(calls[1].body).toMatchObject({
       submission_key: "key-1",

@@ -17,7 +17,7 @@ import {
 } from "../src/task_loop";
 import { MarkingTask } from "../src/task_marking";
 import { RatingTask } from "../src/task_rating";
-import { MemoryStorage, fakeClock, key } from "./helpers";
+import { $, fakeClock, key, MemoryStorage, server, settle } from "./helpers";
 
 /** A minimal kind: a yes/no question about a word, answered with the keys y and n. */
 interface YesNoConfig {
@@ -82,34 +82,6 @@ const FORM = { action: `${SUBMIT_TO}/mturk/externalSubmit`, fields: { assignment
 
 function item(uid: string, word: string, done: number, total = 2) {
   return { assignment: uid, item: { kind: "yes_no", payload: { word } }, progress: { done, total } };
-}
-
-type Step = { status: number; body: unknown } | Error;
-
-function server(steps: Step[]) {
-  const calls: Array<{ url: string; body: Record<string, unknown>; headers: Record<string, string> }> = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({
-      url,
-      body: JSON.parse(init.body as string),
-      headers: init.headers as Record<string, string>,
-    });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request to ${url}`);
-    if (step instanceof Error) throw step;
-    return new Response(JSON.stringify(step.body), { status: step.status });
-  }) as unknown as typeof fetch;
-  return { fetchImpl, calls };
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
-}
-
-function $(selector: string): HTMLElement {
-  const found = document.querySelector<HTMLElement>(selector);
-  if (!found) throw new Error(`no ${selector}`);
-  return found;
 }
 
 /** The fields of a posted form, name -> value. */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MarkingTask, type MarkingConfig } from "../src/task_marking";
 import type { TaskConfig } from "../src/task_loop";
-import { fakeClock, pointer } from "./helpers";
+import { fakeClock, pointer, server, settle } from "./helpers";
 
 const TASK: TaskConfig<MarkingConfig> = {
   study: "s-2",
@@ -12,21 +12,6 @@ const TASK: TaskConfig<MarkingConfig> = {
   csrf_token: "csrf",
   config: { require_mark: true },
 };
-
-function server(steps: Array<{ status: number; body: unknown }>) {
-  const calls: Array<{ url: string; body: Record<string, unknown> }> = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({ url, body: JSON.parse(init.body as string) });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request to ${url}`);
-    return new Response(JSON.stringify(step.body), { status: step.status });
-  }) as unknown as typeof fetch;
-  return { fetchImpl, calls };
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
-}
 
 describe("MarkingTask", () => {
   let root: HTMLElement;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { RatingTask, renderReview, stars, type RatingConfig } from "../src/task_rating";
 import type { TaskConfig } from "../src/task_loop";
-import { fakeClock, key } from "./helpers";
+import { fakeClock, key, server, settle } from "./helpers";
 
 const TASK: TaskConfig<RatingConfig> = {
   study: "s-1",
@@ -44,21 +44,6 @@ function item(uid: string, sentence: [number, number], done: number) {
     },
     progress: { done, total: 2 },
   };
-}
-
-function server(steps: Array<{ status: number; body: unknown }>) {
-  const calls: Array<{ url: string; body: Record<string, unknown> }> = [];
-  const fetchImpl = (async (url: string, init: RequestInit) => {
-    calls.push({ url, body: JSON.parse(init.body as string) });
-    const step = steps.shift();
-    if (!step) throw new Error(`unexpected request to ${url}`);
-    return new Response(JSON.stringify(step.body), { status: step.status });
-  }) as unknown as typeof fetch;
-  return { fetchImpl, calls };
-}
-
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
 }
 
 describe("renderReview and stars", () => {
