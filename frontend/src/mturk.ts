@@ -70,7 +70,9 @@ export function isSubmitForm(form: unknown): form is CompletionForm {
   } catch {
     return false;
   }
-  return (url.protocol === "https:" || url.protocol === "http:") && url.pathname.endsWith("/mturk/externalSubmit");
+  return (
+    (url.protocol === "https:" || url.protocol === "http:") && url.pathname.endsWith("/mturk/externalSubmit")
+  );
 }
 
 /**
@@ -107,7 +109,8 @@ export class AnswerCopy {
     if (text.length <= MAX_COPY_CHARS) return text;
     // Still too long: keep the newest answers that fit (the oldest were most likely stored long ago).
     const sizes = entries.map((entry) => JSON.stringify(entry).length + 1);
-    let total = JSON.stringify({ study, submissions: [], truncated: true }).length + sizes.reduce((a, b) => a + b, 0);
+    let total =
+      JSON.stringify({ study, submissions: [], truncated: true }).length + sizes.reduce((a, b) => a + b, 0);
     let start = 0;
     while (total > MAX_COPY_CHARS && start < entries.length) {
       total -= sizes[start];

@@ -113,7 +113,8 @@ export function init(doc: Document = document, options: WatchOptions = {}): HTML
   for (const element of elements) {
     void watchProgress(element, {
       onFinal: (state, el) => {
-        if (el.dataset.reloadOnDone !== undefined && state.status === "done") doc.defaultView?.location.reload();
+        if (el.dataset.reloadOnDone !== undefined && state.status === "done")
+          doc.defaultView?.location.reload();
       },
       ...options,
     });
