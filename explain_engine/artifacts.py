@@ -56,23 +56,38 @@ class TrainedModel:
         """``texts`` as a padded batch on :attr:`device`."""
         return self.vocab.encode(list(texts), max_len=self.max_len).to(self.device)
 
-    def _batches(self, texts: Sequence[str], batch_size: int):
-        """Batches of similar length (fewer padded steps); yields (original indices, batch, output)."""
+    def _batches(self, texts: Sequence[str], batch_size: int, max_tokens: int | None = None):
+        """Batches of similar length (fewer padded steps); yields (original indices, batch, output).
+
+        A batch holds at most ``batch_size`` texts and, given ``max_tokens``, at most that many padded
+        tokens (texts × the longest one's tokens; at least one text).
+        """
         items = [self.vocab.tokenize(t, self.max_len) for t in texts]
-        order = np.argsort([len(it.ids) for it in items], kind="stable")
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size].tolist()
+        lengths = np.array([len(it.ids) for it in items], dtype=np.int64)
+        order = np.argsort(lengths, kind="stable")
+        if max_tokens is not None:
+            order = order[::-1]  # longest first, so that each batch's first text sets its width
+        start = 0
+        while start < len(order):
+            size = batch_size
+            if max_tokens is not None:
+                size = max(1, min(batch_size, max_tokens // max(1, int(lengths[order[start]]))))
+            idx = order[start : start + size].tolist()
+            start += size
             batch = Vocabulary.collate([items[i] for i in idx], [texts[i] for i in idx]).to(self.device)
             with torch.no_grad():
                 output = self.model(batch.ids, batch.mask)
             yield idx, batch, output
 
-    def scores(self, texts: Sequence[str], batch_size: int = 64, kind: str = "logits") -> np.ndarray:
-        """``(N, K)`` class scores s(k, X) (``kind='logits'``) or probabilities (``'probs'``)."""
+    def scores(
+        self, texts: Sequence[str], batch_size: int = 64, kind: str = "logits", max_tokens: int | None = None
+    ) -> np.ndarray:
+        """``(N, K)`` class scores s(k, X) (``kind='logits'``) or probabilities (``'probs'``); batches as
+        :meth:`_batches` makes them."""
         if kind not in ("logits", "probs"):
             raise ValueError(f"kind must be 'logits' or 'probs', got {kind!r}")
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float64)
-        for idx, _, output in self._batches(texts, batch_size):
+        for idx, _, output in self._batches(texts, batch_size, max_tokens):
             values = output.logits if kind == "logits" else torch.softmax(output.logits, dim=-1)
             out[idx] = values.double().cpu().numpy()
         return out

@@ -44,9 +44,11 @@ def read_data(paths: list[str], texts_dir: str | None = None) -> tuple[str, list
             kind, found = "rationales", read_movie_rationales(path)
         elif path.suffix == ".jsonl" and head.startswith('{"category"'):
             if texts_dir is None:
+                articles = [r["id"] for r in read_mohseni(path)]
                 raise ValueError(
-                    f"{path}: the 20-newsgroups attention lists carry no article texts; "
-                    "pass --texts-dir 20news-bydate-test"
+                    f"{path}: the 20-newsgroups attention lists hold only the word types annotators "
+                    f"marked, not the texts of their {len(articles)} articles ({', '.join(articles[:3])}, "
+                    "...); pass --texts-dir DIR, the 20news-bydate-test folder (DIR/<category>/<article>)"
                 )
             kind, found = "mohseni", read_mohseni(path, texts_dir)
         else:
@@ -86,6 +88,14 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--texts-dir", help="20news-bydate-test folder, for the 20-newsgroups attention lists"
     )
+    parser.add_argument(
+        "--train",
+        nargs="+",
+        metavar="FILE",
+        help="the model's training data, for methods fitted on it (decision_tree): the training and "
+        "validation ids of the model folder's splits.json pick the texts, else the records' own split "
+        "field, else a seeded 90/10 split. Without it, the --data records named in splits.json serve",
+    )
 
 
 def load_bundle(args: argparse.Namespace):
@@ -106,6 +116,97 @@ def with_seed(params: dict[str, dict[str, Any]], names: list[str], seed: int) ->
     return out
 
 
+def fitting_texts(
+    args: argparse.Namespace, records: list[dict] | None = None
+) -> tuple[list[str], list[str], str] | None:
+    """Training and validation texts to fit a method on, and where they come from; None if there are none.
+
+    From ``--train`` (or, without it, from ``records``, the ``--data`` records): the ids of the model
+    folder's ``splits.json`` pick the training and validation texts; ``--train`` records without
+    those ids are split by their own ``split`` field, or else 90/10 by class with ``--seed``.
+    """
+    from explain_engine.datasets.splits import given_splits, split_records
+
+    source = records
+    if args.train:
+        _, source = read_data(args.train)
+    if not source:
+        return None
+    splits_file = Path(args.model) / "splits.json"
+    if splits_file.exists():
+        splits = json.loads(splits_file.read_text(encoding="utf-8"))
+        by_id = {str(r.get("id")): r["text"] for r in source if r.get("id") is not None}
+        train = [by_id[str(i)] for i in splits.get("train", []) if str(i) in by_id]
+        valid = [by_id[str(i)] for i in splits.get("validation", []) if str(i) in by_id]
+        if train and valid:
+            return train, valid, f"the training and validation splits of {splits_file}"
+    if not args.train:
+        return None
+    parts = given_splits(source)
+    if parts is not None and parts[0] and parts[1]:
+        return [r["text"] for r in parts[0]], [r["text"] for r in parts[1]], "the records' split field"
+    train, valid, _ = split_records(source, (0.9, 0.1, 0.0), args.seed)
+    if not train or not valid:
+        raise ValueError(f"--train {' '.join(args.train)}: too few records to split 90/10 by class")
+    return [r["text"] for r in train], [r["text"] for r in valid], f"a 90/10 split (seed {args.seed})"
+
+
+def fitted_methods(
+    args: argparse.Namespace,
+    bundle: Any,
+    names: list[str],
+    params: dict[str, dict[str, Any]],
+    records: list[dict] | None = None,
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """Give the methods that must be fitted first (``decision_tree``) what they need.
+
+    With ``--methods all`` such a method joins the others when ``--train`` (or the model's training
+    split among the ``--data`` records) lets the CLI fit it, and is skipped with its reason otherwise;
+    named explicitly, a method that cannot be fitted is an error. Returns the method names, the
+    skipped methods with their reasons, and notes on what was fitted (``params`` gains the fits).
+    """
+    from explain_engine.explainers import registry
+
+    architecture = bundle.model.architecture
+    wanted = list(names)
+    if args.methods.strip() == "all":
+        wanted += [n for n in registry.methods_for(architecture) if registry.get(n).requires]
+    skipped: dict[str, str] = {}
+    notes: list[str] = []
+    texts = None
+    for name in [n for n in wanted if registry.get(n).requires]:
+        spec = registry.get(name)
+        if any(key in params.get(name, {}) for key in spec.requires):
+            continue
+        reason = None
+        if name != "decision_tree":
+            reason = f"needs one of the parameters {', '.join(spec.requires)}"
+        else:
+            from explain_engine.explainers.decision_tree import extract_decision_trees
+
+            texts = texts or fitting_texts(args, records)
+            if texts is None:
+                reason = (
+                    "needs trees fitted on the model's training texts: pass --train FILE "
+                    "(the data the model was trained on)"
+                )
+            else:
+                train, valid, source = texts
+                trees = extract_decision_trees(bundle, train, valid)
+                params.setdefault(name, {})["trees"] = trees
+                notes.append(
+                    f"decision_tree: trees fitted on {len(train)} training and {len(valid)} validation "
+                    f"texts ({source}); validation fidelity {trees.fidelity['overall']:.3f}"
+                )
+        if reason is None:
+            continue
+        if name in names:
+            raise ValueError(f"method {name!r} {reason}")
+        skipped[name] = reason
+    kept = [n for n in wanted if n not in skipped]
+    return list(dict.fromkeys(kept)), skipped, notes
+
+
 def _explain(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -117,6 +218,9 @@ def _explain(args: argparse.Namespace) -> int:
     records = records[: args.limit] if args.limit else records
     names = resolve_methods(args.methods, bundle.model.architecture)
     params = with_seed(parse_params(args.param), names, args.seed)
+    names, skipped, notes = fitted_methods(args, bundle, names, params, records)
+    for line in [*notes, *(f"skipped {m}: {why}" for m, why in skipped.items())]:
+        print(line, file=sys.stderr)
     texts = [r["text"] for r in records]
     started = time.perf_counter()
     probs = bundle.scores(texts, kind="probs")

@@ -8,6 +8,11 @@ hits / documents), the random baseline included:
 * on the movie-review rationales or the 20-newsgroups attention lists (with ``--texts-dir``) it plays
   against the manual ground truth, on correctly classified documents (``--limit N``: a seeded random
   sample of N documents).
+
+``--methods all`` is every method of the architecture. One that must be fitted first (the CNN's
+``decision_tree``) is fitted on the model's training texts from ``--train FILE`` (or the ``--data``
+records that the model folder's ``splits.json`` names); without them it is left out and the table
+says why.
 """
 
 from __future__ import annotations
@@ -18,7 +23,14 @@ import time
 
 import numpy as np
 
-from explain_engine.cli.explain import add_common, load_bundle, parse_params, read_data, with_seed
+from explain_engine.cli.explain import (
+    add_common,
+    fitted_methods,
+    load_bundle,
+    parse_params,
+    read_data,
+    with_seed,
+)
 
 
 def _label_map(value: str | None) -> dict[str, str] | None:
@@ -52,6 +64,7 @@ def _play(args: argparse.Namespace) -> int:
         game_kind = "manual"
     names = resolve_methods(args.methods, bundle.model.architecture)
     params = with_seed(parse_params(args.param), [*names, "random"], args.seed)
+    names, skipped, notes = fitted_methods(args, bundle, names, params, records)
     started = time.perf_counter()
     game = pointing_game(
         bundle,
@@ -65,10 +78,13 @@ def _play(args: argparse.Namespace) -> int:
     )
     elapsed = time.perf_counter() - started
     if args.json:
-        print(json.dumps({**game.to_dict(), "seconds": round(elapsed, 2)}, indent=2))
+        result = {**game.to_dict(), "skipped": skipped, "notes": notes, "seconds": round(elapsed, 2)}
+        print(json.dumps(result, indent=2))
     else:
         print(f"model {args.model} ({bundle.model.architecture}), data {', '.join(args.data)}")
         print(game.table())
+        for line in [*notes, *(f"skipped {m}: {why}" for m, why in skipped.items())]:
+            print(line)
         print(f"{elapsed:.1f} s")
     return 0
 

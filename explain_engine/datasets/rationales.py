@@ -72,6 +72,7 @@ def read_mohseni(
     ``relevant`` are None unless ``texts_dir`` holds ``<category>/<article>``.
     """
     records = []
+    missing: list[str] = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -86,7 +87,8 @@ def read_mohseni(
             if texts_dir is not None:
                 file = Path(texts_dir) / category / article
                 if not file.exists():
-                    raise FileNotFoundError(f"{file}: the 20news-bydate test article is missing")
+                    missing.append(f"{category}/{article}")
+                    continue
                 text = file.read_text(encoding="latin-1")
             records.append(
                 {
@@ -98,6 +100,12 @@ def read_mohseni(
                     "relevant": None if text is None else relevant_by_type(text, types),
                 }
             )
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise FileNotFoundError(
+            f"{texts_dir}: {len(missing)} of the {len(missing) + len(records)} annotated 20news-bydate "
+            f"test articles are missing (<category>/<article>): {shown}"
+        )
     return records
 
 

@@ -272,7 +272,7 @@ def tree_relevance(
     return torch.einsum("bf,bft->bt", signs_t, members)
 
 
-@register("decision_tree", architectures=("cnn",))
+@register("decision_tree", architectures=("cnn",), requires=("trees", "train_texts"))
 def decision_tree(
     bundle: Any,
     batch: EncodedBatch,

@@ -10,10 +10,11 @@ Written by hand so that it runs on token ids: samples are drawn as one array per
 units are deleted from the id tensor (``mode="drop"``, as the package's default bag-of-words mode
 deletes words) or replaced by zero embeddings (``mode="zero"``), all samples run through the model
 in length-sorted batches, and the weighted ridge regression is solved in closed form. No strings
-are built and no text is re-tokenised. Units are canonical words by default (``unit="token"`` for
-model tokens). Captum's ``Lime`` perturbs a fixed-shape input through a baseline, so it cannot
-delete words, and the ``lime`` package works on strings; the package is the reference in the tests
-(same sampling, kernel and regression).
+are built and no text is re-tokenised, and a sample drawn more than once (the empty text, say, or
+the same single word removed) is run through the model once. Units are canonical words by default
+(``unit="token"`` for model tokens). Captum's ``Lime`` perturbs a fixed-shape input through a
+baseline, so it cannot delete words, and the ``lime`` package works on strings; the package is the
+reference in the tests (same sampling, kernel and regression).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 
 from explain_engine.explainers.perturbation import (
     Perturbed,
+    chunk_tokens,
     class_output,
     dropped,
     forward_logits,
@@ -34,6 +36,8 @@ from explain_engine.explainers.perturbation import (
 )
 from explain_engine.explainers.registry import register
 from explain_engine.models.base import EncodedBatch
+
+LIME_BATCH = 1024  # rows per forward chunk at most (see perturbation.chunk_tokens for the token budget)
 
 
 def sample_masks(rng: np.random.Generator, n_units: int, n_samples: int = 5000) -> np.ndarray:
@@ -83,15 +87,32 @@ def _doc_rows(batch: EncodedBatch, units: torch.Tensor, doc: int, masks: np.ndar
     raise ValueError(f"unknown LIME mode {mode!r}; use 'drop' or 'zero'")
 
 
+def distinct_masks(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a binary ``(n, d)`` array (in order of first appearance) and, per row,
+    the index of its distinct row."""
+    packed = np.packbits(masks, axis=1)
+    _, first, inverse = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return masks[first[order]], rank[inverse.reshape(-1)]
+
+
 def lime_rows(
     batch: EncodedBatch, *, n_samples: int = 5000, mode: str = "drop", unit: str = "word", seed: int = 0
-) -> tuple[Perturbed, list[np.ndarray], torch.Tensor]:
-    """Draw every text's samples; return all rows, the unit masks per text, and the token units."""
+) -> tuple[Perturbed, list[np.ndarray], torch.Tensor, np.ndarray]:
+    """Draw every text's samples; return the rows of the distinct samples, the unit masks per text
+    (every sample), the token units, and for every sample (texts one after another) its row."""
     units, n_units = unit_index(batch, unit)
     all_masks = [
         sample_masks(text_rng(seed, text), int(n_units[b]), n_samples) for b, text in enumerate(batch.texts)
     ]
-    rows = [_doc_rows(batch, units, b, m, mode) for b, m in enumerate(all_masks)]
+    rows, sample_row, offset = [], [], 0
+    for b, masks in enumerate(all_masks):
+        distinct, row = distinct_masks(masks)
+        rows.append(_doc_rows(batch, units, b, distinct, mode))
+        sample_row.append(row + offset)
+        offset += len(distinct)
     width = max(r.ids.shape[1] for r in rows)
     merged = Perturbed(
         torch.cat([torch.nn.functional.pad(r.ids, (0, width - r.ids.shape[1])) for r in rows]),
@@ -99,7 +120,7 @@ def lime_rows(
         _merge_zero(rows, width),
         torch.cat([r.doc for r in rows]),
     )
-    return merged, all_masks, units
+    return merged, all_masks, units, np.concatenate(sample_row)
 
 
 @register("lime")
@@ -115,12 +136,14 @@ def lime(
     output: str = "p",
     unit: str = "word",
     seed: int = 0,
-    batch_size: int = 1024,
+    batch_size: int = LIME_BATCH,
 ) -> torch.Tensor:
     """LIME (Ribeiro et al. 2016): weighted ridge regression of p(k | sample) on unit masks."""
-    rows, all_masks, units = lime_rows(batch, n_samples=n_samples, mode=mode, unit=unit, seed=seed)
-    scores = class_output(forward_logits(bundle.model, rows, batch_size), target[rows.doc], output)
-    scores = scores.double().cpu().numpy()
+    rows, all_masks, units, sample_row = lime_rows(
+        batch, n_samples=n_samples, mode=mode, unit=unit, seed=seed
+    )
+    logits = forward_logits(bundle.model, rows, batch_size, chunk_tokens(bundle.model, batch.ids.device))
+    scores = class_output(logits, target[rows.doc], output).double().cpu().numpy()[sample_row]
     relevance = np.zeros((len(batch.texts), max(m.shape[1] for m in all_masks)))
     offset = 0
     for b, masks in enumerate(all_masks):

@@ -26,9 +26,13 @@ from typing import Any
 import numpy as np
 import torch
 from scipy.linalg import solveh_banded
+from scipy.linalg.lapack import dpbsv
+from scipy.sparse import csr_matrix
+from scipy.special import expit
 
 from explain_engine.explainers.perturbation import (
     Perturbed,
+    chunk_tokens,
     class_output,
     forward_logits,
     text_rng,
@@ -39,6 +43,7 @@ from explain_engine.explainers.registry import register
 from explain_engine.models.base import EncodedBatch
 
 LOSSES = ("bb", "ms_s", "ms_p")
+LIMSSE_BATCH = 8192  # rows per forward chunk at most (see perturbation.chunk_tokens for the token budget)
 
 
 def sample_substrings(
@@ -48,9 +53,10 @@ def sample_substrings(
     top = max(1, min(max_len, n_units))
     low = min(min_len, top)
     lengths = rng.integers(low, top + 1, size=n_samples)
-    starts = np.floor(rng.random(n_samples) * (n_units - lengths + 1)).astype(np.int64)
-    keys, counts = np.unique(starts * (top + 1) + lengths, return_counts=True)
-    return keys // (top + 1), keys % (top + 1), counts.astype(np.float64)
+    starts = (rng.random(n_samples) * (n_units - lengths + 1)).astype(np.int64)  # floor: all ≥ 0
+    counts = np.bincount(starts * (top + 1) + lengths, minlength=n_units * (top + 1))
+    keys = np.flatnonzero(counts)
+    return keys // (top + 1), keys % (top + 1), counts[keys].astype(np.float64)
 
 
 def substring_rows(
@@ -84,9 +90,10 @@ class SubstringDesign:
     """The distinct substrings drawn for a batch, and their binary design over units.
 
     ``doc``/``start``/``length``/``count`` ``(S,)`` describe each distinct substring (``count``: how
-    often it was drawn); ``width`` is the widest text in units. Z is never built densely: a
-    substring covers at most ``bands`` consecutive units, so ZᵀDZ is banded and each substring adds
-    its weight to at most 21 entries of the lower band.
+    often it was drawn); ``width`` is the widest text in units. Z is never built densely: it is
+    held as a sparse matrix, and since a substring covers at most ``bands`` consecutive units, ZᵀDZ
+    is banded and each substring adds its weight to at most 21 entries of the lower band (a second
+    sparse matrix maps substring weights onto the band).
     """
 
     doc: np.ndarray
@@ -97,31 +104,28 @@ class SubstringDesign:
     width: int
 
     def __post_init__(self) -> None:
-        offsets = np.arange(int(self.length.max()) if len(self.length) else 0)
-        inside = offsets[None, :] < self.length[:, None]
-        sample, a = np.nonzero(inside)
-        self._unit_sample = sample
-        self._unit_flat = self.doc[sample] * self.width + self.start[sample] + a
-        self.bands = len(offsets)
-        samples, flats = [], []
-        for d in range(self.bands):  # G[j + d, j] gains the weight of every substring covering j and j + d
-            sample, b = np.nonzero(offsets[None, :] < (self.length - d)[:, None])
-            samples.append(sample)
-            flats.append(self.doc[sample] * self.bands * self.width + d * self.width + self.start[sample] + b)
-        self._band_sample = np.concatenate(samples)
-        self._band_flat = np.concatenate(flats)
+        self.bands = int(self.length.max()) if len(self.length) else 0
+        # Z as a sparse (S, B·width) matrix: row n holds the units of substring n.
+        self._z = _runs(
+            self.doc * self.width + self.start, self.length, np.arange(self.bands), self.n_docs * self.width
+        )
+        # (S, B·bands·width): row n marks the lower-band entries [d, j] = G[j + d, j] of the pairs of
+        # units it covers. Pairs (j + d, j) of the lower triangle in row-major order: a substring of
+        # length l covers the first l(l + 1)/2 of them.
+        rows, cols = np.tril_indices(self.bands)
+        offsets = (rows - cols) * self.width + cols
+        start = self.doc * self.bands * self.width + self.start
+        pairs = self.length * (self.length + 1) // 2
+        self._band = _runs(start, pairs, offsets, self.n_docs * self.bands * self.width)
+        self._z_t, self._band_t = self._z.T, self._band.T  # made once: each ``.T`` is a new matrix
 
     def predict(self, v: np.ndarray) -> np.ndarray:
         """z_n · v_doc(n) for every substring, ``v`` ``(B, width)``."""
-        flat = v.reshape(-1)[self._unit_flat]
-        return np.bincount(self._unit_sample, weights=flat, minlength=len(self.doc))
+        return self._z @ v.reshape(-1)
 
     def moment(self, values: np.ndarray) -> np.ndarray:
         """Zᵀ values per text ``(B, width)``."""
-        total = np.bincount(
-            self._unit_flat, weights=values[self._unit_sample], minlength=self.n_docs * self.width
-        )
-        return total.reshape(self.n_docs, self.width)
+        return (self._z_t @ values).reshape(self.n_docs, self.width)
 
     def gram(self, values: np.ndarray) -> np.ndarray:
         """Zᵀ diag(values) Z per text ``(B, width, width)`` (dense, from :meth:`band`)."""
@@ -137,29 +141,59 @@ class SubstringDesign:
 
         A substring spans at most ``bands`` consecutive units, so G is zero further from the diagonal.
         """
-        size = self.n_docs * self.bands * self.width
-        total = np.bincount(self._band_flat, weights=values[self._band_sample], minlength=size)
-        return total.reshape(self.n_docs, self.bands, self.width)
+        return (self._band_t @ values).reshape(self.n_docs, self.bands, self.width)
+
+
+def _runs(base: np.ndarray, count: np.ndarray, offsets: np.ndarray, columns: int) -> csr_matrix:
+    """A 0/1 sparse matrix whose row n has ones at columns ``base[n] + offsets[:count[n]]``."""
+    indptr = np.zeros(len(count) + 1, dtype=np.int64)
+    np.cumsum(count, out=indptr[1:])
+    within = np.arange(indptr[-1]) - np.repeat(indptr[:-1], count)
+    indices = np.repeat(base, count) + offsets[within]
+    return csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(count), columns))
 
 
 def _solve(band: np.ndarray, rhs: np.ndarray, ridge: float) -> np.ndarray:
     """(G + ridge I) x = rhs per text, G banded and positive semi-definite (banded Cholesky, O(width));
-    units no substring covers (zero diagonal) get x = 0."""
+    units no substring covers (zero diagonal) get x = 0.
+
+    The texts' matrices are independent blocks of one block-diagonal banded matrix (a band entry
+    never reaches past its own text), so all texts are solved in one call; when that matrix is
+    numerically singular, each text is solved on its own and a singular one by least squares.
+    """
     band = band.copy()
     diag = band[:, 0]
+    drawn = diag > 0
     scale = np.maximum(diag.max(axis=1, keepdims=True), 1.0)
-    band[:, 0] = np.where(diag > 0, diag + ridge * scale, 1.0)
+    band[:, 0] = np.where(drawn, diag + ridge * scale, 1.0)
+    rhs = np.where(drawn, rhs, 0.0)
+    n_docs, bands, width = band.shape
+    for d in range(1, bands):
+        band[:, d, width - d :] = 0.0  # outside the matrix: would couple a text to the next
+    stacked = band.transpose(1, 0, 2).reshape(bands, n_docs * width)
+    _, solution, info = dpbsv(stacked, rhs.reshape(-1, 1), lower=1)  # LAPACK directly: no checks
+    if info == 0:
+        return solution.reshape(rhs.shape)
     out = np.empty_like(rhs)
-    for b in range(len(band)):
+    for b in range(n_docs):
         try:
-            out[b] = solveh_banded(band[b], rhs[b], lower=True)
+            out[b] = solveh_banded(band[b], rhs[b], lower=True, check_finite=False)
         except np.linalg.LinAlgError:  # numerically singular: the minimum-norm solution
-            dense = np.zeros((band.shape[2],) * 2)
-            for d in range(band.shape[1]):
-                idx = np.arange(band.shape[2] - d)
+            dense = np.zeros((width, width))
+            for d in range(bands):
+                idx = np.arange(width - d)
                 dense[idx + d, idx] = dense[idx, idx + d] = band[b, d, : len(idx)]
             out[b] = np.linalg.lstsq(dense, rhs[b], rcond=None)[0]
     return out
+
+
+def _banded_cholesky(band: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """:func:`_solve` for a positive definite ``band`` (every diagonal entry > 0, nothing outside the
+    matrix), without its preparation; falls back to :func:`_solve` if the factorisation fails."""
+    n_docs, bands, width = band.shape
+    stacked = band.transpose(1, 0, 2).reshape(bands, n_docs * width)
+    _, solution, info = dpbsv(stacked, rhs.reshape(-1, 1), lower=1)
+    return solution.reshape(rhs.shape) if info == 0 else _solve(band, rhs, 0.0)
 
 
 def fit_least_squares(design: SubstringDesign, y: np.ndarray, ridge: float = 1e-10) -> np.ndarray:
@@ -172,12 +206,15 @@ def fit_logistic(
 ) -> np.ndarray:
     """argmin_v Σ_n c_n · logloss(σ(z_n · v), y_n) + l2/2 ‖v‖² per text, Newton's method (no intercept)."""
     v = np.zeros((design.n_docs, design.width))
+    count_y = design.count * y
     for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-design.predict(v)))
-        grad = design.moment(design.count * (p - y)) + l2 * v
-        hess = design.band(design.count * p * (1 - p))
+        p = expit(design.predict(v))
+        weighted = design.count * p  # c_n p_n
+        grad = design.moment(weighted - count_y)
+        grad += l2 * v
+        hess = design.band(weighted - weighted * p)  # c_n p_n (1 − p_n)
         hess[:, 0] += l2
-        step = _solve(hess, grad, 0.0)
+        step = _banded_cholesky(hess, grad)
         v -= step
         if np.abs(step).max() < tol:
             break
@@ -233,7 +270,7 @@ def limsse(
     seed: int = 0,
     unit: str = "word",
     l2: float = 1e-2,
-    batch_size: int = 8192,
+    batch_size: int = LIMSSE_BATCH,
 ) -> torch.Tensor:
     """LIMSSE relevance per token (the unit's weight on its first token)."""
     if loss not in LOSSES:
@@ -241,7 +278,7 @@ def limsse(
     rows, design, units = limsse_rows(
         batch, n_samples=n_samples, min_len=min_len, max_len=max_len, seed=seed, unit=unit
     )
-    logits = forward_logits(bundle.model, rows, batch_size)
+    logits = forward_logits(bundle.model, rows, batch_size, chunk_tokens(bundle.model, batch.ids.device))
     tgt = target[rows.doc]
     if loss == "bb":
         y = (logits.argmax(1) == tgt).double().cpu().numpy()

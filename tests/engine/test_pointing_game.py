@@ -377,3 +377,87 @@ def test_pointing_game_command_reads_raw_yelp_hat_csv(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     # Eight sentences (two per review) make two hybrid documents of three; two sentences are left over.
     assert result["kind"] == "hybrid" and result["documents"] + result["discarded"] == 2
+
+
+def _sentences_file(tmp_path, n: int = 40):
+    data = tmp_path / "sentences.jsonl"
+    sentences = _sentences(n)
+    with data.open("w", encoding="utf-8") as fh:
+        for s in sentences:
+            label = "1" if s["label"] == "pos" else "0"
+            fh.write(json.dumps({"id": s["id"], "text": s["text"], "label": label}) + "\n")
+    return data, sentences
+
+
+def test_pointing_game_command_plays_all_methods_on_a_cnn(tmp_path, capsys):
+    from explain_engine.explainers.registry import methods_for
+
+    data, sentences = _sentences_file(tmp_path)
+    model = _saved_cnn(tmp_path, [s["text"] for s in sentences])
+    argv = ["pointing-game", "--model", str(model), "--data", str(data), "--methods", "all"]
+    standalone = set(methods_for("cnn", standalone=True))
+    assert "decision_tree" in methods_for("cnn") and "decision_tree" not in standalone
+
+    # Without training texts the trees cannot be fitted: every other method plays, the reason is printed.
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["accuracy"]) == standalone | {"random"}
+    assert "--train" in result["skipped"]["decision_tree"]
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    assert "lime" in table and "skipped decision_tree: needs trees fitted" in table
+
+    # With --train the CLI fits the trees (a seeded 90/10 split of the records) and plays them too.
+    assert main([*argv, "--train", str(data), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result["accuracy"]) == standalone | {"random", "decision_tree"} and not result["skipped"]
+    assert "36 training and 4 validation texts" in result["notes"][0]
+
+    # A model folder's splits.json picks the training texts out of the --data records themselves.
+    ids = [s["id"] for s in sentences]
+    (model / "splits.json").write_text(json.dumps({"train": ids[:30], "validation": ids[30:36], "test": []}))
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "decision_tree" in result["accuracy"] and "30 training and 6 validation" in result["notes"][0]
+    assert "splits.json" in result["notes"][0]
+
+
+def test_pointing_game_command_refuses_decision_tree_without_training_texts(tmp_path, capsys):
+    data, sentences = _sentences_file(tmp_path)
+    model = _saved_cnn(tmp_path, [s["text"] for s in sentences])
+    argv = ["pointing-game", "--model", str(model), "--data", str(data), "--methods", "decision_tree"]
+    assert main(argv) == 2
+    assert "needs trees fitted on the model's training texts: pass --train" in capsys.readouterr().err
+    assert main([*argv, "--train", str(data), "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["accuracy"]) == {"decision_tree", "random"}
+
+
+def test_pointing_game_command_on_the_20news_attention_lists(tmp_path, capsys):
+    """The shared folder holds the marked word types of 11 articles, not their texts: without
+    ``--texts-dir`` the command says which texts it needs; given a folder of articles it plays."""
+    path = require_shared_data("mohseni-20news-human-attention", "human_attention_subset.jsonl")
+    records = read_mohseni(path)
+    folder = tmp_path / "20news-bydate-test"
+    texts = []
+    for r in records:  # stand-in articles that mention some of the marked types among other words
+        marked = sorted(r["types"])[:3]
+        text = f"Subject: a question . I read that {' and '.join(marked)} matter here , any ideas ?"
+        (folder / r["category"]).mkdir(parents=True, exist_ok=True)
+        (folder / r["id"]).write_text(text, encoding="latin-1")
+        texts.append(text)
+    torch.manual_seed(0)
+    vocab = Vocabulary.build(texts)
+    model = build_model("cnn", len(vocab), 2, embedding_dim=8, num_filters=3, fc_size=4)
+    TrainedModel(model, vocab, ["sci.electronics", "sci.med"], device="cpu").save(tmp_path / "model")
+    argv = ["pointing-game", "--model", str(tmp_path / "model"), "--data", str(path)]
+    argv += ["--methods", "grad_dot_1s,occ_1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "not the texts of their 11 articles" in err and "--texts-dir" in err
+    assert main([*argv, "--texts-dir", str(folder), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["kind"] == "manual" and result["documents"] + result["discarded"] == 11
+    assert set(result["accuracy"]) == {"grad_dot_1s", "occ_1", "random"}
+    (folder / records[0]["id"]).unlink()
+    assert main([*argv, "--texts-dir", str(folder)]) == 2
+    assert "1 of the 11 annotated 20news-bydate test articles are missing" in capsys.readouterr().err
