@@ -11,8 +11,8 @@ Printed: submissions/s, p50 / p99 latency of each endpoint, submissions acknowle
 (no item above its N responses, nobody twice on an item). The last line is one JSON object.
 
 Without ``--rate`` the annotators go as fast as they can (a closed loop: by Little's law the
-latency then grows with C); ``--rate R`` paces them to R submissions/s in all, which is how a
-crowd arrives. Usage::
+latency then grows with C: C / throughput on average); ``--rate R`` paces them to R submissions/s in
+all, each annotator starting an answer at most every C / R seconds, which is how a crowd arrives. Usage::
 
     .venv/bin/python bench/annotate_load.py --concurrency 50 200 --duration 20
     .venv/bin/python bench/annotate_load.py --concurrency 200 --rate 300
@@ -312,15 +312,17 @@ async def annotator(
     headers = {"Content-Type": "application/json", "X-CSRFToken": csrf}
     study = entry.split("/")[2]
     await start.wait()
-    t0 = time.monotonic() + offset
+    wake = time.monotonic() + offset
     cycle = 0
     data = None
     while True:
         if period:
-            wake = t0 + cycle * period
+            # An annotator starts an answer at most once per period, counted from when they
+            # started the last one: kept waiting, they do not hurry to make up for it.
             delay = wake - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
+            wake = max(wake, time.monotonic()) + period
         if time.monotonic() >= deadline_box[0]:
             break
         cycle += 1
