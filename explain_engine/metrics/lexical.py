@@ -66,11 +66,12 @@ def _distribution_pearson(h_counts: np.ndarray, m_counts: np.ndarray):
     def stat(w: np.ndarray) -> np.ndarray:
         h = w @ h_counts
         m = w @ m_counts
-        h = h / h.sum(axis=1, keepdims=True)
-        m = m / m.sum(axis=1, keepdims=True)
-        hc = h - h.mean(axis=1, keepdims=True)
-        mc = m - m.mean(axis=1, keepdims=True)
+        # a resample with no selected words has no distribution: its r is NaN (left out of the CI)
         with np.errstate(divide="ignore", invalid="ignore"):
+            h = h / h.sum(axis=1, keepdims=True)
+            m = m / m.sum(axis=1, keepdims=True)
+            hc = h - h.mean(axis=1, keepdims=True)
+            mc = m - m.mean(axis=1, keepdims=True)
             return (hc * mc).sum(axis=1) / np.sqrt((hc * hc).sum(axis=1) * (mc * mc).sum(axis=1))
 
     return stat
