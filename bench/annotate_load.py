@@ -3,8 +3,10 @@
 It creates its own PostgreSQL database, builds its tables with ``manage.py migrate`` (when the
 repository has no migrations yet, they are generated into a temporary folder first, through
 ``MIGRATION_MODULES``), seeds a running read-first highlight study, starts the app under gunicorn,
-and drives C concurrent annotators for D seconds over keep-alive HTTP/1.1 connections. Each
-annotator opens its own invite link (session + CSRF token), then loops: POST next, POST submit.
+and drives C concurrent annotators for D seconds (after a few seconds of warm-up that are not
+counted) over keep-alive HTTP/1.1 connections. Each annotator opens its own invite link (worker
+cookie + CSRF token), then loops: POST next, POST submit (with ``--chained``: POST submit, which
+brings the next item).
 
 Printed: submissions/s, p50 / p99 latency of each endpoint, submissions acknowledged vs stored
 (an acknowledged submission missing from the database is *lost*), and the per-item invariants
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import shutil
@@ -285,6 +288,8 @@ class Tally:
     errors: dict[str, int] = field(default_factory=dict)
     done_early: int = 0
     ready: int = 0
+    measuring: bool = False  # false during the warm-up: latencies and throughput are not counted
+    measured: int = 0  # submissions acknowledged while measuring
 
     def error(self, what: str) -> None:
         self.errors[what] = self.errors.get(what, 0) + 1
@@ -329,7 +334,8 @@ async def annotator(
         if data is None:
             began = time.perf_counter()
             status, body = await conn.request("POST", f"/api/work/{study}/next/", b"", headers)
-            tally.next_ms.append((time.perf_counter() - began) * 1000)
+            if tally.measuring:
+                tally.next_ms.append((time.perf_counter() - began) * 1000)
             if status != 200:
                 tally.error(f"next {status}")
                 continue
@@ -358,11 +364,13 @@ async def annotator(
             json.dumps(answer).encode(),
             headers,
         )
-        tally.submit_ms.append((time.perf_counter() - began) * 1000)
+        if tally.measuring:
+            tally.submit_ms.append((time.perf_counter() - began) * 1000)
         data = None
         if status in (200, 201):
             stored = json.loads(body)
             tally.acknowledged.add(stored["response"])
+            tally.measured += tally.measuring
             data = stored.get("next")  # the next item came with the answer (--chained)
         else:
             tally.error(f"submit {status}")
@@ -371,7 +379,13 @@ async def annotator(
 
 
 async def drive(
-    port: int, entries: list[str], duration: float, rate: float, snapshot, chained: bool = False
+    port: int,
+    entries: list[str],
+    duration: float,
+    rate: float,
+    snapshot,
+    chained: bool = False,
+    warmup: float = 0.0,
 ) -> tuple[Tally, float, dict]:
     tally = Tally()
     start = asyncio.Event()
@@ -386,15 +400,22 @@ async def drive(
     ]
     while tally.ready < concurrency:  # every annotator has opened its page before the clock starts
         await asyncio.sleep(0.05)
+    start.set()
+    await asyncio.sleep(warmup)  # connections, prepared statements and caches warm up uncounted
     before = snapshot()
     began = time.monotonic()
     deadline_box[0] = began + duration
-    start.set()
+    tally.measuring = True
     await asyncio.gather(*tasks)
     elapsed = time.monotonic() - began
     after = snapshot()
     after["db"] = sum(_cpu_seconds(p) for p in before["_backends"])  # the same backends as before
     return tally, elapsed, cpu_used(before, after)
+
+
+def ms(values: list[float], q: float) -> float | None:
+    """The ``q``-th percentile in ms, rounded; ``None`` when nothing was measured (``next`` when chained)."""
+    return round(percentile(values, q), 1) if values else None
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -446,6 +467,11 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
         port = free_port()
         server = start_gunicorn(env, port, args.workers, args.threads, args.worker_class)
         try:
+            # The client's own garbage collection would stall every request in flight at once (it holds
+            # Django and the models): keep it out of the measured window.
+            gc.collect()
+            gc.freeze()
+            gc.disable()
             tally, elapsed, cpu = asyncio.run(
                 drive(
                     port,
@@ -454,9 +480,11 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
                     args.rate,
                     lambda: cpu_snapshot(server.pid, env["DATABASE_URL"]),
                     args.chained,
+                    args.warmup,
                 )
             )
         finally:
+            gc.enable()
             server.terminate()
             server.wait(timeout=30)
         db = check_database(study_pk, tally.acknowledged)
@@ -466,19 +494,19 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
         if not args.keep_db:
             psql(admin_url, f"DROP DATABASE IF EXISTS {db_name}")
     both = tally.next_ms + tally.submit_ms
-    cycles = max(len(tally.acknowledged), 1)
+    cycles = max(tally.measured, 1)
     return {
         "concurrency": concurrency,
         "rate_target": args.rate or None,
         "protocol": "chained" if args.chained else "two-step",
         "duration_s": round(elapsed, 2),
-        "submissions_per_s": round(len(tally.acknowledged) / elapsed, 1),
-        "next_p50_ms": round(percentile(tally.next_ms, 50), 1),
-        "next_p99_ms": round(percentile(tally.next_ms, 99), 1),
-        "submit_p50_ms": round(percentile(tally.submit_ms, 50), 1),
-        "submit_p99_ms": round(percentile(tally.submit_ms, 99), 1),
-        "p50_ms": round(percentile(both, 50), 1),
-        "p99_ms": round(percentile(both, 99), 1),
+        "submissions_per_s": round(tally.measured / elapsed, 1),
+        "next_p50_ms": ms(tally.next_ms, 50),
+        "next_p99_ms": ms(tally.next_ms, 99),
+        "submit_p50_ms": ms(tally.submit_ms, 50),
+        "submit_p99_ms": ms(tally.submit_ms, 99),
+        "p50_ms": ms(both, 50),
+        "p99_ms": ms(both, 99),
         "acknowledged": len(tally.acknowledged),
         **db,
         "cpu_ms_per_submission": {k: round(1000 * v / cycles, 2) for k, v in cpu.items()},
@@ -494,6 +522,9 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", type=int, nargs="+", default=[50, 200])
     parser.add_argument("--duration", type=float, default=20.0, help="Seconds of load per run.")
+    parser.add_argument(
+        "--warmup", type=float, default=3.0, help="Seconds of load before the clock starts (not counted)."
+    )
     parser.add_argument(
         "--rate", type=float, default=0.0, help="Target submissions/s in all (0: closed loop)."
     )
@@ -537,7 +568,7 @@ def main() -> None:
 
     print(
         f"annotator API under load: gunicorn {args.workers} workers x {args.threads} threads, "
-        f"{os.cpu_count()} CPUs, {args.duration:.0f} s per run, {args.items} items x 3, "
+        f"{os.cpu_count()} CPUs, {args.duration:.0f} s per run after {args.warmup:.0f} s of warm-up, {args.items} items x 3, "
         + ("submit carries the next item (one request per answer)" if args.chained else "next, then submit")
     )
     header = (
@@ -548,7 +579,7 @@ def main() -> None:
     for r in results:
         print(
             f"{r['concurrency']:>5} {r['rate_target'] or '-':>6} {r['submissions_per_s']:>8} {r['p50_ms']:>7} "
-            f"{r['p99_ms']:>7} {r['next_p99_ms']:>9} {r['submit_p99_ms']:>11} {r['acknowledged']:>7} "
+            f"{r['p99_ms']:>7} {r['next_p99_ms'] or '-':>9} {r['submit_p99_ms']:>11} {r['acknowledged']:>7} "
             f"{r['stored']:>7} {r['lost']:>5} {sum(r['errors'].values()):>7} "
             f"{'{app}+{db}+{client}'.format(**r['cpu_ms_per_submission']):>25}"
         )
