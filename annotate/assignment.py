@@ -116,17 +116,15 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
     limit = study.config.get("max_items_per_worker")
     expires_at = now + timedelta(seconds=study.time_limit_s)
     lock = "wait" if wait else "skip"
-    if sql.native() and _exclusion_hook(study) is None:
-        # the common case: the worker's lock and the first candidate share one round trip
+    together = sql.native() and _exclusion_hook(study) is None
+    if together:  # the common case: the worker's lock and the first candidate share one round trip
         status, found = _lock_then_candidate(study.pk, worker_id, now, begin, gold, lock, limit)
-        skipped: list[int] = []
     else:
         status = _lock_worker_and_release(study.pk, worker_id, now, begin)
-        found = None
-        skipped = kind_excluded_items(study, worker_id) if status == Worker.Status.ACTIVE else []
     if status != Worker.Status.ACTIVE:
         raise WorkerBlocked(f"worker {worker_id} is {status or 'unknown'}")
-    if found is None:
+    skipped: list[int] = [] if together else kind_excluded_items(study, worker_id)
+    if not together:
         found = _candidate(study.pk, worker_id, skipped, gold, lock, limit)
     while found is not None:
         item_id, needed, payload, is_gold, done = found
@@ -172,6 +170,9 @@ def _submitted_count(study_id: int, worker_id: int) -> int:
     return Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=SUBMITTED).count()
 
 
+# An assignment is cheap to lose in a server crash (the worker asks again), so the hand-out's
+# transaction does not wait for the disk at commit; submissions always do.
+_NO_DISK_WAIT = "SET LOCAL synchronous_commit TO OFF; "
 _LOCK_AND_RELEASE = Prepared(
     "hatlab_lock_worker",
     ("bigint", "bigint", "timestamptz"),
@@ -187,11 +188,7 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin
     returns the worker's status (``None`` for no such worker)."""
     if sql.native():
         with connection.cursor() as cursor:
-            # An assignment is cheap to lose in a server crash (the worker asks again), so its
-            # transaction does not wait for the disk; submissions always do.
-            _LOCK_AND_RELEASE.execute(
-                cursor, [study_id, worker_id, now], prefix=f"{begin}SET LOCAL synchronous_commit TO OFF; "
-            )
+            _LOCK_AND_RELEASE.execute(cursor, [study_id, worker_id, now], prefix=begin + _NO_DISK_WAIT)
             row = cursor.fetchone()
         return None if row is None else row[0]
     status = Worker.objects.select_for_update().filter(pk=worker_id).values_list("status", flat=True).first()
@@ -243,7 +240,7 @@ def _lock_then_candidate(
                 (_LOCK_AND_RELEASE, [study_id, worker_id, now]),
                 (_CANDIDATE[lock], [study_id, worker_id, gold, [], limit]),
             ],
-            prefix=f"{begin}SET LOCAL synchronous_commit TO OFF; ",
+            prefix=begin + _NO_DISK_WAIT,
         )
         row = cursor.fetchone()
         if row is None:  # no candidate: the status on its own

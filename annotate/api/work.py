@@ -228,11 +228,12 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         return error(409, {exc.field: [exc.message]})
     body: dict[str, Any] = result.body()
     if data["next"]:
-        # The next item in the same round trip; ``null`` sends the page to ``next`` for the error.
-        status, following = (
-            next_body(request, result.study, result.worker_id) if result.study is not None else (0, None)
-        )
-        body["next"] = following if status == 200 else None
+        # The next item in the same round trip; ``null`` sends the page to ``next`` for the error
+        # (or when the stored response was found without its study: a retry that raced the first).
+        body["next"] = None
+        if result.study is not None:
+            status, following = next_body(request, result.study, result.worker_id)
+            body["next"] = following if status == 200 else None
     return JsonResponse(body, status=201 if result.created else 200)
 
 
