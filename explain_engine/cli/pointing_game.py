@@ -31,6 +31,9 @@ from explain_engine.cli.explain import (
     read_data,
     with_seed,
 )
+from explain_engine.datasets.hybrid import hybrid_documents, sentences_of
+from explain_engine.explainers import resolve_methods
+from explain_engine.metrics.pointing_game import pointing_game
 
 
 def _label_map(value: str | None) -> dict[str, str] | None:
@@ -43,9 +46,6 @@ def _label_map(value: str | None) -> dict[str, str] | None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from explain_engine.evaluation import hybrid_documents, pointing_game, sentences_of
-    from explain_engine.explainers.registry import resolve_methods
-
     bundle = load_bundle(args)
     kind, records = read_data(args.data, args.texts_dir)
     if kind == "records":

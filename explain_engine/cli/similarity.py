@@ -23,79 +23,9 @@ import json
 import math
 
 from explain_engine.datasets.yelphat import read_maps_jsonl
-from explain_engine.metrics.behavioral import HumanMaps
-from explain_engine.metrics.bootstrap import Estimate, json_safe
-from explain_engine.metrics.human_machine import compare_to_humans
-from explain_engine.metrics.lexical import encode_tags
-from explain_engine.metrics.ragged import Ragged
-
-
-def read_predictions(path: str, key: str = "attention") -> dict[str, list[float]]:
-    """``id → scores`` from a predictions JSON-lines file (``ValueError`` naming a bad line)."""
-    out: dict[str, list[float]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
-            if "id" not in rec or key not in rec:
-                raise ValueError(f"{path}: line {lineno}: needs 'id' and {key!r}")
-            out[str(rec["id"])] = rec[key]
-    return out
-
-
-def similarity_report(
-    records: list[dict],
-    predictions: dict[str, list[float]],
-    lexicon_dir: str | None = None,
-    max_maps: int | None = None,
-    min_maps: int = 1,
-    select: str = "top_k",
-    draws: int = 10,
-    n_boot: int = 1000,
-    seed: int = 0,
-    progress: bool | None = None,
-) -> dict:
-    """All figures the ``similarity`` command prints, as plain data."""
-    kept = [r for r in records if str(r["id"]) in predictions]
-    for r in kept:
-        n_scores, n_words = len(predictions[str(r["id"])]), len(r["words"])
-        if n_scores != n_words:
-            raise ValueError(f"prediction for {r['id']!r} has {n_scores} scores for {n_words} words")
-    humans = HumanMaps.from_records(kept, max_maps=max_maps, min_maps=min_maps)
-    by_id = {str(r["id"]): r for r in kept}
-    recs = [by_id[i] for i in humans.ids]
-    machine = Ragged.from_lists([predictions[i] for i in humans.ids])
-    if recs and all("pos" in r for r in recs):
-        tag_lists = [r["pos"] for r in recs]
-    else:
-        from explain_engine.metrics.pos import tag_documents
-
-        tag_lists = tag_documents([r["text"] for r in recs], [r["words"] for r in recs], progress=progress)
-    tags = encode_tags(tag_lists)
-    polarity = None
-    if lexicon_dir:
-        from explain_engine.lexicon import load_opinion_lexicon
-        from explain_engine.metrics.cssr import polarity_codes
-        from explain_engine.text import words_of
-
-        polarity = polarity_codes(
-            [words_of(r["text"], r["words"]) for r in recs], load_opinion_lexicon(lexicon_dir)
-        )
-    result = compare_to_humans(
-        humans, machine, tags, polarity, select, draws, max(2, min_maps), n_boot, seed=seed
-    )
-    return {
-        "texts": len(humans),
-        "texts_without_prediction": len(records) - len(kept),
-        "predictions_without_text": len(set(predictions) - {str(r["id"]) for r in records}),
-        "selection": select,
-        "references": result["references"],
-        "tag_distribution": result["tag_distribution"],
-    }
+from explain_engine.jsonsafe import json_safe
+from explain_engine.metrics.bootstrap import Estimate
+from explain_engine.reports import read_predictions, similarity_report
 
 
 def _est(d: dict) -> str:

@@ -12,13 +12,12 @@ import json
 import sys
 
 from explain_engine.datasets.yelphat import convert, write_maps_jsonl
+from explain_engine.metrics.pos import tag_documents
 
 
 def _convert(args: argparse.Namespace) -> int:
     records, report = convert(args.raw, progress=False if args.quiet else None)
     if args.pos:
-        from explain_engine.metrics.pos import tag_documents
-
         tags = tag_documents(
             [r["text"] for r in records],
             [r["words"] for r in records],

@@ -42,7 +42,7 @@ from sklearn.metrics import f1_score
 from sklearn.tree import DecisionTreeClassifier
 
 from explain_engine.explainers.gradcam import ngram_membership
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import Fitting, register
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.cnn import KimCNN
 
@@ -272,7 +272,19 @@ def tree_relevance(
     return torch.einsum("bf,bft->bt", signs_t, members)
 
 
-@register("decision_tree", architectures=("cnn",), requires=("trees", "train_texts"))
+def _summary(extraction: DecisionTreeExtraction) -> str:
+    return f"validation fidelity {extraction.fidelity['overall']:.3f}"
+
+
+FITTING = Fitting(
+    params=("trees", "train_texts"),
+    what="trees fitted on the model's training texts",
+    fit=extract_decision_trees,
+    summary=_summary,
+)
+
+
+@register("decision_tree", architectures=("cnn",), fitted_with=FITTING)
 def decision_tree(
     bundle: Any,
     batch: EncodedBatch,

@@ -123,7 +123,7 @@ def lime_rows(
     return merged, all_masks, units, np.concatenate(sample_row)
 
 
-@register("lime")
+@register("lime", samples=True)
 def lime(
     bundle: Any,
     batch: EncodedBatch,

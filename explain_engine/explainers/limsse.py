@@ -296,7 +296,7 @@ def _register(loss: str) -> None:
     kind = "black-box (logistic)" if loss == "bb" else f"magnitude-sensitive on {loss[-1]}"
     method.__doc__ = f"LIMSSE, {kind} loss (paper 002 §3.6)."
     method.__name__ = f"limsse_{loss}"
-    register(f"limsse_{loss}")(method)
+    register(f"limsse_{loss}", samples=True)(method)
 
 
 for _loss in LOSSES:

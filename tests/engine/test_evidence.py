@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from explain_engine.explainers import explain
-from explain_engine.explainers.evidence import (
+from explain_engine.evidence import (
     evidence_and_counter,
     ngram_scores,
     select_evidence,
     top_ngrams,
     top_words,
 )
+from explain_engine.explainers import explain
 from tests.engine.test_explainers import linear_bundle
 
 

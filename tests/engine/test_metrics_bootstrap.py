@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from explain_engine.jsonsafe import json_safe
 from explain_engine.metrics import METRICS, get_metric
 from explain_engine.metrics.bootstrap import (
     Estimate,
     bootstrap,
-    json_safe,
     mean_estimate,
     percentile_interval,
     resample_weights,
@@ -61,6 +61,12 @@ def test_estimate_round_trip_and_text():
     assert str(e) == "0.500 [0.400, 0.600] (n=10)"
     assert str(Estimate(math.nan, 0)) == "n/a (n=0)"
     assert json_safe({"a": [np.float64(math.nan), np.int64(3)]}) == {"a": [None, 3]}
+
+
+def test_json_safe_covers_reports_and_stored_rows():
+    value = {1: (np.float32(0.5), np.inf, -np.inf), "v": np.array([[1, 2]]), "b": np.bool_(True), "s": "x"}
+    assert json_safe(value) == {"1": [0.5, None, None], "v": [[1, 2]], "b": True, "s": "x"}
+    assert json_safe(np.array([math.nan, 1.0])) == [None, 1.0]
 
 
 def test_ragged_checks_shapes():

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from explain_engine.evaluation.hybrid import HybridDocument
+from explain_engine.datasets.hybrid import HybridDocument
 from explain_engine.explainers.registry import explain_many, resolve_methods
 from explain_engine.metrics.bootstrap import Estimate, mean_estimate
 
