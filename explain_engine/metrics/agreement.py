@@ -1,4 +1,5 @@
-"""Agreement between annotators (REFERENCE §3.3): Fleiss κ, Cohen κ (plain and weighted), Pearson r,
+"""Agreement between annotators (Sen et al. 2020 §3.2; Pappas & Popescu-Belis 2016 §3;
+Lertvittayakumjorn & Toni 2019 §5): Fleiss κ, Cohen κ (plain and weighted), Pearson r,
 Krippendorff α — each an :class:`~explain_engine.metrics.bootstrap.Estimate` with its n and a
 bootstrap confidence interval over items — and pairwise tables across annotators.
 
@@ -7,7 +8,8 @@ missing rating, and rows may be of different lengths. Categories are given expli
 (the order matters for weighted κ and ordinal α).
 
 Point estimates come from the well-kept libraries where they apply (statsmodels' ``fleiss_kappa``,
-scikit-learn's ``cohen_kappa_score``, SciPy's ``pearsonr``, the ``krippendorff`` package). The
+scikit-learn's ``cohen_kappa_score``, SciPy's ``pearsonr``); Krippendorff's α is computed here from
+Krippendorff (2011), since the ``krippendorff`` package is GPL and serves only as the tests' reference. The
 bootstrap needs each statistic as a function of item weights (see
 :mod:`explain_engine.metrics.bootstrap`); those weighted forms are written here by hand from the
 same formulas, and at unit weights they equal the library values (the tests check this).
@@ -20,6 +22,9 @@ from collections.abc import Hashable, Sequence
 from itertools import combinations
 
 import numpy as np
+from scipy.stats import pearsonr
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap, weighted_pearson
 
@@ -106,8 +111,6 @@ def fleiss_kappa_from_counts(
     table: np.ndarray, n_boot: int = N_BOOT, level: float = LEVEL, seed: int | None = 0
 ) -> Estimate:
     """:func:`fleiss_kappa` from an items × categories count table."""
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
-
     table = np.asarray(table)
     n_i = table.sum(axis=1)
     keep = n_i >= 2
@@ -191,8 +194,6 @@ def cohen_kappa(
     Items where either rating is missing are left out. The point estimate is scikit-learn's
     ``cohen_kappa_score`` for the weights it knows; ``"absolute"`` is computed here.
     """
-    from sklearn.metrics import cohen_kappa_score
-
     codes = encode_ratings([[x, y] for x, y in zip(a, b, strict=True)], categories)
     codes = codes.reshape(-1, 2)
     both = (codes >= 0).all(axis=1)
@@ -220,8 +221,6 @@ def pearson_r(
 
     Pairs with a missing value (None / NaN) are left out; ``extra["p_value"]`` is SciPy's test of r = 0.
     """
-    from scipy.stats import pearsonr
-
     xv = np.array([math.nan if _is_missing(v) else float(v) for v in x])
     yv = np.array([math.nan if _is_missing(v) else float(v) for v in y])
     if xv.shape != yv.shape:
@@ -297,10 +296,9 @@ def krippendorff_alpha(
 
     ``level``: ``"nominal"``, ``"ordinal"`` (``categories`` in scale order), ``"interval"`` or
     ``"ratio"`` (ratings are numbers; ``categories`` default to their sorted distinct values).
-    The point estimate is the ``krippendorff`` package's; units with < 2 ratings are not pairable.
+    Units with < 2 ratings are not pairable. α is computed here (the ``krippendorff`` package, GPL,
+    is only the tests' reference); it is NaN when fewer than two values occur.
     """
-    import krippendorff
-
     if level not in ALPHA_LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {ALPHA_LEVELS}")
     if categories is None:
@@ -316,12 +314,11 @@ def krippendorff_alpha(
     table = category_counts(codes, len(categories))
     pairable = table.sum(axis=1) >= 2
     table = table[pairable]
-    value = math.nan
-    if table.shape[0] and np.count_nonzero(table.sum(axis=0)) >= 2:
-        domain = numeric if numeric is not None else np.arange(len(categories))
-        value = float(krippendorff.alpha(value_counts=table, value_domain=domain, level_of_measurement=level))
     extra = {"level": level, "unpairable": int((~pairable).sum())}
     stat = _alpha_statistic(table, level, numeric)
+    value = math.nan
+    if table.shape[0] and np.count_nonzero(table.sum(axis=0)) >= 2:
+        value = float(stat(np.ones((1, table.shape[0])))[0])
     return bootstrap(stat, int(table.shape[0]), n_boot, level_ci, seed, value=value, extra=extra)
 
 

@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+from scipy.stats import mannwhitneyu, ttest_rel, wilcoxon
 
 from explain_engine.metrics.agreement import fleiss_kappa
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, mean_estimate
@@ -60,8 +61,6 @@ def _question_means(methods, items, scores, splits):
 
 def _compare(best: dict, other: dict, test: str) -> tuple[float, str]:
     """p-value of the difference between two methods' per-text scores, and the test used."""
-    from scipy.stats import mannwhitneyu, ttest_rel, wilcoxon
-
     common = sorted(set(best) & set(other), key=repr)
     if test in ("wilcoxon", "ttest") and len(common) >= 2:
         a = np.array([best[i] for i in common])

@@ -69,6 +69,7 @@ _PIECE = re.compile(
 
 @lru_cache(maxsize=1)
 def _tagger():
+    # Imported on first use: TextBlob and its pattern lexicon take seconds, and tags are usually stored.
     from textblob.en.taggers import PatternTagger
 
     return PatternTagger()
