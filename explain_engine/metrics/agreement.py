@@ -32,7 +32,7 @@ KAPPA_WEIGHTS = (None, "linear", "quadratic", "absolute")
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _is_missing(v) -> bool:
+def is_missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
@@ -48,7 +48,7 @@ def encode_ratings(ratings: Sequence[Sequence[Hashable]], categories: Sequence[H
     codes = np.full((len(ratings), width), -1, dtype=np.int64)
     for i, row in enumerate(ratings):
         for j, v in enumerate(row):
-            if _is_missing(v):
+            if is_missing(v):
                 continue
             try:
                 codes[i, j] = index[v]
@@ -221,8 +221,8 @@ def pearson_r(
 
     Pairs with a missing value (None / NaN) are left out; ``extra["p_value"]`` is SciPy's test of r = 0.
     """
-    xv = np.array([math.nan if _is_missing(v) else float(v) for v in x])
-    yv = np.array([math.nan if _is_missing(v) else float(v) for v in y])
+    xv = np.array([math.nan if is_missing(v) else float(v) for v in x])
+    yv = np.array([math.nan if is_missing(v) else float(v) for v in y])
     if xv.shape != yv.shape:
         raise ValueError(f"x and y differ in length ({xv.size} vs {yv.size})")
     ok = np.isfinite(xv) & np.isfinite(yv)
@@ -302,7 +302,7 @@ def krippendorff_alpha(
     if level not in ALPHA_LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {ALPHA_LEVELS}")
     if categories is None:
-        seen = {v for row in ratings for v in row if not _is_missing(v)}
+        seen = {v for row in ratings for v in row if not is_missing(v)}
         categories = sorted(seen)
     numeric = None
     if level in ("interval", "ratio"):
