@@ -11,9 +11,8 @@ data                   ``read_raw`` (YELP-HAT raw CSV, Sen et al. 2020), ``tag_d
                        (Penn tags, offline)
 models                 ``ARCHITECTURES``, ``build_model``, ``TrainConfig``, ``train``, ``TrainedModel``
                        (load / predict / save)
-explanations           ``METHODS`` (a :class:`Registry` of :class:`MethodSpec` with metadata
-                       ``architectures``, ``pooling``, ``group``, ``samples``, ``fitted_with``: a
-                       :class:`Fitting`, written ``Fitting``),
+explanations           ``METHODS`` (a ``Registry`` of ``MethodSpec``; metadata ``architectures``,
+                       ``pooling``, ``group``, ``samples`` and ``fitted_with``, a ``Fitting``),
                        ``get_method``, ``methods_for``, ``resolve_methods``, ``explain``,
                        ``explain_many``; evidence: ``Evidence``, ``select_evidence``,
                        ``evidence_and_counter`` (Lertvittayakumjorn & Toni 2019 §4.3)
