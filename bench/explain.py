@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/explain.py [--lengths 50 100 200] [--archs bilstm_attention cnn] [--docs N]
 
-Models have the papers' sizes (REFERENCE §2.1) and random weights (speed does not depend on training);
+Models have the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2) and random weights (speed does not depend on training);
 texts are YELP-HAT reviews of exactly 50 / 100 / 200 words when ../shared/data is present. Side by side
 in the same run:
 

@@ -2,7 +2,7 @@
 
 For the output of ``yelphat convert`` (or any file of that shape): average words selected k per
 annotator slot (HAM1, HAM2, …), for the consensus (CAM, AND) and super (SAM, OR) maps, the
-human–human behavioral similarity of every pair of slots (paper 000 Table 2: one map is the truth,
+human–human behavioral similarity of every pair of slots (Sen et al. 2020 Table 2: one map is the truth,
 the other the score) and Fleiss κ of the annotators' labels. Every figure comes with its n and a
 bootstrap confidence interval over texts.
 """

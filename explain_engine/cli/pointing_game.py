@@ -1,6 +1,6 @@
 """``python -m explain_engine pointing-game --model DIR --data FILE --methods all``.
 
-Plays paper 002's pointing game and prints one row per method (accuracy, 95 % bootstrap interval,
+Plays Poerner et al. 2018's pointing game and prints one row per method (accuracy, 95 % bootstrap interval,
 hits / documents), the random baseline included:
 
 * on labelled sentences or reviews (SST-2, raw YELP-HAT CSVs, any JSONL/CSV/TSV of records) it builds
@@ -91,7 +91,9 @@ def _play(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "pointing-game", help="pointing game of explanation methods (paper 002)", description=__doc__
+        "pointing-game",
+        help="pointing game of explanation methods (Poerner et al. 2018)",
+        description=__doc__,
     )
     add_common(parser)
     parser.add_argument("--per-document", type=int, default=10, help="sentences per hybrid document")

@@ -3,7 +3,7 @@
 Compares a machine's attention (``preds.jsonl``: one ``{"id": ..., "attention": [float per canonical
 word]}`` per line, as ``predict`` writes) with the human maps of ``maps.jsonl`` (``yelphat convert``)
 against each human reference — every annotator slot HAM1, HAM2, …, the consensus map CAM and the
-super map SAM — as paper 000 does:
+super map SAM — as Sen et al. 2020 does:
 
 * Table 2: behavioral similarity (mean per-text ROC AUC; constant human maps skipped and counted);
 * Table 3: lexical similarity LS(M, H) of the machine's top-k words (k = the human count per text),
@@ -37,13 +37,13 @@ def format_report(rep: dict, tags_table: bool = False) -> str:
         f"{rep['texts']} texts compared; {rep['texts_without_prediction']} texts had no prediction, "
         f"{rep['predictions_without_text']} predictions had no text",
         "",
-        "Behavioral similarity, human vs machine (paper 000 Table 2; mean per-text ROC AUC)",
+        "Behavioral similarity, human vs machine (Sen et al. 2020 Table 2; mean per-text ROC AUC)",
         f"  {'reference':<9} {'k':>7}  similarity",
     ]
     for r in rep["references"]:
         b = r["behavioral"]
         lines.append(f"  {r['reference']:<9} {r['k']['value']:7.1f}  {_est(b)}, skipped {b['skipped']}")
-    lines += ["", "Lexical similarity over Penn tags (paper 000 Table 3)"]
+    lines += ["", "Lexical similarity over Penn tags (Sen et al. 2020 Table 3)"]
     lines.append(f"  {'reference':<9} {'random LS':>16}  {'machine LS':<32} adjusted")
     for r in rep["references"]:
         rnd = r["lexical_random"]
@@ -53,7 +53,7 @@ def format_report(rep: dict, tags_table: bool = False) -> str:
         adj_s = "n/a" if adj is None or (isinstance(adj, float) and math.isnan(adj)) else f"{adj:.3f}"
         lines.append(f"  {r['reference']:<9} {rnd_s:>16}  {_est(r['lexical']):<32} {adj_s}")
     if rep["references"] and "cssr_human" in rep["references"][0]:
-        lines += ["", "Cross-sentiment selection rate (paper 000 Table 4)"]
+        lines += ["", "Cross-sentiment selection rate (Sen et al. 2020 Table 4)"]
         lines.append(f"  {'reference':<9} {'human p':>8} {'human n':>8} {'machine p':>10} {'machine n':>10}")
         for r in rep["references"]:
             h, m = r["cssr_human"], r["cssr_machine"]
@@ -63,7 +63,10 @@ def format_report(rep: dict, tags_table: bool = False) -> str:
     else:
         lines += ["", "CSSR: pass --lexicon DIR (Hu & Liu positive-words.txt / negative-words.txt)"]
     if tags_table and rep["tag_distribution"]:
-        lines += ["", "Distribution over Penn tags (paper 000 Table 5): human = CAM, machine = its top-k"]
+        lines += [
+            "",
+            "Distribution over Penn tags (Sen et al. 2020 Table 5): human = CAM, machine = its top-k",
+        ]
         lines.append(f"  {'tag':<5} {'category':<42} {'human':>7} {'machine':>8} {'corpus':>7}")
         for t in rep["tag_distribution"]:
             lines.append(
@@ -96,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "similarity", help="human vs machine attention (paper 000)", description=__doc__
+        "similarity", help="human vs machine attention (Sen et al. 2020)", description=__doc__
     )
     parser.add_argument("--maps", required=True, help="JSON lines written by 'yelphat convert'")
     parser.add_argument("--machine", required=True, help="JSON lines with 'id' and per-word 'attention'")

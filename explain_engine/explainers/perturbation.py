@@ -1,4 +1,4 @@
-"""Input perturbation: omission and occlusion of N-grams (paper 002 §3.5), and the machinery that
+"""Input perturbation: omission and occlusion of N-grams (Poerner et al. 2018 §3.5), and the machinery that
 every perturbation method (omission, occlusion, LIMSSE, LIME) shares.
 
 φ_[omit|occ]N(t, k, X) = 1/N Σ_{j=1..N} [ s(k, X) − s(k, X with the j-th N-gram containing t removed) ]
@@ -212,7 +212,7 @@ def ngram_relevance(
     output: str = "s",
     batch_size: int = NGRAM_BATCH,
 ) -> torch.Tensor:
-    """φ_omitN / φ_occN per token (paper 002 §3.5)."""
+    """φ_omitN / φ_occN per token (Poerner et al. 2018 §3.5)."""
     perturbed, (units, n_units, start) = ngram_perturbations(batch, n, mode, unit)
     budget = chunk_tokens(bundle.model, batch.ids.device)
     logits = forward_logits(bundle.model, perturbed, batch_size, budget)
@@ -236,7 +236,7 @@ def _register_ngram(mode: str, n: int) -> None:
     def method(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **params: Any) -> torch.Tensor:
         return ngram_relevance(bundle, batch, target, n=n, mode=mode, **params)
 
-    method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (paper 002 §3.5)."
+    method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)."
     method.__name__ = f"{mode}_{n}"
     register(f"{mode}_{n}")(method)
 

@@ -1,4 +1,4 @@
-"""Random baselines (paper 002 §4.1; paper 004 §4.3, Random (W) and Random (N)).
+"""Random baselines (Poerner et al. 2018 §4.1; Lertvittayakumjorn & Toni 2019 §4.3, Random (W) and Random (N)).
 
 * ``random``: every word an independent U(0, 1) score, so the maximally relevant word is uniform
   over the words and top-m evidence is a uniform random set of words;

@@ -137,7 +137,7 @@ def kappa_disagreement_weights(
     """K × K disagreement weights for (weighted) Cohen κ.
 
     ``None``: 0 on the diagonal, 1 elsewhere. ``"linear"`` |i − j| and ``"quadratic"`` (i − j)² over
-    category positions (as scikit-learn). ``"absolute"``: paper 001's "absolute differences of
+    category positions (as scikit-learn). ``"absolute"``: Pappas & Popescu-Belis 2016's "absolute differences of
     normalized values", |v_i − v_j| / (max v − min v) over the categories' numeric values ``values``
     (default: the categories themselves); equal to ``"linear"`` on an evenly spaced scale.
     """
@@ -190,7 +190,7 @@ def cohen_kappa(
 ) -> Estimate:
     """Cohen's κ (Cohen 1960) between two raters, optionally weighted (Cohen 1968).
 
-    ``weights``: see :func:`kappa_disagreement_weights` (``"absolute"`` is paper 001's scale).
+    ``weights``: see :func:`kappa_disagreement_weights` (``"absolute"`` is Pappas & Popescu-Belis 2016's scale).
     Items where either rating is missing are left out. The point estimate is scikit-learn's
     ``cohen_kappa_score`` for the weights it knows; ``"absolute"`` is computed here.
     """
@@ -217,7 +217,7 @@ def pearson_r(
     level: float = LEVEL,
     seed: int | None = 0,
 ) -> Estimate:
-    """Pearson's r (Pearson 1895) of paired numeric ratings (paper 001 §2), via ``scipy.stats.pearsonr``.
+    """Pearson's r (Pearson 1895) of paired numeric ratings (Pappas & Popescu-Belis 2016 §2), via ``scipy.stats.pearsonr``.
 
     Pairs with a missing value (None / NaN) are left out; ``extra["p_value"]`` is SciPy's test of r = 0.
     """

@@ -9,7 +9,7 @@
   ΔA > 0).
 
 Per-example Pearson correlations of all examples come from segment sums (no loop over examples).
-Paper 003 uses NLTK's English stop-word list; NLTK's lists need a separate download, so the default
+The NLI importance-alignment paper uses NLTK's English stop-word list; NLTK's lists need a separate download, so the default
 here is scikit-learn's built-in English list (pass ``stop_words`` to use another).
 """
 
@@ -43,7 +43,7 @@ def _normalise(token: str) -> str:
 def hard_oracle(
     tokens: Sequence[str], explanation: str, stop_words: Iterable[str] | None = None
 ) -> np.ndarray:
-    """Paper 003 eq. 2: 1.0 for each input token (lower-cased, punctuation stripped) that occurs among
+    """The NLI importance-alignment paper eq. 2: 1.0 for each input token (lower-cased, punctuation stripped) that occurs among
     the explanation's words and is not a stop word, else 0.0."""
     stops = default_stop_words() if stop_words is None else frozenset(w.lower() for w in stop_words)
     words = {w for w in _WORD.findall(explanation.lower()) if w not in stops}
@@ -63,7 +63,7 @@ def hard_oracles(
 
 
 def expert_oracle(markings: Sequence[Sequence[int]] | np.ndarray) -> np.ndarray:
-    """Paper 003 eq. 4: share of the N annotators (rows) who marked each token (columns)."""
+    """The NLI importance-alignment paper eq. 4: share of the N annotators (rows) who marked each token (columns)."""
     m = np.asarray(markings, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] == 0:
         raise ValueError("markings must be annotators × tokens with at least one annotator")
@@ -130,7 +130,7 @@ def importance_alignment(
     level: float = LEVEL,
     seed: int | None = 0,
 ) -> AlignmentResult:
-    """ΔA of paper 003 (eqs. 5–7) from token attributions (e.g. IG), the oracle of each example's own
+    """ΔA of the NLI importance-alignment paper (eqs. 5–7) from token attributions (e.g. IG), the oracle of each example's own
     explanation and the oracle of a random other explanation.
 
     ``absolute``: take |attributions| (eq. 1). Examples where C or C_R is undefined (a constant vector)

@@ -254,7 +254,7 @@ def test_integration_rules():
         exact = 51 * 101 / (6 * 50**2) if rule == "riemann_right" else 1 / 3  # Σ (m/M)² / M
         assert np.sum(w * a**2) == pytest.approx(exact, rel=1e-3)
     a, _ = integration_points(50, "riemann_right")
-    np.testing.assert_allclose(a, np.arange(1, 51) / 50)  # paper 002 eq. 5
+    np.testing.assert_allclose(a, np.arange(1, 51) / 50)  # Poerner et al. 2018 eq. 5
 
 
 def test_against_captum_on_the_cnn():

@@ -109,7 +109,7 @@ def test_cohen_kappa_matches_sklearn_on_real_labels(part1_labels):
 
 
 def _weighted_kappa_by_hand(a, b, values) -> float:
-    """Paper 001: disagreement = |normalised value difference|, κ = 1 − Σ w·O / Σ w·E."""
+    """Pappas & Popescu-Belis 2016: disagreement = |normalised value difference|, κ = 1 − Σ w·O / Σ w·E."""
     lo, hi = min(values), max(values)
     norm = {v: (v - lo) / (hi - lo) for v in values}
     n = len(a)

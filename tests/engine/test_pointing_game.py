@@ -1,4 +1,4 @@
-"""Hybrid documents, the pointing game (paper 002 §2, §4), manual ground truth and the CLI."""
+"""Hybrid documents, the pointing game (Poerner et al. 2018 §2, §4), manual ground truth and the CLI."""
 
 from __future__ import annotations
 
