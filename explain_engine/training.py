@@ -33,11 +33,8 @@ from explain_engine.vocab import UNK_ID, TokenizedText, Vocabulary
 ProgressCallback = Callable[[float, dict], None]
 
 _ATTENTION_RNN = {"lr": 1e-4, "batch_size": 128, "epochs": 64}  # Sen et al. 2020 App. A.2
-_POERNER_2018 = {
-    "lr": 1e-3,
-    "batch_size": 64,
-    "epochs": 30,
-}  # not in Poerner et al. 2018's main text: Adam defaults
+# Not in Poerner et al. 2018's main text: Adam's defaults.
+_POERNER_2018 = {"lr": 1e-3, "batch_size": 64, "epochs": 30}
 PAPER_DEFAULTS: dict[str, dict] = {
     "lstm_attention": _ATTENTION_RNN,
     "bilstm_attention": _ATTENTION_RNN,

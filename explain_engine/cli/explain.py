@@ -27,6 +27,8 @@ from explain_engine.evidence import evidence_and_counter
 from explain_engine.explainers import METHODS, explain_many, methods_for, resolve_methods
 from explain_engine.text import word_spans
 
+FITTED = [name for name, spec in METHODS.items() if spec.fitted_with is not None and spec.fitted_with.fit]
+
 
 def read_data(paths: list[str], texts_dir: str | None = None) -> tuple[str, list[dict]]:
     """Records from data files, and which kind they are: ``rationales``, ``mohseni`` or ``records``.
@@ -97,7 +99,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--train",
         nargs="+",
         metavar="FILE",
-        help="the model's training data, for methods fitted on it (decision_tree): the training and "
+        help=f"the model's training data, for methods fitted on it ({', '.join(FITTED)}): the training and "
         "validation ids of the model folder's splits.json pick the texts, else the records' own split "
         "field, else a seeded 90/10 split. Without it, the --data records named in splits.json serve",
     )
