@@ -32,7 +32,7 @@ from explain_engine.metrics.bootstrap import Estimate
 
 LEVELS = (1, 2, 3, 4, 5)
 THRESHOLDS = (0.0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-N_BOOT = 500
+N_BOOT = 500  # fewer resamples than elsewhere: a results page computes one interval per annotator pair
 
 
 @dataclass(frozen=True)
