@@ -25,12 +25,14 @@ EPS = 1e-10
 
 @dataclass(frozen=True)
 class Aggregation:
-    """Per task (sorted task ids): the probability of each category, the chosen label and its probability.
+    """Per task (sorted task ids): its number of answers, the probability of each category, the chosen
+    label and its probability.
 
     ``label`` is None (and the probabilities NaN) for a task whose answers carry no weight at all.
     """
 
     tasks: np.ndarray
+    answers: np.ndarray
     categories: list
     probabilities: np.ndarray
     label: list
@@ -71,7 +73,8 @@ def _result(coded: _Coded, probabilities: np.ndarray, iterations: int = 0) -> Ag
     best = np.argmax(np.where(defined[:, None], probabilities, -np.inf), axis=1)  # first maximum
     label = [coded.categories[b] if ok else None for b, ok in zip(best, defined, strict=True)]
     probability = np.where(defined, probabilities[rows, best], np.nan)
-    return Aggregation(coded.tasks, coded.categories, probabilities, label, probability, iterations)
+    answers = np.bincount(coded.task, minlength=coded.tasks.size)
+    return Aggregation(coded.tasks, answers, coded.categories, probabilities, label, probability, iterations)
 
 
 def _vote_table(coded: _Coded, weights: np.ndarray) -> np.ndarray:

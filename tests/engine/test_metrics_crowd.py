@@ -68,6 +68,7 @@ def test_majority_vote_matches_crowd_kit_and_breaks_ties_by_category_order():
         warnings.simplefilter("ignore")
         ref = crowdkit.MajorityVote().fit(_frame(tasks, workers, labels))
     assert list(ours.tasks) == list(ref.labels_.index)
+    assert ours.answers.tolist() == [5] * len(ours.tasks)
     assert ours.label == list(ref.labels_)
     np.testing.assert_allclose(ours.probabilities, ref.probas_[ours.categories].to_numpy(), atol=1e-12)
     tie = majority_vote(["a", "a"], [1, 2], ["pos", "neg"])
