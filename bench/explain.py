@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/explain.py [--lengths 50 100 200] [--archs bilstm_attention cnn] [--docs N]
 
-Models have the papers' sizes (REFERENCE §2.1) and random weights (speed does not depend on training);
+Models have the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2) and random weights (speed does not depend on training);
 texts are YELP-HAT reviews of exactly 50 / 100 / 200 words when ../shared/data is present. Side by side
 in the same run:
 
@@ -225,8 +225,8 @@ def bench_one(arch: str, words: int, n_docs: int, device: torch.device, methods:
     names = methods or methods_for(arch, standalone=True)
     explain_many(bundle, texts[:1], ["grad_dot_1s", "occ_1"])  # warm-up
     per_doc: dict[str, float] = {}
-    skipped = {  # methods fitted on training texts first (decision_tree): not a cost per document
-        name: f"needs {' or '.join(get(name).requires)} (fitted on training texts)"
+    skipped = {  # methods fitted first (their registry entry's fitted_with): not a cost per document
+        name: f"needs {get(name).fitted_with.what}"
         for name in set(methods_for(arch)) - set(names)
         if methods is None
     }

@@ -1,4 +1,4 @@
-"""Benchmark: paper 000's metrics over YELP-HAT-sized data (5,000 reviews × 3 maps = 15,000 maps).
+"""Benchmark: Sen et al. 2020's metrics over YELP-HAT-sized data (5,000 reviews × 3 maps = 15,000 maps).
 
 Data: the raw YELP-HAT reviews that have ≥ 3 maps (first 3 maps each), repeated until there are
 5,000 reviews (synthetic reviews when ../shared/data is absent); machine maps are seeded random

@@ -6,7 +6,7 @@ its YELP-HAT test accuracy).
 
 Throughput: texts are YELP-HAT raw reviews when ``../shared/data`` is there (else the labelled
 sentences, else random token sequences of 60 tokens); models take their registry defaults
-(REFERENCE §2.1) and train with their paper batch size and learning rate. Training examples/s
+(Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2) and train with their paper batch size and learning rate. Training examples/s
 counts forward + backward + Adam step; inference examples/s counts eval-mode forward passes
 without gradients, 128 texts a batch. Prints a table, then one JSON line.
 """

@@ -1,24 +1,25 @@
 """``python -m explain_engine COMMAND ...``: the engine's CLI, usable without a server.
 
-Each module in :mod:`explain_engine.cli` adds one sub-command through ``register(subparsers)``.
+Each module in :mod:`explain_engine.cli` adds one sub-command through ``register(subparsers)``; the
+modules are found by :func:`explain_engine.registry.discover`, so a new command is a new module.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 
-from explain_engine import cli
+from explain_engine.registry import discover
+
+COMMANDS = "explain_engine.cli"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explain_engine", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(cli.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{cli.__name__}.{info.name}").register(sub)
+    for name in discover(COMMANDS):
+        importlib.import_module(f"{COMMANDS}.{name}").register(sub)
     return parser
 
 

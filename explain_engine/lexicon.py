@@ -1,4 +1,4 @@
-"""Opinion lexicons: Hu & Liu's (KDD 2004) positive and negative word lists, for CSSR (paper 000 §4.3).
+"""Opinion lexicons: Hu & Liu's (KDD 2004) positive and negative word lists, for CSSR (Sen et al. 2020 §4.3).
 
 The distributed files are ISO-8859-1 (``naïve`` is byte 0xEF), start with ``;`` comment lines and
 hold one lower-case word per line. A few words (``envious`` …) are in both lists; they count as both.

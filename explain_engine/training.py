@@ -2,9 +2,9 @@
 
 ``train(records, config, out_dir=None, on_progress=None) -> TrainedModel``. Records are dicts
 with ``id``, ``text`` and ``label``. Unless they carry their own ``split`` field, they are
-balanced and split 80/10/10 by class with the seed (paper 000 §5.1). The vocabulary is built
+balanced and split 80/10/10 by class with the seed (Sen et al. 2020 §5.1). The vocabulary is built
 from the training split only. Batches group texts of similar length (fewer padded steps), in a
-seeded random order. A "weaker twin" (paper 004 §4.2: the same architecture under-trained for
+seeded random order. A "weaker twin" (Lertvittayakumjorn & Toni 2019 §4.2: the same architecture under-trained for
 one epoch, or trained on a narrower subset) is a config made by :func:`weaker_twin`; its
 validation and test splits are those of the full model, so the two are comparable.
 """
@@ -32,8 +32,9 @@ from explain_engine.vocab import UNK_ID, TokenizedText, Vocabulary
 
 ProgressCallback = Callable[[float, dict], None]
 
-_ATTENTION_RNN = {"lr": 1e-4, "batch_size": 128, "epochs": 64}  # paper 000 (REFERENCE §2.1)
-_PAPER_002 = {"lr": 1e-3, "batch_size": 64, "epochs": 30}  # not in paper 002's main text: Adam defaults
+_ATTENTION_RNN = {"lr": 1e-4, "batch_size": 128, "epochs": 64}  # Sen et al. 2020 App. A.2
+# Not in Poerner et al. 2018's main text: Adam's defaults.
+_POERNER_2018 = {"lr": 1e-3, "batch_size": 64, "epochs": 30}
 PAPER_DEFAULTS: dict[str, dict] = {
     "lstm_attention": _ATTENTION_RNN,
     "bilstm_attention": _ATTENTION_RNN,
@@ -44,12 +45,12 @@ PAPER_DEFAULTS: dict[str, dict] = {
         "lr": 1e-3,
         "batch_size": 32,
         "epochs": 30,
-    },  # paper 004: Keras Adam (defaults), until val loss settles
-    "lstm": _PAPER_002,
-    "bilstm": _PAPER_002,
-    "gru": _PAPER_002,
-    "bigru": _PAPER_002,
-    "qrnn": _PAPER_002,
+    },  # Lertvittayakumjorn & Toni 2019: Keras Adam (defaults), until val loss settles
+    "lstm": _POERNER_2018,
+    "bilstm": _POERNER_2018,
+    "gru": _POERNER_2018,
+    "bigru": _POERNER_2018,
+    "qrnn": _POERNER_2018,
 }
 
 
@@ -101,11 +102,11 @@ class TrainConfig:
 def weaker_twin(
     config: TrainConfig, how: str = "one_epoch", fraction: float = 0.25, where: dict | None = None
 ) -> TrainConfig:
-    """The config of a clearly weaker model of the same architecture (paper 004 §4.2).
+    """The config of a clearly weaker model of the same architecture (Lertvittayakumjorn & Toni 2019 §4.2).
 
-    ``how='one_epoch'``: under-trained, one epoch and no early stopping (paper 004's Amazon twin).
+    ``how='one_epoch'``: under-trained, one epoch and no early stopping (Lertvittayakumjorn & Toni 2019's Amazon twin).
     ``how='subset'``: trained on a narrower subset of the training split: the records matching
-    ``where`` (``{field: [values]}``, paper 004's ArXiv twin), else a stratified ``fraction``.
+    ``where`` (``{field: [values]}``, Lertvittayakumjorn & Toni 2019's ArXiv twin), else a stratified ``fraction``.
     """
     if how == "one_epoch":
         return dataclasses.replace(config, epochs=1, patience=None)

@@ -36,7 +36,7 @@ from annotate.models import Document, Explanation, ModelRun, Prediction, Study
 from annotate.roles import is_admin
 from annotate.tasks._forced_choice import CORRECT, MISCLASSIFIED
 from annotate.tasks.highlight import word_breaks
-from explain_engine.explainers.evidence import Evidence, select_evidence
+from explain_engine.api import Evidence, select_evidence
 
 SPLIT_FILE = "splits.json"
 

@@ -329,7 +329,7 @@ def csv_text(results: dict[str, Any], table: str) -> str:
 
 def api_results(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` without the per-answer rows, ready for JSON (NaN as null)."""
-    from explain_engine.metrics.bootstrap import json_safe
+    from explain_engine.api import json_safe
 
     data = {k: v for k, v in results.items() if k != "scored"}
     return json_safe(data)

@@ -20,7 +20,7 @@ from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import documents_with_words
 from annotate.machine.training import load_trained
 from annotate.models import Explanation, ModelRun, Prediction
-from explain_engine.explainers.evidence import evidence_and_counter
+from explain_engine.api import evidence_and_counter
 
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"

@@ -2,7 +2,7 @@
 
 For the output of ``yelphat convert`` (or any file of that shape): average words selected k per
 annotator slot (HAM1, HAM2, …), for the consensus (CAM, AND) and super (SAM, OR) maps, the
-human–human behavioral similarity of every pair of slots (paper 000 Table 2: one map is the truth,
+human–human behavioral similarity of every pair of slots (Sen et al. 2020 Table 2: one map is the truth,
 the other the score) and Fleiss κ of the annotators' labels. Every figure comes with its n and a
 bootstrap confidence interval over texts.
 """
@@ -12,38 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from explain_engine.datasets.yelphat import LABEL_CATEGORIES, read_maps_jsonl
-from explain_engine.metrics.agreement import fleiss_kappa
-from explain_engine.metrics.behavioral import HumanMaps, average_k, human_human_similarity
-from explain_engine.metrics.bootstrap import Estimate, json_safe
-
-
-def agreement_report(
-    records: list[dict],
-    max_maps: int | None = None,
-    min_maps: int = 1,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> dict:
-    """All figures the ``agreement`` command prints, as plain data."""
-    humans = HumanMaps.from_records(records, max_maps=max_maps, min_maps=min_maps)
-    refs = humans.references(min_maps=max(2, min_maps))
-    k = {
-        name: average_k(maps, n_boot, seed).to_dict() | {"texts": int(len(idx))}
-        for name, (idx, maps) in refs.items()
-    }
-    table = humans.annotation_table()
-    labels = [[humans.answers[a] if a >= 0 else None for a in row] for row in table]
-    kappa = fleiss_kappa(labels, LABEL_CATEGORIES, n_boot, seed=seed)
-    per_text = humans.maps_per_text
-    return {
-        "texts": len(humans),
-        "maps": int(per_text.sum()),
-        "maps_per_text": {str(int(m)): int((per_text == m).sum()) for m in sorted(set(per_text.tolist()))},
-        "k": k,
-        "human_human": human_human_similarity(humans, n_boot, seed=seed),
-        "fleiss_kappa_labels": kappa.to_dict() | {"categories": list(LABEL_CATEGORIES)},
-    }
+from explain_engine.datasets.yelphat import read_maps_jsonl
+from explain_engine.jsonsafe import json_safe
+from explain_engine.metrics.bootstrap import Estimate
+from explain_engine.reports import agreement_report
 
 
 def _fmt(d: dict) -> str:

@@ -16,7 +16,18 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from explain_engine.artifacts import TrainedModel
+from explain_engine.datasets import load_records
+from explain_engine.datasets.rationales import read_mohseni, read_movie_rationales
+from explain_engine.datasets.splits import given_splits, split_records
+from explain_engine.datasets.yelphat import read_raw
+from explain_engine.evidence import evidence_and_counter
+from explain_engine.explainers import METHODS, explain_many, methods_for, resolve_methods
 from explain_engine.text import word_spans
+
+FITTED = [name for name, spec in METHODS.items() if spec.fitted_with is not None and spec.fitted_with.fit]
 
 
 def read_data(paths: list[str], texts_dir: str | None = None) -> tuple[str, list[dict]]:
@@ -25,10 +36,6 @@ def read_data(paths: list[str], texts_dir: str | None = None) -> tuple[str, list
     Raw YELP-HAT CSVs (header ``Input.label,...``), the movie-review rationales, the 20-newsgroups
     attention lists, and everything :func:`explain_engine.datasets.load_records` reads.
     """
-    from explain_engine.datasets import load_records
-    from explain_engine.datasets.rationales import read_mohseni, read_movie_rationales
-    from explain_engine.datasets.yelphat import read_raw
-
     kinds, records = set(), []
     for raw in paths:
         path = Path(raw)
@@ -92,27 +99,24 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--train",
         nargs="+",
         metavar="FILE",
-        help="the model's training data, for methods fitted on it (decision_tree): the training and "
+        help=f"the model's training data, for methods fitted on it ({', '.join(FITTED)}): the training and "
         "validation ids of the model folder's splits.json pick the texts, else the records' own split "
         "field, else a seeded 90/10 split. Without it, the --data records named in splits.json serve",
     )
 
 
-def load_bundle(args: argparse.Namespace):
-    from explain_engine.artifacts import TrainedModel
-
+def load_bundle(args: argparse.Namespace) -> TrainedModel:
     return TrainedModel.load(args.model, device=args.device)
 
 
 def with_seed(params: dict[str, dict[str, Any]], names: list[str], seed: int) -> dict[str, dict[str, Any]]:
-    """Give every sampled method the run's seed unless its parameters name one."""
-    from explain_engine.explainers import registry
-
-    sampled = {"lime", "limsse_bb", "limsse_ms_s", "limsse_ms_p", "random", "random_ngram"}
+    """Give every method that samples (its registry entry says so) the run's seed unless its parameters
+    name one; a group's members take the group's parameters."""
     out = {k: dict(v) for k, v in params.items()}
     for name in names:
-        if name in sampled and registry.get(name).group is None:
-            out.setdefault(name, {}).setdefault("seed", seed)
+        spec = METHODS[name]
+        if spec.samples:
+            out.setdefault(spec.group or name, {}).setdefault("seed", seed)
     return out
 
 
@@ -125,8 +129,6 @@ def fitting_texts(
     folder's ``splits.json`` pick the training and validation texts; ``--train`` records without
     those ids are split by their own ``split`` field, or else 90/10 by class with ``--seed``.
     """
-    from explain_engine.datasets.splits import given_splits, split_records
-
     source = records
     if args.train:
         _, source = read_data(args.train)
@@ -158,45 +160,38 @@ def fitted_methods(
     params: dict[str, dict[str, Any]],
     records: list[dict] | None = None,
 ) -> tuple[list[str], dict[str, str], list[str]]:
-    """Give the methods that must be fitted first (``decision_tree``) what they need.
+    """Give the methods that must be fitted first (their registry entry's ``fitted_with``) their fit.
 
     With ``--methods all`` such a method joins the others when ``--train`` (or the model's training
     split among the ``--data`` records) lets the CLI fit it, and is skipped with its reason otherwise;
     named explicitly, a method that cannot be fitted is an error. Returns the method names, the
     skipped methods with their reasons, and notes on what was fitted (``params`` gains the fits).
     """
-    from explain_engine.explainers import registry
-
     architecture = bundle.model.architecture
     wanted = list(names)
     if args.methods.strip() == "all":
-        wanted += [n for n in registry.methods_for(architecture) if registry.get(n).requires]
+        wanted += [n for n in methods_for(architecture) if METHODS[n].fitted_with]
     skipped: dict[str, str] = {}
     notes: list[str] = []
     texts = None
-    for name in [n for n in wanted if registry.get(n).requires]:
-        spec = registry.get(name)
-        if any(key in params.get(name, {}) for key in spec.requires):
+    for name in [n for n in wanted if METHODS[n].fitted_with]:
+        fitting = METHODS[name].fitted_with
+        if any(key in params.get(name, {}) for key in fitting.params):
             continue
         reason = None
-        if name != "decision_tree":
-            reason = f"needs one of the parameters {', '.join(spec.requires)}"
+        if fitting.fit is None:
+            reason = f"needs {fitting.what} (one of the parameters {', '.join(fitting.params)})"
         else:
-            from explain_engine.explainers.decision_tree import extract_decision_trees
-
             texts = texts or fitting_texts(args, records)
             if texts is None:
-                reason = (
-                    "needs trees fitted on the model's training texts: pass --train FILE "
-                    "(the data the model was trained on)"
-                )
+                reason = f"needs {fitting.what}: pass --train FILE (the data the model was trained on)"
             else:
                 train, valid, source = texts
-                trees = extract_decision_trees(bundle, train, valid)
-                params.setdefault(name, {})["trees"] = trees
+                fitted = fitting.fit(bundle, train, valid)
+                params.setdefault(name, {})[fitting.params[0]] = fitted
+                summary = f"; {fitting.summary(fitted)}" if fitting.summary else ""
                 notes.append(
-                    f"decision_tree: trees fitted on {len(train)} training and {len(valid)} validation "
-                    f"texts ({source}); validation fidelity {trees.fidelity['overall']:.3f}"
+                    f"{name}: fitted on {len(train)} training and {len(valid)} validation texts ({source}){summary}"
                 )
         if reason is None:
             continue
@@ -208,11 +203,6 @@ def fitted_methods(
 
 
 def _explain(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from explain_engine.explainers import evidence as ev
-    from explain_engine.explainers.registry import explain_many, resolve_methods
-
     bundle = load_bundle(args)
     _, records = read_data(args.data, args.texts_dir)
     records = records[: args.limit] if args.limit else records
@@ -243,7 +233,7 @@ def _explain(args: argparse.Namespace) -> int:
                 row["evidence"] = {
                     m: {
                         k: [e.to_dict() for e in v]
-                        for k, v in ev.evidence_and_counter(
+                        for k, v in evidence_and_counter(
                             rec["text"], relevance[m][i], args.evidence, sizes
                         ).items()
                     }

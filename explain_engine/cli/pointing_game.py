@@ -1,6 +1,6 @@
 """``python -m explain_engine pointing-game --model DIR --data FILE --methods all``.
 
-Plays paper 002's pointing game and prints one row per method (accuracy, 95 % bootstrap interval,
+Plays Poerner et al. 2018's pointing game and prints one row per method (accuracy, 95 % bootstrap interval,
 hits / documents), the random baseline included:
 
 * on labelled sentences or reviews (SST-2, raw YELP-HAT CSVs, any JSONL/CSV/TSV of records) it builds
@@ -31,6 +31,9 @@ from explain_engine.cli.explain import (
     read_data,
     with_seed,
 )
+from explain_engine.datasets.hybrid import hybrid_documents, sentences_of
+from explain_engine.explainers import resolve_methods
+from explain_engine.metrics.pointing_game import pointing_game
 
 
 def _label_map(value: str | None) -> dict[str, str] | None:
@@ -43,9 +46,6 @@ def _label_map(value: str | None) -> dict[str, str] | None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from explain_engine.evaluation import hybrid_documents, pointing_game, sentences_of
-    from explain_engine.explainers.registry import resolve_methods
-
     bundle = load_bundle(args)
     kind, records = read_data(args.data, args.texts_dir)
     if kind == "records":
@@ -91,7 +91,9 @@ def _play(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "pointing-game", help="pointing game of explanation methods (paper 002)", description=__doc__
+        "pointing-game",
+        help="pointing game of explanation methods (Poerner et al. 2018)",
+        description=__doc__,
     )
     add_common(parser)
     parser.add_argument("--per-document", type=int, default=10, help="sentences per hybrid document")

@@ -3,7 +3,7 @@
 Compares a machine's attention (``preds.jsonl``: one ``{"id": ..., "attention": [float per canonical
 word]}`` per line, as ``predict`` writes) with the human maps of ``maps.jsonl`` (``yelphat convert``)
 against each human reference — every annotator slot HAM1, HAM2, …, the consensus map CAM and the
-super map SAM — as paper 000 does:
+super map SAM — as Sen et al. 2020 does:
 
 * Table 2: behavioral similarity (mean per-text ROC AUC; constant human maps skipped and counted);
 * Table 3: lexical similarity LS(M, H) of the machine's top-k words (k = the human count per text),
@@ -23,79 +23,9 @@ import json
 import math
 
 from explain_engine.datasets.yelphat import read_maps_jsonl
-from explain_engine.metrics.behavioral import HumanMaps
-from explain_engine.metrics.bootstrap import Estimate, json_safe
-from explain_engine.metrics.human_machine import compare_to_humans
-from explain_engine.metrics.lexical import encode_tags
-from explain_engine.metrics.ragged import Ragged
-
-
-def read_predictions(path: str, key: str = "attention") -> dict[str, list[float]]:
-    """``id → scores`` from a predictions JSON-lines file (``ValueError`` naming a bad line)."""
-    out: dict[str, list[float]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
-            if "id" not in rec or key not in rec:
-                raise ValueError(f"{path}: line {lineno}: needs 'id' and {key!r}")
-            out[str(rec["id"])] = rec[key]
-    return out
-
-
-def similarity_report(
-    records: list[dict],
-    predictions: dict[str, list[float]],
-    lexicon_dir: str | None = None,
-    max_maps: int | None = None,
-    min_maps: int = 1,
-    select: str = "top_k",
-    draws: int = 10,
-    n_boot: int = 1000,
-    seed: int = 0,
-    progress: bool | None = None,
-) -> dict:
-    """All figures the ``similarity`` command prints, as plain data."""
-    kept = [r for r in records if str(r["id"]) in predictions]
-    for r in kept:
-        n_scores, n_words = len(predictions[str(r["id"])]), len(r["words"])
-        if n_scores != n_words:
-            raise ValueError(f"prediction for {r['id']!r} has {n_scores} scores for {n_words} words")
-    humans = HumanMaps.from_records(kept, max_maps=max_maps, min_maps=min_maps)
-    by_id = {str(r["id"]): r for r in kept}
-    recs = [by_id[i] for i in humans.ids]
-    machine = Ragged.from_lists([predictions[i] for i in humans.ids])
-    if recs and all("pos" in r for r in recs):
-        tag_lists = [r["pos"] for r in recs]
-    else:
-        from explain_engine.metrics.pos import tag_documents
-
-        tag_lists = tag_documents([r["text"] for r in recs], [r["words"] for r in recs], progress=progress)
-    tags = encode_tags(tag_lists)
-    polarity = None
-    if lexicon_dir:
-        from explain_engine.lexicon import load_opinion_lexicon
-        from explain_engine.metrics.cssr import polarity_codes
-        from explain_engine.text import words_of
-
-        polarity = polarity_codes(
-            [words_of(r["text"], r["words"]) for r in recs], load_opinion_lexicon(lexicon_dir)
-        )
-    result = compare_to_humans(
-        humans, machine, tags, polarity, select, draws, max(2, min_maps), n_boot, seed=seed
-    )
-    return {
-        "texts": len(humans),
-        "texts_without_prediction": len(records) - len(kept),
-        "predictions_without_text": len(set(predictions) - {str(r["id"]) for r in records}),
-        "selection": select,
-        "references": result["references"],
-        "tag_distribution": result["tag_distribution"],
-    }
+from explain_engine.jsonsafe import json_safe
+from explain_engine.metrics.bootstrap import Estimate
+from explain_engine.reports import read_predictions, similarity_report
 
 
 def _est(d: dict) -> str:
@@ -107,13 +37,13 @@ def format_report(rep: dict, tags_table: bool = False) -> str:
         f"{rep['texts']} texts compared; {rep['texts_without_prediction']} texts had no prediction, "
         f"{rep['predictions_without_text']} predictions had no text",
         "",
-        "Behavioral similarity, human vs machine (paper 000 Table 2; mean per-text ROC AUC)",
+        "Behavioral similarity, human vs machine (Sen et al. 2020 Table 2; mean per-text ROC AUC)",
         f"  {'reference':<9} {'k':>7}  similarity",
     ]
     for r in rep["references"]:
         b = r["behavioral"]
         lines.append(f"  {r['reference']:<9} {r['k']['value']:7.1f}  {_est(b)}, skipped {b['skipped']}")
-    lines += ["", "Lexical similarity over Penn tags (paper 000 Table 3)"]
+    lines += ["", "Lexical similarity over Penn tags (Sen et al. 2020 Table 3)"]
     lines.append(f"  {'reference':<9} {'random LS':>16}  {'machine LS':<32} adjusted")
     for r in rep["references"]:
         rnd = r["lexical_random"]
@@ -123,7 +53,7 @@ def format_report(rep: dict, tags_table: bool = False) -> str:
         adj_s = "n/a" if adj is None or (isinstance(adj, float) and math.isnan(adj)) else f"{adj:.3f}"
         lines.append(f"  {r['reference']:<9} {rnd_s:>16}  {_est(r['lexical']):<32} {adj_s}")
     if rep["references"] and "cssr_human" in rep["references"][0]:
-        lines += ["", "Cross-sentiment selection rate (paper 000 Table 4)"]
+        lines += ["", "Cross-sentiment selection rate (Sen et al. 2020 Table 4)"]
         lines.append(f"  {'reference':<9} {'human p':>8} {'human n':>8} {'machine p':>10} {'machine n':>10}")
         for r in rep["references"]:
             h, m = r["cssr_human"], r["cssr_machine"]
@@ -133,7 +63,10 @@ def format_report(rep: dict, tags_table: bool = False) -> str:
     else:
         lines += ["", "CSSR: pass --lexicon DIR (Hu & Liu positive-words.txt / negative-words.txt)"]
     if tags_table and rep["tag_distribution"]:
-        lines += ["", "Distribution over Penn tags (paper 000 Table 5): human = CAM, machine = its top-k"]
+        lines += [
+            "",
+            "Distribution over Penn tags (Sen et al. 2020 Table 5): human = CAM, machine = its top-k",
+        ]
         lines.append(f"  {'tag':<5} {'category':<42} {'human':>7} {'machine':>8} {'corpus':>7}")
         for t in rep["tag_distribution"]:
             lines.append(
@@ -166,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "similarity", help="human vs machine attention (paper 000)", description=__doc__
+        "similarity", help="human vs machine attention (Sen et al. 2020)", description=__doc__
     )
     parser.add_argument("--maps", required=True, help="JSON lines written by 'yelphat convert'")
     parser.add_argument("--machine", required=True, help="JSON lines with 'id' and per-word 'attention'")

@@ -2,7 +2,7 @@
 
 The data is any file or folder :func:`explain_engine.datasets.load_records` reads. Unless the
 records carry a ``split`` field they are balanced and split 80/10/10 with ``--seed``. Options
-left unset take the paper's value for the architecture (REFERENCE §2.1). The folder written
+left unset take the paper's value for the architecture (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2). The folder written
 holds the weights, vocabulary, configuration, metrics and the ids of each split; the test
 metrics are printed as JSON.
 """
@@ -70,7 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--weaker",
         choices=["one_epoch", "subset"],
-        help="train the weaker twin for the reveal-model task (paper 004 §4.2)",
+        help="train the weaker twin for the reveal-model task (Lertvittayakumjorn & Toni 2019 §4.2)",
     )
     p.add_argument(
         "--subset-fraction", type=float, default=0.25, help="share of training data for --weaker subset"

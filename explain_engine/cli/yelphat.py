@@ -1,6 +1,6 @@
 """``python -m explain_engine yelphat convert RAW.csv [RAW.csv ...] --out maps.jsonl``.
 
-Turns the raw YELP-HAT Mechanical Turk CSVs (paper 000) into one JSON object per review (see
+Turns the raw YELP-HAT Mechanical Turk CSVs (Sen et al. 2020) into one JSON object per review (see
 :mod:`explain_engine.datasets.yelphat`) and prints the conversion report: reviews, answers and maps
 per file, and every answer whose map did not fit its review.
 """
@@ -12,13 +12,12 @@ import json
 import sys
 
 from explain_engine.datasets.yelphat import convert, write_maps_jsonl
+from explain_engine.metrics.pos import tag_documents
 
 
 def _convert(args: argparse.Namespace) -> int:
     records, report = convert(args.raw, progress=False if args.quiet else None)
     if args.pos:
-        from explain_engine.metrics.pos import tag_documents
-
         tags = tag_documents(
             [r["text"] for r in records],
             [r["words"] for r in records],
@@ -39,7 +38,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("yelphat", help="YELP-HAT raw data (paper 000)", description=__doc__)
+    parser = subparsers.add_parser("yelphat", help="YELP-HAT raw data (Sen et al. 2020)", description=__doc__)
     sub = parser.add_subparsers(dest="yelphat_command", required=True, metavar="ACTION")
     conv = sub.add_parser("convert", help="raw MTurk CSVs -> one JSON line per review with its maps")
     conv.add_argument("raw", nargs="+", help="raw CSV file(s), e.g. 'ham_part1(50words).csv'")

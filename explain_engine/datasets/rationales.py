@@ -1,10 +1,10 @@
-"""Human relevance ground truth for the manual pointing game (paper 002 §4.1).
+"""Human relevance ground truth for the manual pointing game (Poerner et al. 2018 §4.1).
 
 * Movie reviews with annotator rationales (Zaidan et al. 2007): ``movie_rationales.jsonl``, one
   review per line with ``rationale_spans`` as ``[start, end)`` offsets into ``text.split(" ")``.
   The relevant words of a review are the words inside its spans.
 * 20 Newsgroups human attention (Mohseni & Ragan 2018), the sci.med / sci.electronics articles
-  paper 002 evaluates on: ``human_attention_subset.jsonl`` gives, per article, the lower-case word
+  Poerner et al. 2018 evaluates on: ``human_attention_subset.jsonl`` gives, per article, the lower-case word
   *types* annotators marked (weights 1.0 / 0.5). The article texts are the 20news-bydate test
   documents, not shipped with the annotations: pass ``texts_dir`` (the ``20news-bydate-test``
   folder) to attach them; a word of the text is relevant when one of its model tokens is a marked
@@ -18,9 +18,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from explain_engine.text import model_tokens, word_spans
-
-MOVIE_LABELS = ("neg", "pos")
-NEWS_LABELS = ("sci.electronics", "sci.med")
 
 
 def read_movie_rationales(path: str | Path, annotated_only: bool = True) -> list[dict]:

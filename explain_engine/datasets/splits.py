@@ -1,4 +1,4 @@
-"""Balanced, stratified train / validation / test splits with a seed (paper 000 §5.1: 80/10/10)."""
+"""Balanced, stratified train / validation / test splits with a seed (Sen et al. 2020 §5.1: 80/10/10)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def split_records(
 def balanced_split(
     records: Sequence[dict], fractions: Sequence[float] = (0.8, 0.1, 0.1), seed: int = 0
 ) -> tuple[list[dict], list[dict], list[dict]]:
-    """:func:`balance`, then :func:`split_records` — the papers' protocol (paper 000 §5.1)."""
+    """:func:`balance`, then :func:`split_records` — the papers' protocol (Sen et al. 2020 §5.1)."""
     return split_records(balance(records, seed), fractions, seed)
 
 

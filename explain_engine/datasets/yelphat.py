@@ -1,4 +1,4 @@
-"""YELP-HAT raw Mechanical Turk output (paper 000, Sen et al. 2020) as one record per review.
+"""YELP-HAT raw Mechanical Turk output (Sen et al. 2020 Sen et al. 2020) as one record per review.
 
 The raw CSVs hold ONE ROW PER WORKER ANSWER with the columns ``Input.label`` (Yelp label, 0 = 1–2
 stars, 1 = 4–5 stars), ``Input.text`` (the review), ``Answer.Q1Answer`` (the worker's own judgement:
@@ -138,7 +138,7 @@ def parse_html_spans(html_output: str) -> list[tuple[str, int]]:
 
 
 def parse_html_map(html_output: str) -> list[int]:
-    """The binary human attention map (0/1 per word) of an ``Answer.html_output`` value (paper 000 §3)."""
+    """The binary human attention map (0/1 per word) of an ``Answer.html_output`` value (Sen et al. 2020 §3)."""
     return [active for _, active in parse_html_spans(html_output)]
 
 

@@ -1,28 +1,37 @@
-"""Explanation methods: one module per family, all registered in :mod:`.registry`.
+"""Explanation methods: one module per method family, all registered in :mod:`.registry`.
 
-Importing this package imports every method module in it, so that the registry is complete.
-``explain(bundle, texts, target=None, method=NAME, **params)`` is the one entry point.
+Importing this package imports every public module in it (:func:`explain_engine.registry.discover`),
+so that the registry is complete. ``explain(bundle, texts, target=None, method=NAME, **params)`` is
+the one entry point; :func:`explain_many` runs several methods, sharing passes within a group.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from explain_engine.explainers.registry import (
     METHODS,
+    Fitting,
+    MethodSpec,
     explain,
     explain_many,
     get,
     methods_for,
     register,
     register_group,
+    resolve_methods,
 )
+from explain_engine.registry import discover
 
-_NOT_METHODS = {"registry", "evidence"}
+discover(__name__)
 
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    if not _info.name.startswith("_") and _info.name not in _NOT_METHODS:
-        importlib.import_module(f"{__name__}.{_info.name}")
-
-__all__ = ["METHODS", "explain", "explain_many", "get", "methods_for", "register", "register_group"]
+__all__ = [
+    "METHODS",
+    "Fitting",
+    "MethodSpec",
+    "explain",
+    "explain_many",
+    "get",
+    "methods_for",
+    "register",
+    "register_group",
+    "resolve_methods",
+]

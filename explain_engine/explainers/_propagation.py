@@ -1,6 +1,6 @@
 """Model forward passes written against a propagation *rule*, shared by ε-LRP and DeepLIFT.
 
-ε-LRP (paper 002 §3.2, eq. 8; Bach et al. 2015) and DeepLIFT with the rescale rule (paper 002
+ε-LRP (Poerner et al. 2018 §3.2, eq. 8; Bach et al. 2015) and DeepLIFT with the rescale rule (Poerner et al. 2018
 §3.3; Shrikumar et al. 2017, in the form of Ancona et al. 2018, eq. 4) both pass relevance
 backwards through each neuron ``j`` in proportion to what every input ``i`` contributed to its
 pre-activation ``a'_j``. Both are computed here as "input × modified gradient": every operation
@@ -8,7 +8,7 @@ keeps its forward value, but its backward pass multiplies by a ratio ``k`` chose
 
 * a neuron ``y = φ(z)`` over a weighted sum ``z``: ``k = y / (z + ε·sign z)`` for LRP,
   ``k = Δy / (Δz + ε·sign Δz)`` for DeepLIFT (``Δ`` = value minus its value on the reference);
-* gates as weights (LSTM/GRU/QRNN gates and the attention weights; Arras et al. 2017, paper 002
+* gates as weights (LSTM/GRU/QRNN gates and the attention weights; Arras et al. 2017, Poerner et al. 2018
   §3.2–3.3): a term ``g ⊙ s`` of a sum passes nothing to the gate ``g`` and weight ``g`` to
   the signal ``s``, so gates receive no relevance;
 * an element-wise squashing not preceded by a sum (``tanh(c_t)`` in ``h_t = o_t ⊙ tanh(c_t)``):
@@ -54,7 +54,7 @@ from explain_engine.models.recurrent import GatedRNN, gather_time, reading_order
 
 
 def stabilise(d: torch.Tensor, eps: float) -> torch.Tensor:
-    """``d + ε·sign(d)`` with ``sign(0) = +1`` (paper 002: esign)."""
+    """``d + ε·sign(d)`` with ``sign(0) = +1`` (Poerner et al. 2018: esign)."""
     one = torch.ones_like(d)
     return d + eps * torch.where(d >= 0, one, -one)
 
@@ -161,7 +161,7 @@ class ReferenceRecorder(Rule):
 
 
 class LrpRule(Rule):
-    """ε-LRP (paper 002 eq. 8) with gates as weights (Arras et al. 2017).
+    """ε-LRP (Poerner et al. 2018 eq. 8) with gates as weights (Arras et al. 2017).
 
     A neuron's relevance goes to its terms in proportion to their values over ``z + ε·sign z``
     (``z`` includes the biases, which keep their share); a pair ``(g, s)`` passes its share to ``s``.
@@ -190,7 +190,7 @@ class LrpRule(Rule):
 
 
 class DeepLiftRule(Rule):
-    """DeepLIFT rescale rule (paper 002 §3.3) against the reference pass logged by a :class:`ReferenceRecorder`.
+    """DeepLIFT rescale rule (Poerner et al. 2018 §3.3) against the reference pass logged by a :class:`ReferenceRecorder`.
 
     The forward pass must make the same rule calls, in the same order, as the recorded one (the
     passes below depend on the mask only, which both share).
@@ -317,7 +317,7 @@ def qrnn_layer(
 
 
 def _linear_out(layer: nn.Linear, x: torch.Tensor, rule: Rule) -> torch.Tensor:
-    """The output layer: a weighted sum whose ε-stabiliser (LRP) also applies (paper 002 eq. 8)."""
+    """The output layer: a weighted sum whose ε-stabiliser (LRP) also applies (Poerner et al. 2018 eq. 8)."""
     return rule.node([layer(x)])
 
 

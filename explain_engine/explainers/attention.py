@@ -1,4 +1,4 @@
-"""The model's own weights as explanations: attention weights α_t (paper 000 eq. 1–4) and the
+"""The model's own weights as explanations: attention weights α_t (Sen et al. 2020 eq. 1–4) and the
 rationale model's 0/1 selection (Lei et al. 2016), read from ``ModelOutput.attention`` and pooled to words as the model's ``attention_pooling`` says
 (the same maps ``TrainedModel.predict`` returns)."""
 

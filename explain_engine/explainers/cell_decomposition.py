@@ -1,4 +1,4 @@
-"""Cell decomposition for gated RNNs (Murdoch & Szlam 2017; paper 002 §3.4).
+"""Cell decomposition for gated RNNs (Murdoch & Szlam 2017; Poerner et al. 2018 §3.4).
 
 The class score of a final-state LSTM is split into additive contributions of the time steps:
 the *net load* of step ``t`` is what of ``c_t`` survives to the end, i.e. ``c_t`` through all
@@ -7,7 +7,7 @@ later forget gates, the final ``tanh`` and output gate, and the class weights ``
     nl(t, k, X) = w_k · (o_T ⊙ tanh((∏_{j=t+1..T} f_j) ⊙ c_t)),
     φ_decomp(t, k, X) = nl(t, k, X) − nl(t − 1, k, X).
 
-For a GRU (paper 002's adaptation) ``nl(t, k, X) = w_k · ((∏_{j=t+1..T} z_j) ⊙ h_t)`` with the
+For a GRU (Poerner et al. 2018's adaptation) ``nl(t, k, X) = w_k · ((∏_{j=t+1..T} z_j) ⊙ h_t)`` with the
 update gates ``z``. Since ``∏_{j=t..T} f_j ⊙ c_{t-1}`` is the net load of ``t − 1``, the
 contributions telescope: ``Σ_t φ(t) = w_k · h_T = s(k, X) − b_k``.
 
@@ -20,7 +20,7 @@ Extensions, each keeping that telescoping sum:
 * **Bidirectional models**: each direction is decomposed along its own reading order (the
   backward direction reads each text's real tokens reversed) with its half of ``w_k``; a token's
   relevance is the sum over directions.
-* **QRNN** (paper 002 evaluates decomposition on QLSTM/QGRU too): fo-pooling
+* **QRNN** (Poerner et al. 2018 evaluates decomposition on QLSTM/QGRU too): fo-pooling
   ``c_t = f_t ⊙ c_{t-1} + (1 − f_t) ⊙ z_t``, ``h_t = o_t ⊙ c_t`` has no final ``tanh``, so
   ``nl_i(t) = w_k · (o_i ⊙ ∏_{j=t+1..i} f_j ⊙ c_t)``; f-pooling is the GRU form with ``f`` for ``z``.
 
@@ -147,5 +147,5 @@ def decompose(
 
 @register("cell_decomposition", architectures=DECOMPOSITION_ARCHITECTURES)
 def cell_decomposition(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **_: Any) -> torch.Tensor:
-    """Cell decomposition of s(k, X) into per-step gains of net load (paper 002 §3.4)."""
+    """Cell decomposition of s(k, X) into per-step gains of net load (Poerner et al. 2018 §3.4)."""
     return decompose(bundle.model, batch.ids, batch.mask, target)

@@ -1,4 +1,4 @@
-"""Decision-tree model extraction for 1D CNNs (paper 004 §4.3.2; Bastani et al. 2017).
+"""Decision-tree model extraction for 1D CNNs (Lertvittayakumjorn & Toni 2019 §4.3.2; Bastani et al. 2017).
 
 **Global**: CART trees (Gini; scikit-learn) mimic the CNN's fully-connected part: given the
 max-pooled filter vector ``v`` they predict the class the CNN predicts, ``DT(v) = argmax_j FC(v)_j``.
@@ -9,7 +9,7 @@ over the path), the one with the highest validation fidelity (macro-F1 of the tr
 CNN's one-vs-rest decision on the validation texts) is kept, ties going to the larger alpha (the
 smaller tree); with two classes the two problems are one with the labels swapped, so the search
 runs once. Fidelity is reported per tree and for the trees together (the class whose tree
-gives the highest probability of "yes", against the CNN's prediction; macro-F1, as paper 004
+gives the highest probability of "yes", against the CNN's prediction; macro-F1, as Lertvittayakumjorn & Toni 2019
 Table 5 reports it).
 
 Each filter ``f`` also gets its *most correlated class* ``c_f``: the class whose score ``FC(v)_j``
@@ -42,7 +42,7 @@ from sklearn.metrics import f1_score
 from sklearn.tree import DecisionTreeClassifier
 
 from explain_engine.explainers.gradcam import ngram_membership
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import Fitting, register
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.cnn import KimCNN
 
@@ -66,7 +66,7 @@ class DecisionTreeExtraction:
         return self.positive_proba(features).argmax(axis=1)
 
     def describe(self) -> list[dict[str, Any]]:
-        """Per class: nodes, depth, leaves, the chosen alpha and the validation fidelity (paper 004 Table 5)."""
+        """Per class: nodes, depth, leaves, the chosen alpha and the validation fidelity (Lertvittayakumjorn & Toni 2019 Table 5)."""
         per_class = self.fidelity.get("per_class", [None] * len(self.trees))
         return [
             {
@@ -272,7 +272,19 @@ def tree_relevance(
     return torch.einsum("bf,bft->bt", signs_t, members)
 
 
-@register("decision_tree", architectures=("cnn",), requires=("trees", "train_texts"))
+def _summary(extraction: DecisionTreeExtraction) -> str:
+    return f"validation fidelity {extraction.fidelity['overall']:.3f}"
+
+
+FITTING = Fitting(
+    params=("trees", "train_texts"),
+    what="trees fitted on the model's training texts",
+    fit=extract_decision_trees,
+    summary=_summary,
+)
+
+
+@register("decision_tree", architectures=("cnn",), fitted_with=FITTING)
 def decision_tree(
     bundle: Any,
     batch: EncodedBatch,
@@ -285,7 +297,7 @@ def decision_tree(
     random_state: int = 0,
     **_: Any,
 ) -> torch.Tensor:
-    """Decision-tree extraction: n-grams of the filters passed on the text's path (paper 004 §4.3.2)."""
+    """Decision-tree extraction: n-grams of the filters passed on the text's path (Lertvittayakumjorn & Toni 2019 §4.3.2)."""
     fit_params = {"max_candidates": max_candidates, "random_state": random_state}
     extraction = _trees_for(bundle, trees, train_texts, valid_texts, fit_params)
     return tree_relevance(bundle.model, extraction, batch.ids, batch.mask, target)

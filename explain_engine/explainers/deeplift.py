@@ -1,4 +1,4 @@
-"""DeepLIFT with the rescale rule against the all-zero embedding baseline (paper 002 §3.3; paper 004 §4.3).
+"""DeepLIFT with the rescale rule against the all-zero embedding baseline (Poerner et al. 2018 §3.3; Lertvittayakumjorn & Toni 2019 §4.3).
 
 DeepLIFT explains ``s(k, X) − s(k, X̄)`` with ``X̄`` the all-zero embeddings (same mask): every
 neuron passes its change from the baseline ``Δa'_j`` back to its inputs in proportion to their
@@ -14,7 +14,7 @@ Where Captum is used and where the rule is written by hand:
   argmax window, which is exact here because the baseline's feature maps are constant in time.
 * **Gated RNNs** (LSTM, GRU, bidirectional, with additive attention) **and QRNN**: written by
   hand (:mod:`explain_engine.explainers._propagation`), because Captum's ``DeepLift`` does not
-  handle these custom recurrences and cannot treat gates as weights. As in paper 002 the gates
+  handle these custom recurrences and cannot treat gates as weights. As in Poerner et al. 2018 the gates
   (and attention weights) are weights and receive no relevance. Being weights, they are the
   input's gates in the baseline pass too, so the attributions sum exactly to ``s(k, X)`` minus
   the baseline's score *through the network with X's gates* (see
@@ -133,7 +133,7 @@ def deeplift(
     engine: str = "auto",
     **_: Any,
 ) -> torch.Tensor:
-    """DeepLIFT, rescale rule, all-zero embedding baseline; gates as weights (paper 002 §3.3)."""
+    """DeepLIFT, rescale rule, all-zero embedding baseline; gates as weights (Poerner et al. 2018 §3.3)."""
     model = bundle.model
     if engine not in ("auto", "rules", "captum"):
         raise ValueError(f"unknown DeepLIFT engine {engine!r}; use 'auto', 'rules' or 'captum'")

@@ -1,4 +1,4 @@
-"""Grad-CAM-Text for 1D CNNs (paper 004 §4.3.1, eq. 1; after Selvaraju et al. 2017).
+"""Grad-CAM-Text for 1D CNNs (Lertvittayakumjorn & Toni 2019 §4.3.1, eq. 1; after Selvaraju et al. 2017).
 
 Each entry ``v_k`` of the max-pooled feature vector ``v`` is the activation of filter ``k`` on one
 n-gram ``N_k`` of the text (the window its max-pool picked). Its effect on class ``j`` is
@@ -59,7 +59,7 @@ def filter_effects(
 def gradcam_text(
     model: KimCNN, ids: torch.Tensor, mask: torch.Tensor, target: torch.Tensor, part: str = "signed"
 ) -> torch.Tensor:
-    """Grad-CAM-Text token relevance ``(B, T)`` of ``target`` (paper 004 eq. 1 and the word sum after it)."""
+    """Grad-CAM-Text token relevance ``(B, T)`` of ``target`` (Lertvittayakumjorn & Toni 2019 eq. 1 and the word sum after it)."""
     if part not in PARTS:
         raise ValueError(f"unknown Grad-CAM-Text part {part!r}; use one of {PARTS}")
     if not isinstance(model, KimCNN):
@@ -81,5 +81,5 @@ def gradcam_text(
 def gradcam(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, part: str = "signed", **_: Any
 ) -> torch.Tensor:
-    """Grad-CAM-Text: filter effects |∂FC/∂v_k|·v_k spread over their n-grams (paper 004 §4.3.1)."""
+    """Grad-CAM-Text: filter effects |∂FC/∂v_k|·v_k spread over their n-grams (Lertvittayakumjorn & Toni 2019 §4.3.1)."""
     return gradcam_text(bundle.model, batch.ids, batch.mask, target, part)

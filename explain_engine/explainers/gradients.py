@@ -1,4 +1,4 @@
-"""Gradient explanations: simple and integrated gradients of s or p, reduced by L2 or dot (paper 002 §3.1).
+"""Gradient explanations: simple and integrated gradients of s or p, reduced by L2 or dot (Poerner et al. 2018 §3.1).
 
 Eight methods, named ``grad_{l2|dot}_{1|int}_{s|p}``:
 
@@ -248,7 +248,7 @@ def gradients(
     max_steps: int = 800,
     internal_batch_size: int = 512,
 ) -> dict[str, torch.Tensor]:
-    """Simple and integrated gradients of s or p, L2 or dot (paper 002 eq. 4–7), sharing passes."""
+    """Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. 4–7), sharing passes."""
     variants = {name: parse_variant(name) for name in names}
     simple = sorted({v.output for v in variants.values() if not v.integrated}, reverse=True)
     integrated = sorted({v.output for v in variants.values() if v.integrated}, reverse=True)

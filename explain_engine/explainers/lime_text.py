@@ -1,4 +1,4 @@
-"""LIME for text (Ribeiro et al. 2016), 5000 samples as in paper 004 §4.3.
+"""LIME for text (Ribeiro et al. 2016), 5000 samples as in Lertvittayakumjorn & Toni 2019 §4.3.
 
 As the ``lime`` package's ``LimeTextExplainer`` does: sample s ~ U{1..d} units to remove (d = the
 number of units), remove a uniformly chosen set of that size, keep the unperturbed text as the
@@ -123,7 +123,7 @@ def lime_rows(
     return merged, all_masks, units, np.concatenate(sample_row)
 
 
-@register("lime")
+@register("lime", samples=True)
 def lime(
     bundle: Any,
     batch: EncodedBatch,

@@ -1,4 +1,4 @@
-"""LIMSSE: LIME for NLP with substring samples (paper 002 §3.6).
+"""LIMSSE: LIME for NLP with substring samples (Poerner et al. 2018 §3.6).
 
 N = 3000 samples; each draws a length l ~ U{1..6} and a start s ~ U{0..L−l} and keeps only the
 substring Z = [x_s .. x_{s+l−1}], which the model classifies on its own. To the linear model Z is
@@ -294,9 +294,9 @@ def _register(loss: str) -> None:
         return limsse(bundle, batch, target, loss=loss, **params)
 
     kind = "black-box (logistic)" if loss == "bb" else f"magnitude-sensitive on {loss[-1]}"
-    method.__doc__ = f"LIMSSE, {kind} loss (paper 002 §3.6)."
+    method.__doc__ = f"LIMSSE, {kind} loss (Poerner et al. 2018 §3.6)."
     method.__name__ = f"limsse_{loss}"
-    register(f"limsse_{loss}")(method)
+    register(f"limsse_{loss}", samples=True)(method)
 
 
 for _loss in LOSSES:

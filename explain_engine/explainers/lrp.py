@@ -1,4 +1,4 @@
-"""ε-LRP: layer-wise relevance propagation with the epsilon rule (paper 002 §3.2; paper 004 §4.3).
+"""ε-LRP: layer-wise relevance propagation with the epsilon rule (Poerner et al. 2018 §3.2; Lertvittayakumjorn & Toni 2019 §4.3).
 
 ``R(L_k) = s(k, X)`` at the target's class score is passed down layer by layer with eq. 8,
 ``R(i) = Σ_j R(j) a_i w_ij / (a'_j + ε·sign a'_j)``, ε = 0.001, and summed over each token's
@@ -54,5 +54,5 @@ def lrp_relevance(
 def lrp(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, eps: float = 1e-3, **_: Any
 ) -> torch.Tensor:
-    """ε-LRP (ε = 0.001) with gates and attention as weights (paper 002 §3.2)."""
+    """ε-LRP (ε = 0.001) with gates and attention as weights (Poerner et al. 2018 §3.2)."""
     return lrp_relevance(bundle.model, batch.ids, batch.mask, target, eps)

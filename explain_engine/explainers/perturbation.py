@@ -1,4 +1,4 @@
-"""Input perturbation: omission and occlusion of N-grams (paper 002 §3.5), and the machinery that
+"""Input perturbation: omission and occlusion of N-grams (Poerner et al. 2018 §3.5), and the machinery that
 every perturbation method (omission, occlusion, LIMSSE, LIME) shares.
 
 φ_[omit|occ]N(t, k, X) = 1/N Σ_{j=1..N} [ s(k, X) − s(k, X with the j-th N-gram containing t removed) ]
@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from explain_engine.explainers._forward import run_chunk
 from explain_engine.explainers.registry import register
 from explain_engine.models.base import EncodedBatch
-from explain_engine.models.cnn import KimCNN, valid_windows
+from explain_engine.models.cnn import KimCNN
 
 NGRAM_SIZES = (1, 3, 7)
 NGRAM_BATCH = 512  # rows per forward chunk at most (and see chunk_tokens)
@@ -142,55 +143,6 @@ def iter_chunks(
         yield rows, perturbed.ids[rows, :width], perturbed.mask[rows, :width], zero
 
 
-def cnn_lookup_logits(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
-) -> torch.Tensor:
-    """Logits of a Kim CNN (eval mode) with its convolutions read from a lookup table.
-
-    A filter's response is b + Σ_o W_o · e_{t+o}; with embeddings drawn from a vocabulary, each
-    W_o · e is computed once per distinct token of the chunk and the convolution becomes a sum of
-    gathered rows — the same function as ``model.forward`` (tested to float precision) at a fraction
-    of the cost, since perturbed copies of a text share their tokens.
-    """
-    mask = mask.bool()
-    keep = mask if zero is None else mask & ~zero
-    distinct, inverse = torch.unique(ids, return_inverse=True)
-    embeds = model.embed(distinct)
-    inverse = torch.where(keep, inverse, len(distinct))  # the extra row is the zero vector
-    widest = max(model.filter_sizes)
-    if inverse.shape[1] < widest:
-        inverse = torch.nn.functional.pad(inverse, (0, widest - inverse.shape[1]), value=len(distinct))
-    pooled = []
-    for width, conv in zip(model.filter_sizes, model.convs, strict=True):
-        table = torch.einsum("ue,feo->ouf", embeds, conv.weight)
-        table = torch.nn.functional.pad(table, (0, 0, 0, 1))
-        windows = inverse.shape[1] - width + 1
-        response = torch.nn.functional.embedding(inverse[:, :windows], table[0])
-        for o in range(1, width):
-            response += torch.nn.functional.embedding(inverse[:, o : o + windows], table[o])
-        response += conv.bias
-        # After the ReLU every response is ≥ 0, so zeroing the invalid windows keeps the maximum.
-        torch.relu_(response).mul_(valid_windows(mask, width, windows)[..., None])
-        pooled.append(response.amax(dim=1))
-    hidden = torch.relu(model.fc(torch.cat(pooled, dim=1)))
-    return model.out(hidden)
-
-
-def run_chunk(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
-) -> torch.Tensor:
-    """Logits of one chunk (zeroed embeddings where ``zero`` is set).
-
-    A Kim CNN in eval mode runs through :func:`cnn_lookup_logits`; other models through ``forward``.
-    """
-    if isinstance(model, KimCNN) and not model.training:
-        return cnn_lookup_logits(model, ids, mask, zero)
-    if zero is None or not bool(zero.any()):
-        return model(ids, mask).logits
-    embeds = model.embed(ids).masked_fill(zero[..., None], 0.0)
-    return model(ids, mask, embeds=embeds).logits
-
-
 def forward_logits(
     model: torch.nn.Module, perturbed: Perturbed, batch_size: int = 512, max_tokens: int | None = None
 ) -> torch.Tensor:
@@ -260,7 +212,7 @@ def ngram_relevance(
     output: str = "s",
     batch_size: int = NGRAM_BATCH,
 ) -> torch.Tensor:
-    """φ_omitN / φ_occN per token (paper 002 §3.5)."""
+    """φ_omitN / φ_occN per token (Poerner et al. 2018 §3.5)."""
     perturbed, (units, n_units, start) = ngram_perturbations(batch, n, mode, unit)
     budget = chunk_tokens(bundle.model, batch.ids.device)
     logits = forward_logits(bundle.model, perturbed, batch_size, budget)
@@ -284,7 +236,7 @@ def _register_ngram(mode: str, n: int) -> None:
     def method(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **params: Any) -> torch.Tensor:
         return ngram_relevance(bundle, batch, target, n=n, mode=mode, **params)
 
-    method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (paper 002 §3.5)."
+    method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)."
     method.__name__ = f"{mode}_{n}"
     register(f"{mode}_{n}")(method)
 

@@ -1,4 +1,4 @@
-"""Random baselines (paper 002 §4.1; paper 004 §4.3, Random (W) and Random (N)).
+"""Random baselines (Poerner et al. 2018 §4.1; Lertvittayakumjorn & Toni 2019 §4.3, Random (W) and Random (N)).
 
 * ``random``: every word an independent U(0, 1) score, so the maximally relevant word is uniform
   over the words and top-m evidence is a uniform random set of words;
@@ -33,7 +33,7 @@ def _word_scores(batch: EncodedBatch, fill) -> torch.Tensor:
     return units_to_tokens(torch.as_tensor(table, dtype=torch.float32, device=batch.ids.device), units)
 
 
-@register("random")
+@register("random", samples=True)
 def random_words(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, seed: int = 0, **_: Any
 ) -> torch.Tensor:
@@ -49,7 +49,7 @@ def random_segments(rng: np.random.Generator, n_words: int, sizes: Sequence[int]
     return rng.random(int(segment.max()) + 1)[segment]
 
 
-@register("random_ngram")
+@register("random_ngram", samples=True)
 def random_ngrams(
     bundle: Any,
     batch: EncodedBatch,

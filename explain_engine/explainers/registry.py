@@ -1,16 +1,21 @@
-"""One registry, one call signature for every explanation method φ(t, k, X) (REFERENCE §2.2).
+"""One registry, one call signature for every explanation method φ(t, k, X) (Poerner et al. 2018 §3).
 
 A method is registered under a name with :func:`register`; it receives the model bundle, an
 :class:`~explain_engine.models.base.EncodedBatch` already on the model's device, and the target
 class of each text, and returns token relevance ``(B, T)`` (zeros, or anything, on padding)::
 
-    @register("attention", architectures=("lstm_attention", ...))
+    @register("attention", architectures=("lstm_attention", ...), pooling="model")
     def attention(bundle, batch, target, **params) -> torch.Tensor: ...
 
 Methods whose passes can be shared (the eight gradient variants) are registered together with
 :func:`register_group`: one function computes any subset of the names from one set of passes.
 :func:`explain` and :func:`explain_many` encode texts, choose the target (the predicted class by
 default), run the methods batch by batch, and pool token scores onto canonical words (sum).
+
+:data:`METHODS` is an :class:`explain_engine.registry.Registry` of :class:`MethodSpec`; its metadata
+(``architectures``, ``pooling``, ``group``, ``samples``, ``fitted_with``) is what callers such as the
+CLI read instead of knowing methods by name. Every method module of this package registers itself
+when :mod:`explain_engine.explainers` is imported.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from explain_engine.explainers._forward import run_chunk
 from explain_engine.models.base import EncodedBatch
+from explain_engine.registry import Registry
 from explain_engine.text import pool_to_words
 
 TokenScores = torch.Tensor | np.ndarray
@@ -31,8 +38,29 @@ GroupMethod = Callable[..., dict[str, TokenScores]]
 
 
 @dataclass(frozen=True)
+class Fitting:
+    """What a method must be fitted with before it can explain.
+
+    ``params``: the method's parameters that carry a fit (one of them must be given); ``what``: the fit
+    in words, for messages; ``fit(bundle, train_texts, valid_texts)``: fits it from the model's
+    training and validation texts (its result is passed as ``params[0]``), or None when the caller
+    must always supply it; ``summary(fitted)``: a line describing a fit, for logs.
+    """
+
+    params: tuple[str, ...]
+    what: str
+    fit: Callable[[Any, Sequence[str], Sequence[str]], Any] | None = None
+    summary: Callable[[Any], str] | None = None
+
+
+@dataclass(frozen=True)
 class MethodSpec:
-    """A registered method: its name, function, the architectures it applies to (None = all)."""
+    """A registered method: its name, function, and what callers need to know about it.
+
+    ``architectures``: the architectures it applies to (None = all); ``group``: the shared-pass group
+    it belongs to; ``pooling``: how its token scores become word scores; ``samples``: whether it draws
+    random samples (it takes a ``seed``); ``fitted_with``: what it must be fitted with, if anything.
+    """
 
     name: str
     fn: Method
@@ -40,14 +68,31 @@ class MethodSpec:
     group: str | None = None
     doc: str = field(default="", compare=False)
     pooling: str = "sum"
-    requires: tuple[str, ...] = ()
+    samples: bool = False
+    fitted_with: Fitting | None = None
 
     def applies_to(self, architecture: str) -> bool:
         return self.architectures is None or architecture in self.architectures
 
 
-METHODS: dict[str, MethodSpec] = {}
-GROUPS: dict[str, tuple[GroupMethod, tuple[str, ...]]] = {}
+METHODS: Registry[MethodSpec] = Registry("explanation method")
+GROUPS: Registry[tuple[GroupMethod, tuple[str, ...]]] = Registry("method group")
+
+
+def _first_line(fn: Callable) -> str:
+    return (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
+
+
+def _add(spec: MethodSpec) -> None:
+    METHODS.add(
+        spec.name,
+        spec,
+        architectures=spec.architectures,
+        pooling=spec.pooling,
+        group=spec.group,
+        samples=spec.samples,
+        fitted_with=spec.fitted_with,
+    )
 
 
 def register(
@@ -55,30 +100,31 @@ def register(
     *,
     architectures: tuple[str, ...] | None = None,
     pooling: str = "sum",
-    requires: tuple[str, ...] = (),
+    samples: bool = False,
+    fitted_with: Fitting | None = None,
 ) -> Callable[[Method], Method]:
     """Decorator: register ``fn(bundle, batch, target, **params) -> (B, T)`` under ``name``.
 
     ``pooling`` is how token scores become word scores: ``sum`` (default), ``max``, ``mean``, or
     ``model`` for the model's own ``attention_pooling`` (attention maps pool as the model reads them).
-    ``requires`` names parameters without which the method cannot run (one of them must be given,
-    e.g. fitted trees or the texts to fit them on); such a method is left out of ``"all"``.
+    ``samples``: the method draws random samples and takes a ``seed``. ``fitted_with``: what the
+    method must be fitted with (:class:`Fitting`); such a method is left out of ``"all"``.
     """
 
     def decorate(fn: Method) -> Method:
-        if name in METHODS:
-            raise ValueError(f"explanation method {name!r} is already registered")
-        doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
-        METHODS[name] = MethodSpec(
-            name, fn, tuple(architectures) if architectures else None, None, doc, pooling, tuple(requires)
-        )
+        arch = tuple(architectures) if architectures else None
+        _add(MethodSpec(name, fn, arch, None, _first_line(fn), pooling, samples, fitted_with))
         return fn
 
     return decorate
 
 
 def register_group(
-    group: str, names: Sequence[str], *, architectures: tuple[str, ...] | None = None
+    group: str,
+    names: Sequence[str],
+    *,
+    architectures: tuple[str, ...] | None = None,
+    samples: bool = False,
 ) -> Callable[[GroupMethod], GroupMethod]:
     """Decorator: ``fn(bundle, batch, target, names, **params) -> {name: (B, T)}`` computes any of ``names``.
 
@@ -87,54 +133,40 @@ def register_group(
     """
 
     def decorate(fn: GroupMethod) -> GroupMethod:
-        if group in GROUPS:
-            raise ValueError(f"method group {group!r} is already registered")
-        GROUPS[group] = (fn, tuple(names))
+        taken = [name for name in names if name in METHODS]
+        if taken:
+            raise ValueError(f"explanation method {taken[0]!r} is already registered")
+        GROUPS.add(group, (fn, tuple(names)))
+        arch = tuple(architectures) if architectures else None
         for name in names:
-            if name in METHODS:
-                raise ValueError(f"explanation method {name!r} is already registered")
 
             def single(bundle, batch, target, _name=name, **params):
                 return fn(bundle, batch, target, [_name], **params)[_name]
 
-            doc = (fn.__doc__ or "").strip().splitlines()[0] if fn.__doc__ else ""
-            METHODS[name] = MethodSpec(
-                name, single, tuple(architectures) if architectures else None, group, doc
-            )
+            _add(MethodSpec(name, single, arch, group, _first_line(fn), samples=samples))
         return fn
 
     return decorate
 
 
-def _load_all() -> None:
-    """Import every method module so that its ``register`` calls have run."""
-    import explain_engine.explainers  # noqa: F401  (the package imports its modules)
-
-
 def get(name: str) -> MethodSpec:
-    """The registered method ``name`` (``ValueError`` listing the known names otherwise)."""
-    _load_all()
-    try:
-        return METHODS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown explanation method {name!r}; known: {', '.join(sorted(METHODS))}"
-        ) from None
+    """The registered method ``name`` (:class:`~explain_engine.registry.UnknownName`, a ``ValueError``
+    listing the known names, otherwise)."""
+    return METHODS[name]
 
 
 def methods_for(architecture: str, standalone: bool = False) -> list[str]:
     """Names of the methods that apply to ``architecture``, sorted (``standalone``: only those that
-    need no extra parameters)."""
-    _load_all()
+    need not be fitted first)."""
     return sorted(
         n
         for n, spec in METHODS.items()
-        if spec.applies_to(architecture) and not (standalone and spec.requires)
+        if spec.applies_to(architecture) and not (standalone and spec.fitted_with)
     )
 
 
 def resolve_methods(names: str | Iterable[str], architecture: str) -> list[str]:
-    """Expand ``"all"`` to every method for the architecture that needs no extra parameters; check that
+    """Expand ``"all"`` to every method for the architecture that need not be fitted first; check that
     every other name exists and applies."""
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
@@ -158,8 +190,6 @@ def model_device(bundle: Any) -> torch.device:
 
 def predicted_target(bundle: Any, batch: EncodedBatch) -> torch.Tensor:
     """The predicted class of each text of ``batch`` ``(B,)``."""
-    from explain_engine.explainers.perturbation import run_chunk  # the fastest exact forward pass
-
     with torch.no_grad():
         return run_chunk(bundle.model, batch.ids, batch.mask, None).argmax(-1)
 

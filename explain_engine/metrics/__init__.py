@@ -1,69 +1,93 @@
 """Metrics: agreement between annotators, human-vs-machine similarity, importance alignment,
-plausibility and forced-choice scoring.
+plausibility, crowd aggregation, ratings and forced-choice scoring. Each module holds one family and
+cites its paper:
 
-:data:`METRICS` names every metric function (one registry, like the explainers'); each module holds
-one family and cites its paper:
-
-* :mod:`.agreement` — Fleiss κ, Cohen κ (plain / linear / quadratic / paper 001's absolute weights),
-  Pearson r, Krippendorff α, pairwise tables (REFERENCE §3.3)
-* :mod:`.behavioral` — per-text ROC AUC, behavioral similarity, HAM / CAM / SAM, k (paper 000 §4.1)
-* :mod:`.lexical` and :mod:`.pos` — lexical similarity over Penn Treebank tags (paper 000 §4.2)
-* :mod:`.cssr` — cross-sentiment selection rates (paper 000 §4.3)
-* :mod:`.human_machine` — Tables 2–4 of paper 000 against HAM1… / CAM / SAM in one pass
-* :mod:`.alignment` — importance alignment C, C_R, ΔA (paper 003)
+* :mod:`.agreement` — Fleiss κ, Cohen κ (plain / linear / quadratic / Pappas & Popescu-Belis 2016's
+  absolute weights), Pearson r, Krippendorff α, pairwise tables
+* :mod:`.behavioral` — per-text ROC AUC, behavioral similarity, HAM / CAM / SAM, k (Sen et al. 2020 §4.1)
+* :mod:`.lexical` and :mod:`.pos` — lexical similarity over Penn Treebank tags (Sen et al. 2020 §4.2)
+* :mod:`.cssr` — cross-sentiment selection rates (Sen et al. 2020 §4.3)
+* :mod:`.human_machine` — Sen et al. 2020's Tables 2–4 against HAM1… / CAM / SAM in one pass
+* :mod:`.alignment` — importance alignment C, C_R, ΔA (the NLI importance-alignment paper, §3)
 * :mod:`.plausibility` — token F1, IoU, AUPRC
-* :mod:`.forced_choice` — answer scores and method comparison (paper 004)
+* :mod:`.pointing_game` — the pointing game (Poerner, Roth & Schütze 2018 §4)
+* :mod:`.ratings` — crowd labels and annotator agreement on sentence ratings (Pappas & Popescu-Belis 2016)
+* :mod:`.aggregation` — majority vote and Dawid & Skene (1979); :mod:`.trust` — gold-question trust
+* :mod:`.forced_choice` — answer scores and method comparison (Lertvittayakumjorn & Toni 2019 §5)
 * :mod:`.bootstrap` — estimates with n and bootstrap intervals; :mod:`.ragged` — flat per-text arrays
+
+:data:`METRICS` offers by name the metrics that compare a human annotation with a machine output of the
+same shape, all with one call shape::
+
+    METRICS[name](human, machine, *, n_boot=N_BOOT, seed=0) -> Estimate   # value, n, ci_low, ci_high
+
+Its metadata says what is compared (``compares``: ``"maps"`` — per-text 0/1 human maps against
+per-text machine scores, as a :class:`~.ragged.Ragged` or lists; ``"values"`` — paired numbers;
+``"labels"`` — paired category labels) and where the metric comes from (``source``). The other
+functions (agreement among many annotators, lexical similarity with tags, forced-choice scoring …)
+have inputs of their own and are called directly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 
-from explain_engine.metrics import (
-    agreement,
-    alignment,
-    behavioral,
-    cssr,
-    forced_choice,
-    human_machine,
-    lexical,
-    plausibility,
-)
+from explain_engine.metrics import agreement, behavioral, plausibility
+from explain_engine.metrics.bootstrap import N_BOOT, Estimate
+from explain_engine.metrics.ragged import Ragged
+from explain_engine.registry import Registry
 
-METRICS: dict[str, Callable] = {
-    "fleiss_kappa": agreement.fleiss_kappa,
-    "cohen_kappa": agreement.cohen_kappa,
-    "pearson_r": agreement.pearson_r,
-    "krippendorff_alpha": agreement.krippendorff_alpha,
-    "pairwise_agreement": agreement.pairwise_table,
-    "roc_auc_per_text": behavioral.roc_auc_per_text,
-    "behavioral_similarity": behavioral.behavioral_similarity,
-    "human_human_similarity": behavioral.human_human_similarity,
-    "average_k": behavioral.average_k,
-    "lexical_similarity": lexical.lexical_similarity,
-    "random_lexical_similarity": lexical.random_lexical_similarity,
-    "adjusted_lexical_similarity": lexical.adjusted_lexical_similarity,
-    "tag_distribution_table": lexical.tag_distribution_table,
-    "cssr": cssr.cssr,
-    "compare_to_humans": human_machine.compare_to_humans,
-    "importance_alignment": alignment.importance_alignment,
-    "token_prf": plausibility.token_prf,
-    "iou": plausibility.iou_per_text,
-    "auprc": plausibility.average_precision_per_text,
-    "plausibility": plausibility.plausibility,
-    "forced_choice_scores": forced_choice.score_answers,
-    "forced_choice_summary": forced_choice.summarize_scores,
-    "forced_choice_kappa": forced_choice.forced_choice_kappa,
-}
+Maps = Ragged | Sequence[Sequence[float]]
+Metric = Callable[..., Estimate]
+
+METRICS: Registry[Metric] = Registry("metric")
 
 
-def get_metric(name: str) -> Callable:
-    """The metric function registered under ``name`` (``ValueError`` listing the names otherwise)."""
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise ValueError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}") from None
+@METRICS.register("behavioral_similarity", compares="maps", source="Sen et al. 2020 §4.1")
+def behavioral_similarity(
+    human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0
+) -> Estimate:
+    """Mean per-text ROC AUC of the machine scores against the binary human maps."""
+    return behavioral.behavioral_similarity(human, machine, n_boot=n_boot, seed=seed)
 
 
-__all__ = ["METRICS", "get_metric"]
+def _plausibility(key: str, human: Maps, machine: Maps, n_boot: int, seed: int | None) -> Estimate:
+    return plausibility.plausibility(human, machine, "top_k", n_boot=n_boot, seed=seed)[key]
+
+
+@METRICS.register("token_f1", compares="maps", source="DeYoung et al. 2020 §4.1")
+def token_f1(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """Macro token F1 of the machine's top-k words (k = the human count) against the human maps."""
+    return _plausibility("token_f1", human, machine, n_boot, seed)
+
+
+@METRICS.register("iou", compares="maps", source="DeYoung et al. 2020 §4.1")
+def iou(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """Mean intersection over union of the machine's top-k words and the human maps."""
+    return _plausibility("iou", human, machine, n_boot, seed)
+
+
+@METRICS.register("auprc", compares="maps", source="DeYoung et al. 2020 §4.1")
+def auprc(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """Mean area under the precision–recall curve of the machine scores against the human maps."""
+    return _plausibility("auprc", human, machine, n_boot, seed)
+
+
+@METRICS.register("pearson_r", compares="values", source="Pappas & Popescu-Belis 2016 §2")
+def pearson(
+    human: Sequence[float], machine: Sequence[float], *, n_boot: int = N_BOOT, seed: int | None = 0
+) -> Estimate:
+    """Pearson r of paired values (pairs with a missing value are left out)."""
+    return agreement.pearson_r(human, machine, n_boot=n_boot, seed=seed)
+
+
+@METRICS.register("cohen_kappa", compares="labels", source="Cohen 1960")
+def cohen(
+    human: Sequence[Hashable], machine: Sequence[Hashable], *, n_boot: int = N_BOOT, seed: int | None = 0
+) -> Estimate:
+    """Cohen's κ of paired labels over the labels that occur (missing ratings are left out)."""
+    categories = sorted({v for v in [*human, *machine] if not agreement.is_missing(v)})
+    return agreement.cohen_kappa(human, machine, categories, n_boot=n_boot, seed=seed)
+
+
+__all__ = ["METRICS", "Metric", "auprc", "behavioral_similarity", "cohen", "iou", "pearson", "token_f1"]

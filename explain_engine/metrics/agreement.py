@@ -1,4 +1,5 @@
-"""Agreement between annotators (REFERENCE §3.3): Fleiss κ, Cohen κ (plain and weighted), Pearson r,
+"""Agreement between annotators (Sen et al. 2020 §3.2; Pappas & Popescu-Belis 2016 §3;
+Lertvittayakumjorn & Toni 2019 §5): Fleiss κ, Cohen κ (plain and weighted), Pearson r,
 Krippendorff α — each an :class:`~explain_engine.metrics.bootstrap.Estimate` with its n and a
 bootstrap confidence interval over items — and pairwise tables across annotators.
 
@@ -7,7 +8,8 @@ missing rating, and rows may be of different lengths. Categories are given expli
 (the order matters for weighted κ and ordinal α).
 
 Point estimates come from the well-kept libraries where they apply (statsmodels' ``fleiss_kappa``,
-scikit-learn's ``cohen_kappa_score``, SciPy's ``pearsonr``, the ``krippendorff`` package). The
+scikit-learn's ``cohen_kappa_score``, SciPy's ``pearsonr``); Krippendorff's α is computed here from
+Krippendorff (2011), since the ``krippendorff`` package is GPL and serves only as the tests' reference. The
 bootstrap needs each statistic as a function of item weights (see
 :mod:`explain_engine.metrics.bootstrap`); those weighted forms are written here by hand from the
 same formulas, and at unit weights they equal the library values (the tests check this).
@@ -20,6 +22,9 @@ from collections.abc import Hashable, Sequence
 from itertools import combinations
 
 import numpy as np
+from scipy.stats import pearsonr
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap, weighted_pearson
 
@@ -27,7 +32,7 @@ KAPPA_WEIGHTS = (None, "linear", "quadratic", "absolute")
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-def _is_missing(v) -> bool:
+def is_missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
@@ -43,7 +48,7 @@ def encode_ratings(ratings: Sequence[Sequence[Hashable]], categories: Sequence[H
     codes = np.full((len(ratings), width), -1, dtype=np.int64)
     for i, row in enumerate(ratings):
         for j, v in enumerate(row):
-            if _is_missing(v):
+            if is_missing(v):
                 continue
             try:
                 codes[i, j] = index[v]
@@ -106,8 +111,6 @@ def fleiss_kappa_from_counts(
     table: np.ndarray, n_boot: int = N_BOOT, level: float = LEVEL, seed: int | None = 0
 ) -> Estimate:
     """:func:`fleiss_kappa` from an items × categories count table."""
-    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
-
     table = np.asarray(table)
     n_i = table.sum(axis=1)
     keep = n_i >= 2
@@ -134,7 +137,7 @@ def kappa_disagreement_weights(
     """K × K disagreement weights for (weighted) Cohen κ.
 
     ``None``: 0 on the diagonal, 1 elsewhere. ``"linear"`` |i − j| and ``"quadratic"`` (i − j)² over
-    category positions (as scikit-learn). ``"absolute"``: paper 001's "absolute differences of
+    category positions (as scikit-learn). ``"absolute"``: Pappas & Popescu-Belis 2016's "absolute differences of
     normalized values", |v_i − v_j| / (max v − min v) over the categories' numeric values ``values``
     (default: the categories themselves); equal to ``"linear"`` on an evenly spaced scale.
     """
@@ -187,12 +190,10 @@ def cohen_kappa(
 ) -> Estimate:
     """Cohen's κ (Cohen 1960) between two raters, optionally weighted (Cohen 1968).
 
-    ``weights``: see :func:`kappa_disagreement_weights` (``"absolute"`` is paper 001's scale).
+    ``weights``: see :func:`kappa_disagreement_weights` (``"absolute"`` is Pappas & Popescu-Belis 2016's scale).
     Items where either rating is missing are left out. The point estimate is scikit-learn's
     ``cohen_kappa_score`` for the weights it knows; ``"absolute"`` is computed here.
     """
-    from sklearn.metrics import cohen_kappa_score
-
     codes = encode_ratings([[x, y] for x, y in zip(a, b, strict=True)], categories)
     codes = codes.reshape(-1, 2)
     both = (codes >= 0).all(axis=1)
@@ -216,14 +217,12 @@ def pearson_r(
     level: float = LEVEL,
     seed: int | None = 0,
 ) -> Estimate:
-    """Pearson's r (Pearson 1895) of paired numeric ratings (paper 001 §2), via ``scipy.stats.pearsonr``.
+    """Pearson's r (Pearson 1895) of paired numeric ratings (Pappas & Popescu-Belis 2016 §2), via ``scipy.stats.pearsonr``.
 
     Pairs with a missing value (None / NaN) are left out; ``extra["p_value"]`` is SciPy's test of r = 0.
     """
-    from scipy.stats import pearsonr
-
-    xv = np.array([math.nan if _is_missing(v) else float(v) for v in x])
-    yv = np.array([math.nan if _is_missing(v) else float(v) for v in y])
+    xv = np.array([math.nan if is_missing(v) else float(v) for v in x])
+    yv = np.array([math.nan if is_missing(v) else float(v) for v in y])
     if xv.shape != yv.shape:
         raise ValueError(f"x and y differ in length ({xv.size} vs {yv.size})")
     ok = np.isfinite(xv) & np.isfinite(yv)
@@ -297,14 +296,13 @@ def krippendorff_alpha(
 
     ``level``: ``"nominal"``, ``"ordinal"`` (``categories`` in scale order), ``"interval"`` or
     ``"ratio"`` (ratings are numbers; ``categories`` default to their sorted distinct values).
-    The point estimate is the ``krippendorff`` package's; units with < 2 ratings are not pairable.
+    Units with < 2 ratings are not pairable. α is computed here (the ``krippendorff`` package, GPL,
+    is only the tests' reference); it is NaN when fewer than two values occur.
     """
-    import krippendorff
-
     if level not in ALPHA_LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {ALPHA_LEVELS}")
     if categories is None:
-        seen = {v for row in ratings for v in row if not _is_missing(v)}
+        seen = {v for row in ratings for v in row if not is_missing(v)}
         categories = sorted(seen)
     numeric = None
     if level in ("interval", "ratio"):
@@ -316,12 +314,11 @@ def krippendorff_alpha(
     table = category_counts(codes, len(categories))
     pairable = table.sum(axis=1) >= 2
     table = table[pairable]
-    value = math.nan
-    if table.shape[0] and np.count_nonzero(table.sum(axis=0)) >= 2:
-        domain = numeric if numeric is not None else np.arange(len(categories))
-        value = float(krippendorff.alpha(value_counts=table, value_domain=domain, level_of_measurement=level))
     extra = {"level": level, "unpairable": int((~pairable).sum())}
     stat = _alpha_statistic(table, level, numeric)
+    value = math.nan
+    if table.shape[0] and np.count_nonzero(table.sum(axis=0)) >= 2:
+        value = float(stat(np.ones((1, table.shape[0])))[0])
     return bootstrap(stat, int(table.shape[0]), n_boot, level_ci, seed, value=value, extra=extra)
 
 

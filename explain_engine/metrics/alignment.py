@@ -1,4 +1,4 @@
-"""Importance alignment (paper 003, §3): do a model's token importances match what a human explanation says?
+"""Importance alignment (the NLI importance-alignment paper, §3): do a model's token importances match what a human explanation says?
 
 * Model importance I(x) = |IG(x)| (eq. 1): absolute attributions per token.
 * Hard oracle (eq. 2): 1 where the token occurs in the explanation and is not a stop word.
@@ -9,7 +9,7 @@
   ΔA > 0).
 
 Per-example Pearson correlations of all examples come from segment sums (no loop over examples).
-Paper 003 uses NLTK's English stop-word list; NLTK's lists need a separate download, so the default
+The NLI importance-alignment paper uses NLTK's English stop-word list; NLTK's lists need a separate download, so the default
 here is scikit-learn's built-in English list (pass ``stop_words`` to use another).
 """
 
@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import ttest_rel
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap
 from explain_engine.metrics.ragged import Ragged, as_ragged
@@ -30,8 +32,6 @@ R_CLIP = 1.0 - 1e-7  # |r| is clipped below 1 so that arctanh stays finite (a pe
 
 
 def default_stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     return frozenset(ENGLISH_STOP_WORDS)
 
 
@@ -43,7 +43,7 @@ def _normalise(token: str) -> str:
 def hard_oracle(
     tokens: Sequence[str], explanation: str, stop_words: Iterable[str] | None = None
 ) -> np.ndarray:
-    """Paper 003 eq. 2: 1.0 for each input token (lower-cased, punctuation stripped) that occurs among
+    """The NLI importance-alignment paper eq. 2: 1.0 for each input token (lower-cased, punctuation stripped) that occurs among
     the explanation's words and is not a stop word, else 0.0."""
     stops = default_stop_words() if stop_words is None else frozenset(w.lower() for w in stop_words)
     words = {w for w in _WORD.findall(explanation.lower()) if w not in stops}
@@ -63,7 +63,7 @@ def hard_oracles(
 
 
 def expert_oracle(markings: Sequence[Sequence[int]] | np.ndarray) -> np.ndarray:
-    """Paper 003 eq. 4: share of the N annotators (rows) who marked each token (columns)."""
+    """The NLI importance-alignment paper eq. 4: share of the N annotators (rows) who marked each token (columns)."""
     m = np.asarray(markings, dtype=np.float64)
     if m.ndim != 2 or m.shape[0] == 0:
         raise ValueError("markings must be annotators × tokens with at least one annotator")
@@ -130,14 +130,12 @@ def importance_alignment(
     level: float = LEVEL,
     seed: int | None = 0,
 ) -> AlignmentResult:
-    """ΔA of paper 003 (eqs. 5–7) from token attributions (e.g. IG), the oracle of each example's own
+    """ΔA of the NLI importance-alignment paper (eqs. 5–7) from token attributions (e.g. IG), the oracle of each example's own
     explanation and the oracle of a random other explanation.
 
     ``absolute``: take |attributions| (eq. 1). Examples where C or C_R is undefined (a constant vector)
     are left out of ΔA and the test and counted in ``delta_a.extra["skipped"]``.
     """
-    from scipy.stats import ttest_rel
-
     imp = as_ragged(attributions)
     if absolute:
         imp = imp.with_values(np.abs(imp.values))
@@ -156,3 +154,54 @@ def importance_alignment(
         res = ttest_rel(c[ok], c_r[ok], alternative="greater")
         t, p = float(res.statistic), float(res.pvalue)
     return AlignmentResult(c, c_r, delta, t, p)
+
+
+def marking_alignment(
+    words: Sequence[Sequence[str]],
+    explanations: Sequence[str],
+    markings: Sequence[Sequence[Sequence[int]]],
+    attributions: Sequence[Sequence[float]],
+    n_boot: int = N_BOOT,
+    seed: int | None = 0,
+) -> dict:
+    """Importance alignment (§3.3) over examples that have token markings and model attributions.
+
+    For each example ``i``: the expert oracle is the share of annotators who marked each word (eq. 4);
+    the hard oracle is the overlap of the words with its explanation (eq. 2). The random baseline C_R
+    (eq. 6) pairs the input with the explanation of a random other example (a derangement, ``seed``);
+    expert markings exist only for an input's own explanation, so C_R uses the hard oracle of that
+    random explanation for both oracles. ΔA = tanh(mean(C − C_R)) with a paired t-test (eq. 7).
+
+    Returns ``{"expert": {...}, "hard": {...}, "examples": [{"c_expert", "c_hard", "c_random"}]}`` with
+    each oracle's :meth:`AlignmentResult.to_dict`.
+    """
+    n = len(words)
+    if not (n == len(explanations) == len(markings) == len(attributions)):
+        raise ValueError("words, explanations, markings and attributions need one entry per example")
+    for i in range(n):
+        if len(attributions[i]) != len(words[i]) or np.asarray(markings[i]).shape[-1] != len(words[i]):
+            raise ValueError(f"example {i}: attributions and markings need one value per word")
+    pairing = random_derangement(n, seed=seed)
+    expert = [expert_oracle(m) for m in markings]
+    hard = [hard_oracle(words[i], explanations[i]) for i in range(n)]
+    random_oracle = [hard_oracle(words[i], explanations[pairing[i]]) for i in range(n)]
+    attr = [np.asarray(a, dtype=np.float64) for a in attributions]
+    by_expert = importance_alignment(attr, expert, random_oracle, n_boot=n_boot, seed=seed)
+    by_hard = importance_alignment(attr, hard, random_oracle, n_boot=n_boot, seed=seed)
+    return {
+        "expert": by_expert.to_dict(),
+        "hard": by_hard.to_dict(),
+        "pairing": pairing.tolist(),
+        "examples": [
+            {"c_expert": _finite(ce), "c_hard": _finite(ch), "c_random": _finite(cr)}
+            for ce, ch, cr in zip(by_expert.c, by_hard.c, by_expert.c_random, strict=True)
+        ],
+    }
+
+
+def _finite(value) -> float | None:
+    """A finite float, or ``None`` (NaN and infinities are not JSON)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -1,4 +1,4 @@
-"""Behavioral similarity (paper 000 §4.1) and the human maps it compares: HAMs, CAM and SAM.
+"""Behavioral similarity (Sen et al. 2020 §4.1) and the human maps it compares: HAMs, CAM and SAM.
 
 Behavioral similarity of a machine M to humans H over a data set D is the mean, over texts, of the
 ROC AUC of M's continuous map against H's binary map (Def. 4.1). Human against human: one map is
@@ -82,7 +82,7 @@ def behavioral_similarity(
     seed: int | None = 0,
     ranks: Ragged | None = None,
 ) -> Estimate:
-    """Mean per-text ROC AUC of ``machine`` against binary ``human`` (paper 000, Def. 4.1).
+    """Mean per-text ROC AUC of ``machine`` against binary ``human`` (Sen et al. 2020 Def. 4.1).
 
     ``extra``: ``skipped`` (texts whose human map is constant) and ``texts`` (all texts given).
     ``ranks``: :func:`average_ranks` of ``machine``, when already computed.
@@ -97,7 +97,7 @@ def behavioral_similarity(
 def average_k(
     maps: Ragged | Sequence[Sequence[float]], n_boot: int = N_BOOT, seed: int | None = 0
 ) -> Estimate:
-    """Mean number of selected words per map (paper 000 Table 2's k)."""
+    """Mean number of selected words per map (Sen et al. 2020 Table 2's k)."""
     return mean_estimate(as_ragged(maps).sums(), n_boot, seed=seed)
 
 
@@ -206,7 +206,7 @@ def human_human_similarity(
     """Behavioral similarity between annotator slots, both ways, over the texts that have both.
 
     One row per ordered pair: ``{"truth": "HAM1", "score": "HAM2", **Estimate.to_dict()}`` — the
-    truth map is the binary ground truth and the other map the score (paper 000 Table 2: the
+    truth map is the binary ground truth and the other map the score (Sen et al. 2020 Table 2: the
     column is the truth, the row the score).
     """
     table = humans.annotation_table()

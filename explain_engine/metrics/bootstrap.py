@@ -66,19 +66,6 @@ class Estimate:
         return f"{self.value:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] (n={self.n})"
 
 
-def json_safe(obj):
-    """``obj`` with NaN floats as ``None`` and numpy scalars as Python numbers (for ``json.dumps``)."""
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and math.isnan(obj):
-        return None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v) for v in obj]
-    return obj
-
-
 def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 

@@ -1,4 +1,4 @@
-"""Cross-sentiment selection rate (paper 000 §4.3, Def. 4.3) with an opinion lexicon (P, N).
+"""Cross-sentiment selection rate (Sen et al. 2020 §4.3, Def. 4.3) with an opinion lexicon (P, N).
 
 CSSR_p = |p_words ∩ N| / |p_words ∩ P| over the words selected in positive texts (Y = 1) and
 CSSR_n = |n_words ∩ P| / |n_words ∩ N| over those selected in negative texts (Y = 0); word lists

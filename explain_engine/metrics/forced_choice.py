@@ -1,4 +1,4 @@
-"""Scoring of the forced-choice evaluation tasks of paper 004 (Lertvittayakumjorn & Toni 2019, §3–5).
+"""Scoring of the forced-choice evaluation tasks of Lertvittayakumjorn & Toni (2019, §3–5).
 
 Every answer scores the explanation method shown: +1 correct and confident, +0.5 correct and
 unconfident, 0 no preference, −0.5 wrong and unconfident, −1 wrong and confident ("correct" is
@@ -7,14 +7,14 @@ true class in ``investigate``). A question (one method on one input text) is sco
 its workers' answers; a method by the mean over its questions, reported for all texts and per split
 (correctly predicted / misclassified), with a bootstrap interval over questions.
 
-Significance against the best method: paper 004 (Table 4) marks methods "not significantly different
+Significance against the best method: Lertvittayakumjorn & Toni 2019 (Table 4) marks methods "not significantly different
 from the best at α = 0.05" without naming the test. Every method explains the same input texts, so
 the default here is the **Wilcoxon signed-rank test** (two-sided) on the per-text scores paired by
 text — scores are discrete and bounded, so a rank test fits better than a t-test. ``test="ttest"``
 (paired t-test) and ``test="mannwhitney"`` (unpaired Mann–Whitney U) are available; a paired test
 falls back to Mann–Whitney U when the two methods share fewer than two texts.
 
-Agreement (paper 004 Table 4, last row): Fleiss κ over the answers with their confidence levels and
+Agreement (Lertvittayakumjorn & Toni 2019 Table 4, last row): Fleiss κ over the answers with their confidence levels and
 without them (:func:`forced_choice_kappa`).
 """
 
@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+from scipy.stats import mannwhitneyu, ttest_rel, wilcoxon
 
 from explain_engine.metrics.agreement import fleiss_kappa
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, mean_estimate
@@ -60,8 +61,6 @@ def _question_means(methods, items, scores, splits):
 
 def _compare(best: dict, other: dict, test: str) -> tuple[float, str]:
     """p-value of the difference between two methods' per-text scores, and the test used."""
-    from scipy.stats import mannwhitneyu, ttest_rel, wilcoxon
-
     common = sorted(set(best) & set(other), key=repr)
     if test in ("wilcoxon", "ttest") and len(common) >= 2:
         a = np.array([best[i] for i in common])
@@ -179,7 +178,7 @@ def forced_choice_kappa(
     seed: int | None = 0,
 ) -> dict[str, Estimate]:
     """Fleiss κ over the workers' answers to each question, with and without confidence levels
-    (paper 004 Table 4: α / β)."""
+    (Lertvittayakumjorn & Toni 2019 Table 4: α / β)."""
     out = {}
     for key, with_conf in (("with_confidence", True), ("without_confidence", False)):
         cats = answer_categories(picked, confident, with_conf)

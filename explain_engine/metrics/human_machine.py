@@ -1,4 +1,4 @@
-"""Paper 000's human-vs-machine comparison (Tables 2–4) against every human reference in one pass.
+"""Sen et al. (2020)'s human-vs-machine comparison (Tables 2–4) against every human reference in one pass.
 
 For each reference — annotator slots HAM1, HAM2, …, the consensus map CAM and the super map SAM —
 :func:`compare_to_humans` gives k, behavioral similarity, lexical similarity with its random
@@ -38,7 +38,7 @@ def compare_to_humans(
     level: float = LEVEL,
     seed: int | None = 0,
 ) -> dict:
-    """Rows of paper 000 Tables 2–4 for a machine map per text of ``humans`` (same order).
+    """Rows of Sen et al. 2020 Tables 2–4 for a machine map per text of ``humans`` (same order).
 
     ``tags``: Penn tag codes per word (:func:`~explain_engine.metrics.lexical.encode_tags`), for
     lexical similarity and the tag table; ``polarity``: lexicon flags per word

@@ -1,4 +1,4 @@
-"""Lexical similarity (paper 000 §4.2, Def. 4.2): do human and machine select the same kinds of words?
+"""Lexical similarity (Sen et al. 2020 §4.2, Def. 4.2): do human and machine select the same kinds of words?
 
 dist(words) is the distribution of the selected words over the 36 Penn Treebank tags
 (:data:`~explain_engine.metrics.pos.TAGSET`; words tagged as punctuation fall outside it), and
@@ -102,7 +102,7 @@ def lexical_similarity(
     seed: int | None = 0,
     ranks: Ragged | None = None,
 ) -> Estimate:
-    """LS(M, H) of paper 000 Def. 4.2 with a bootstrap interval over texts.
+    """LS(M, H) of Sen et al. 2020 Def. 4.2 with a bootstrap interval over texts.
 
     ``ranks``: :func:`~explain_engine.metrics.ragged.descending_ranks` of ``machine``, if cached.
     """
@@ -123,7 +123,7 @@ def random_lexical_similarity(
 ) -> Estimate:
     """LS(R, H) for R selecting k random words per text, averaged over ``draws`` random draws.
 
-    ``extra["sd"]`` is the standard deviation over draws (paper 000 Table 3 reports mean ± sd).
+    ``extra["sd"]`` is the standard deviation over draws (Sen et al. 2020 Table 3 reports mean ± sd).
     ``random_ranks``: one random ranking per draw (:func:`~explain_engine.metrics.ragged.random_ranks`)
     to share between several human references of the same texts.
     """
@@ -159,7 +159,7 @@ def tag_distribution_table(
     human_selected: Ragged | Sequence[Sequence[float]],
     machine_selected: Ragged | Sequence[Sequence[float]] | None = None,
 ) -> list[dict]:
-    """Paper 000 Table 5: per Penn tag, its share among human-selected words, machine-selected
+    """Sen et al. 2020 Table 5: per Penn tag, its share among human-selected words, machine-selected
     words (when given) and all words of the corpus."""
     t = encode_tags(tags)
     human = tag_distribution(t, as_ragged(human_selected))

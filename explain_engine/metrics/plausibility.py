@@ -1,8 +1,8 @@
 """Plausibility of a machine map against a human map: token precision / recall / F1, IoU and AUPRC.
 
-These are the agreement-with-human-rationale scores researchers report beside paper 000's metrics
+These are the agreement-with-human-rationale scores researchers report beside Sen et al. 2020's metrics
 (ERASER, DeYoung et al. 2020): F1 and IoU compare a binary selection (a continuous map selects its
-top-k words, k = the number of human-selected words, as in paper 000 §4.2), AUPRC ranks words by the
+top-k words, k = the number of human-selected words, as in Sen et al. 2020 §4.2), AUPRC ranks words by the
 continuous scores. All are computed per text and averaged (macro); texts where a score is undefined
 are skipped and counted. Everything is vectorised over texts.
 """

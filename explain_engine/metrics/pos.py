@@ -1,4 +1,4 @@
-"""Penn Treebank part-of-speech tags for canonical words, offline (for lexical similarity, paper 000 §4.2).
+"""Penn Treebank part-of-speech tags for canonical words, offline (for lexical similarity, Sen et al. 2020 §4.2).
 
 Tagging uses TextBlob's ``PatternTagger`` (a Brill-style tagger whose lexicon ships with TextBlob,
 so nothing is downloaded). Each canonical (whitespace) word is first split the Penn way, into word
@@ -69,6 +69,7 @@ _PIECE = re.compile(
 
 @lru_cache(maxsize=1)
 def _tagger():
+    # Imported on first use: TextBlob and its pattern lexicon take seconds, and tags are usually stored.
     from textblob.en.taggers import PatternTagger
 
     return PatternTagger()

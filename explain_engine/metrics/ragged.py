@@ -157,7 +157,7 @@ def random_ranks(lengths: np.ndarray, rng: np.random.Generator) -> Ragged:
 def top_k_mask(scores: Ragged, k: np.ndarray | Sequence[int], ranks: Ragged | None = None) -> Ragged:
     """Per text, True on the ``k[i]`` highest scores (ties: the earlier word first).
 
-    This is how paper 000 §4.2 turns a continuous machine map into selected words: k is the number
+    This is how Sen et al. 2020 §4.2 turns a continuous machine map into selected words: k is the number
     of words the human selected in that text. ``ranks`` (from :func:`descending_ranks`) saves the
     sort when several selections are made from the same scores.
     """
@@ -167,9 +167,3 @@ def top_k_mask(scores: Ragged, k: np.ndarray | Sequence[int], ranks: Ragged | No
     if ranks is None:
         ranks = descending_ranks(scores)
     return scores.with_values(ranks.values < k[scores.segments])
-
-
-def random_top_k_mask(lengths: np.ndarray, k: np.ndarray, rng: np.random.Generator) -> Ragged:
-    """The random-attention baseline R of paper 000 §4.2: ``k[i]`` words drawn uniformly per text."""
-    ranks = random_ranks(lengths, rng)
-    return ranks.with_values(ranks.values < np.asarray(k, dtype=np.int64)[ranks.segments])

@@ -1,12 +1,12 @@
 """Text classifiers and their registry.
 
 ``build_model(name, vocab_size, num_classes, **overrides)`` makes any registered architecture
-with the papers' sizes (REFERENCE §2.1) unless overridden:
+with the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2; Poerner et al. 2018 §4.1) unless overridden:
 
 * ``lstm_attention``, ``bilstm_attention``, ``gru_attention``, ``bigru_attention``: additive
-  attention over a (Bi)LSTM / (Bi)GRU (paper 000, eq. 1–4);
-* ``lstm``, ``bilstm``, ``gru``, ``bigru``: final-state classifiers (paper 002 §4.1);
-* ``cnn``: Kim 1D CNN (paper 004 §4.2); ``qrnn``: bidirectional QLSTM (paper 002 §4.1;
+  attention over a (Bi)LSTM / (Bi)GRU (Sen et al. 2020 eq. 1–4);
+* ``lstm``, ``bilstm``, ``gru``, ``bigru``: final-state classifiers (Poerner et al. 2018 §4.1);
+* ``cnn``: Kim 1D CNN (Lertvittayakumjorn & Toni 2019 §4.2); ``qrnn``: bidirectional QLSTM (Poerner et al. 2018 §4.1;
   ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016).
 """
 

@@ -1,4 +1,4 @@
-"""Recurrent classifiers: with additive attention (paper 000, eq. 1–4) or pooling the last state (paper 002)."""
+"""Recurrent classifiers: with additive attention (Sen et al. 2020 eq. 1–4) or pooling the last state (Poerner et al. 2018)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class AttentionRNN(TextClassifier):
-    """(Bi)LSTM or (Bi)GRU with additive attention (paper 000, eq. 1–4; Yang et al. 2016).
+    """(Bi)LSTM or (Bi)GRU with additive attention (Sen et al. 2020 eq. 1–4; Yang et al. 2016).
 
     ``h_i = RNN(x_i, h_{i-1})``; ``u_i = tanh(W h_i + b)`` (``attn_proj``);
     ``α_i = softmax_i(u_i · u)`` over the real tokens (``u`` is ``attn_context``);
     ``c = Σ_i α_i h_i``; ``s(·, X) = classifier(dropout(c))``. Dropout also applies to the
-    embeddings while training. Defaults follow REFERENCE §2.1: hidden 100 (per direction),
-    attention 100, dropout 0.2; paper 000 gives no embedding size, 100 is used.
+    embeddings while training. Defaults follow Sen et al. 2020 App. A.2: hidden 100 (per direction),
+    attention 100, dropout 0.2; Sen et al. 2020 gives no embedding size, 100 is used.
     """
 
     def __init__(
@@ -66,9 +66,9 @@ class AttentionRNN(TextClassifier):
 
 
 class RecurrentClassifier(TextClassifier):
-    """(Bi)LSTM or (Bi)GRU whose final state is the document representation (paper 002 §4.1).
+    """(Bi)LSTM or (Bi)GRU whose final state is the document representation (Poerner et al. 2018 §4.1).
 
-    Paper 002: hidden size 150 in all, i.e. 75 per direction when bidirectional; 300-d
+    Poerner et al. 2018: hidden size 150 in all, i.e. 75 per direction when bidirectional; 300-d
     embeddings. ``s(·, X) = classifier(dropout(final))``. No attention.
     """
 

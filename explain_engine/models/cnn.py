@@ -1,4 +1,4 @@
-"""Kim-style 1D CNN for text classification (paper 004 §4.2, Figure 1; Kim 2014)."""
+"""Kim-style 1D CNN for text classification (Lertvittayakumjorn & Toni 2019 §4.2, Figure 1; Kim 2014)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ def valid_windows(mask: torch.Tensor, width: int, n_windows: int) -> torch.Tenso
 
 class KimCNN(TextClassifier):
     """Embeddings → Conv1d filters of widths 2, 3, 4 (50 each) → ReLU → masked max-pool over time
-    → FC 150 + ReLU → output layer (paper 004 §4.2).
+    → FC 150 + ReLU → output layer (Lertvittayakumjorn & Toni 2019 §4.2).
 
-    Paper 004 freezes 200-d GloVe vectors; with no pretrained vectors available offline the
+    Lertvittayakumjorn & Toni 2019 freezes 200-d GloVe vectors; with no pretrained vectors available offline the
     200-d embeddings here are trained. Dropout (Kim 2014: 0.5) is applied to the pooled
     features while training. Embeddings of padded positions are zeroed and a batch is padded to
     at least the widest filter, so short texts work and padding never changes the output.

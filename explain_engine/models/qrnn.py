@@ -1,4 +1,4 @@
-"""Quasi-recurrent network (Bradbury et al. 2017), as used in paper 002 §4.1 (QLSTM / QGRU).
+"""Quasi-recurrent network (Bradbury et al. 2017), as used in Poerner et al. 2018 §4.1 (QLSTM / QGRU).
 
 A QRNN computes its gates with a causal 1D convolution over the embeddings (no recurrence),
 then pools them with a cheap element-wise recurrence:
@@ -105,9 +105,9 @@ class QRNNLayer(nn.Module):
 
 
 class QRNN(TextClassifier):
-    """Bidirectional QRNN classifier on the final states (paper 002 §4.1).
+    """Bidirectional QRNN classifier on the final states (Poerner et al. 2018 §4.1).
 
-    Paper 002: 300-d embeddings, hidden 150 in all (75 per direction), kernel width 5;
+    Poerner et al. 2018: 300-d embeddings, hidden 150 in all (75 per direction), kernel width 5;
     ``pooling='fo'`` is the QLSTM, ``'f'`` the QGRU. ``s(·, X) = classifier(dropout(final))``.
     """
 

@@ -1,6 +1,6 @@
 """Rationale model: a generator selects words, an encoder classifies from them (Lei et al. 2016).
 
-Paper 000 §5.1 uses it as the hard-attention machine: "generator and encoder … regularized in
+Sen et al. 2020 §5.1 uses it as the hard-attention machine: "generator and encoder … regularized in
 the cost function with two hyper-parameters, selection lambda and continuity lambda", tuned so
 that it selects about as many words as people do.
 
@@ -17,7 +17,7 @@ that it selects about as many words as people do.
   expected gradient as sampling them and less variance.
 * ``Ω_sel``: Lei et al.'s share of selected tokens when ``selection_target`` is None; otherwise
   ``|E[share] - selection_target|``, which pulls the selection to a human-like share (YELP-HAT
-  annotators mark about 20–25 % of the words: 10–14 of 50, REFERENCE §3.1).
+  annotators mark about 20–25 % of the words: 10–14 of 50, Sen et al. 2020 §3.2).
 
 ``attention`` is the 0/1 selection (zeros on padding).
 """

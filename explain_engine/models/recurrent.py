@@ -2,8 +2,8 @@
 
 ``torch.nn.LSTM``/``GRU`` hide their gates inside fused kernels, and cuDNN refuses a backward
 pass in eval mode. Writing the cell out by hand lets LRP and DeepLIFT treat the gates as
-weights (Arras et al. 2017; paper 002 §3.2–3.3), lets cell decomposition read every gate
-(Murdoch & Szlam 2017; paper 002 §3.4), and keeps gradients available in eval mode on any device.
+weights (Arras et al. 2017; Poerner et al. 2018 §3.2–3.3), lets cell decomposition read every gate
+(Murdoch & Szlam 2017; Poerner et al. 2018 §3.4), and keeps gradients available in eval mode on any device.
 
 Equations (gate order as in PyTorch):
 

@@ -23,8 +23,7 @@ from annotate.jobs import dashboards as jobs
 from annotate.machine.jsonsafe import json_safe
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
-from explain_engine.cli.agreement import agreement_report
-from explain_engine.cli.similarity import similarity_report
+from explain_engine.api import agreement_report, similarity_report
 from explain_engine.datasets.yelphat import read_raw
 from explain_engine.metrics.agreement import fleiss_kappa, krippendorff_alpha
 from explain_engine.metrics.behavioral import roc_auc_per_text

@@ -15,7 +15,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.evaluation.generation import TooFewTexts, build_items, half_counts
 from annotate.models import Dataset, Document, Explanation, Item, ModelRun, Prediction, Study
 from annotate.tasks import get_kind
-from explain_engine.explainers.evidence import select_evidence
+from explain_engine.api import select_evidence
 from tests.annotate.conftest import make_user
 
 pytestmark = pytest.mark.django_db

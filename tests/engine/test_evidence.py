@@ -1,18 +1,18 @@
-"""Evidence and counter-evidence selection (paper 004 §4.3)."""
+"""Evidence and counter-evidence selection (Lertvittayakumjorn & Toni 2019 §4.3)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from explain_engine.explainers import explain
-from explain_engine.explainers.evidence import (
+from explain_engine.evidence import (
     evidence_and_counter,
     ngram_scores,
     select_evidence,
     top_ngrams,
     top_words,
 )
+from explain_engine.explainers import explain
 from tests.engine.test_explainers import linear_bundle
 
 
@@ -37,7 +37,7 @@ def test_top_ngrams_do_not_overlap_and_follow_the_sums():
     assert all(not (x & y) for i, x in enumerate(spans) for y in spans[i + 1 :])
     counter = top_ngrams(scores, sizes=(2,), m=1, counter=True)
     assert counter == [(8, 10, -6.0)]
-    # Several sizes compete on the sum of their words' relevance (paper 004 §4.3).
+    # Several sizes compete on the sum of their words' relevance (Lertvittayakumjorn & Toni 2019 §4.3).
     mixed = top_ngrams(scores, sizes=(2, 3, 4), m=1)
     assert mixed[0][2] == pytest.approx(max(ngram_scores(scores, n).max() for n in (2, 3, 4)))
 

@@ -13,11 +13,12 @@ from scipy.stats import chisquare
 from torch import nn
 
 from explain_engine.artifacts import TrainedModel
-from explain_engine.explainers import METHODS, explain, explain_many, methods_for, register
+from explain_engine.explainers import METHODS, Fitting, explain, explain_many, methods_for, register, registry
+from explain_engine.explainers._forward import cnn_lookup_logits
 from explain_engine.explainers.gradients import GRADIENT_METHODS, gradients, integration_points
 from explain_engine.explainers.lime_text import kernel_weights, sample_masks, weighted_ridge
 from explain_engine.explainers.limsse import SubstringDesign, _solve, fit_least_squares, sample_substrings
-from explain_engine.explainers.perturbation import cnn_lookup_logits, dropped
+from explain_engine.explainers.perturbation import dropped
 from explain_engine.explainers.registry import predicted_target, resolve_methods
 from explain_engine.models import ARCHITECTURES, build_model
 from explain_engine.models.base import ModelOutput, TextClassifier
@@ -101,19 +102,34 @@ def test_registry_lists_every_method_family():
     assert set(GRADIENT_METHODS) <= set(methods_for("cnn"))
 
 
-def test_methods_that_need_parameters_are_left_out_of_all():
-    @register("needs_trees_for_test", architectures=("cnn",), requires=("trees",))
+def test_registry_metadata_says_which_methods_sample_and_which_must_be_fitted():
+    sampled = set(METHODS.where(samples=True))
+    assert sampled == {"lime", "limsse_bb", "limsse_ms_s", "limsse_ms_p", "random", "random_ngram"}
+    fitted = [name for name in METHODS if METHODS.meta(name)["fitted_with"] is not None]
+    assert fitted == ["decision_tree"]
+    assert METHODS["decision_tree"].fitted_with.params[0] == "trees"
+    assert METHODS.meta("grad_l2_1s")["group"] == "gradients"
+    assert METHODS.meta("attention")["pooling"] == "model"
+    with pytest.raises(ValueError, match="unknown explanation method 'lim'; known: .*lime"):
+        METHODS["lim"]
+
+
+def test_methods_that_must_be_fitted_are_left_out_of_all(monkeypatch):
+    scratch = type(METHODS)(METHODS.noun)
+    for name, spec in METHODS.items():
+        scratch.add(name, spec, **METHODS.meta(name))
+    monkeypatch.setattr(registry, "METHODS", scratch)
+
+    @register("needs_trees_for_test", architectures=("cnn",), fitted_with=Fitting(("trees",), "trees"))
     def needs_trees(bundle, batch, target, *, trees=None):
         return batch.mask.float()
 
-    try:
-        assert "needs_trees_for_test" in methods_for("cnn")
-        assert "needs_trees_for_test" not in methods_for("cnn", standalone=True)
-        assert "needs_trees_for_test" not in resolve_methods("all", "cnn")
-        assert resolve_methods("lime,needs_trees_for_test", "cnn") == ["lime", "needs_trees_for_test"]
-        assert "grad_dot_1s" in resolve_methods(["all"], "cnn")
-    finally:
-        del METHODS["needs_trees_for_test"]
+    assert "needs_trees_for_test" in methods_for("cnn")
+    assert "needs_trees_for_test" not in methods_for("cnn", standalone=True)
+    assert "needs_trees_for_test" not in resolve_methods("all", "cnn")
+    assert resolve_methods("lime,needs_trees_for_test", "cnn") == ["lime", "needs_trees_for_test"]
+    assert "grad_dot_1s" in resolve_methods(["all"], "cnn")
+    assert "needs_trees_for_test" not in METHODS
 
 
 def test_register_refuses_a_taken_name():
@@ -238,7 +254,7 @@ def test_integration_rules():
         exact = 51 * 101 / (6 * 50**2) if rule == "riemann_right" else 1 / 3  # Σ (m/M)² / M
         assert np.sum(w * a**2) == pytest.approx(exact, rel=1e-3)
     a, _ = integration_points(50, "riemann_right")
-    np.testing.assert_allclose(a, np.arange(1, 51) / 50)  # paper 002 eq. 5
+    np.testing.assert_allclose(a, np.arange(1, 51) / 50)  # Poerner et al. 2018 eq. 5
 
 
 def test_against_captum_on_the_cnn():

@@ -1,15 +1,13 @@
-"""Agreement measures (REFERENCE §3.3), each checked against an independent computation on real answers."""
+"""Agreement measures (Sen et al. 2020 §3.2; Pappas & Popescu-Belis 2016 §3), each checked against an independent computation on real answers."""
 
 from __future__ import annotations
 
 import math
 from itertools import combinations
 
-import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from crowdkit.metrics.data import alpha_krippendorff
 from scipy.stats import pearsonr
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
@@ -17,6 +15,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from explain_engine.datasets.yelphat import LABEL_CATEGORIES, read_raw
 from explain_engine.metrics.agreement import (
+    _alpha_statistic,
     category_counts,
     cohen_kappa,
     encode_ratings,
@@ -110,7 +109,7 @@ def test_cohen_kappa_matches_sklearn_on_real_labels(part1_labels):
 
 
 def _weighted_kappa_by_hand(a, b, values) -> float:
-    """Paper 001: disagreement = |normalised value difference|, κ = 1 − Σ w·O / Σ w·E."""
+    """Pappas & Popescu-Belis 2016: disagreement = |normalised value difference|, κ = 1 − Σ w·O / Σ w·E."""
     lo, hi = min(values), max(values)
     norm = {v: (v - lo) / (hi - lo) for v in values}
     n = len(a)
@@ -160,9 +159,8 @@ def test_pearson_r_matches_scipy_and_numpy(part1_k):
 
 @pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
 def test_krippendorff_alpha_hand_bootstrap_form_equals_package(part1_k, level):
-    """The weighted form used for the bootstrap must equal the package at unit weights."""
-    from explain_engine.metrics.agreement import _alpha_statistic
-
+    """The engine's own α (and its weighted form, at unit weights) equals the GPL package, a test-only reference."""
+    krippendorff = pytest.importorskip("krippendorff")
     ratings = np.minimum(part1_k // 5, 6).astype(int) + 1  # 1..7 bands of highlighted-word counts
     rows = ratings.tolist()
     rows[0][1] = None  # a missing rating
@@ -179,6 +177,7 @@ def test_krippendorff_alpha_hand_bootstrap_form_equals_package(part1_k, level):
 
 
 def test_krippendorff_nominal_matches_crowd_kit(part7_labels):
+    alpha_krippendorff = pytest.importorskip("crowdkit.metrics.data").alpha_krippendorff
     records = [
         {"task": i, "worker": j, "label": lab}
         for i, row in enumerate(part7_labels)

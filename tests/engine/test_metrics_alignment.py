@@ -1,4 +1,4 @@
-"""Importance alignment (paper 003 §3): oracles, per-example Fisher-z correlations, ΔA and its t-test."""
+"""Importance alignment (the NLI importance-alignment paper §3): oracles, per-example Fisher-z correlations, ΔA and its t-test."""
 
 from __future__ import annotations
 

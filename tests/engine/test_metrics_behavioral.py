@@ -1,5 +1,5 @@
-"""Behavioral similarity (paper 000 §4.1, Def. 4.1) and HAM / CAM / SAM, checked against scikit-learn
-and against paper 000's Table 2 on the raw YELP-HAT files."""
+"""Behavioral similarity (Sen et al. 2020 §4.1, Def. 4.1) and HAM / CAM / SAM, checked against scikit-learn
+and against Sen et al. 2020's Table 2 on the raw YELP-HAT files."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from explain_engine.metrics.behavioral import (
 from explain_engine.metrics.ragged import Ragged
 from tests.conftest import require_shared_data
 
-# paper 000 Table 2: human–human similarity (truth = column slot, score = row slot), k, CAM k, SAM k
+# Sen et al. 2020 Table 2: human–human similarity (truth = column slot, score = row slot), k, CAM k, SAM k
 TABLE2 = {
     "ham_part1(50words).csv": {("HAM1", "HAM2"): 0.73, ("HAM1", "HAM3"): 0.74, ("HAM2", "HAM3"): 0.75},
     "ham_part6(100words).csv": {("HAM1", "HAM2"): 0.71, ("HAM1", "HAM3"): 0.73, ("HAM2", "HAM3"): 0.74},
@@ -119,7 +119,7 @@ def test_ragged_take_and_top_k():
 
 @pytest.mark.parametrize("name", list(TABLE2))
 def test_human_human_similarity_reproduces_table2(name):
-    """Paper 000 Table 2, human rows: the column map is the truth, the row map the score.
+    """Sen et al. 2020 Table 2, human rows: the column map is the truth, the row map the score.
 
     The paper computes them on its models' test sets; on all reviews of each raw file Yelp-50 and
     Yelp-100 come out within ±0.02 AUC. On Yelp-200 two cells land 0.023 and 0.026 below the paper
@@ -144,7 +144,7 @@ def test_human_human_similarity_reproduces_table2(name):
 
 
 def test_k_cam_sam_on_yelp50_and_yelp100():
-    """REFERENCE §3.1: k ≈ 10–14 per map on Yelp-50, CAM ≈ 5, SAM ≈ 22 (paper: 10/12/12, 5, 22);
+    """Sen et al. 2020 §3.2: k ≈ 10–14 per map on Yelp-50, CAM ≈ 5, SAM ≈ 22 (paper: 10/12/12, 5, 22);
     Yelp-100 paper: 15/16/16, CAM 6, SAM 30."""
     refs = _humans("ham_part1(50words).csv").references()
     ks = {name: average_k(maps, n_boot=0).value for name, (_, maps) in refs.items()}

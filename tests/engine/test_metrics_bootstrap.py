@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from explain_engine.metrics import METRICS, get_metric
+from explain_engine.jsonsafe import json_safe
+from explain_engine.metrics import METRICS
 from explain_engine.metrics.bootstrap import (
     Estimate,
     bootstrap,
-    json_safe,
     mean_estimate,
     percentile_interval,
     resample_weights,
@@ -63,6 +63,12 @@ def test_estimate_round_trip_and_text():
     assert json_safe({"a": [np.float64(math.nan), np.int64(3)]}) == {"a": [None, 3]}
 
 
+def test_json_safe_covers_reports_and_stored_rows():
+    value = {1: (np.float32(0.5), np.inf, -np.inf), "v": np.array([[1, 2]]), "b": np.bool_(True), "s": "x"}
+    assert json_safe(value) == {"1": [0.5, None, None], "v": [[1, 2]], "b": True, "s": "x"}
+    assert json_safe(np.array([math.nan, 1.0])) == [None, 1.0]
+
+
 def test_ragged_checks_shapes():
     with pytest.raises(ValueError, match="lengths sum"):
         Ragged(np.zeros(3), np.array([1, 1]))
@@ -71,15 +77,20 @@ def test_ragged_checks_shapes():
     assert r.take([]).to_lists() == [] and len(Ragged.from_lists([])) == 0
 
 
-def test_registry():
-    assert {
-        "fleiss_kappa",
-        "behavioral_similarity",
-        "lexical_similarity",
-        "cssr",
-        "importance_alignment",
-    } <= set(METRICS)
-    assert all(callable(f) for f in METRICS.values())
-    assert get_metric("cohen_kappa") is METRICS["cohen_kappa"]
-    with pytest.raises(ValueError, match="unknown metric 'bleu'"):
-        get_metric("bleu")
+def test_metrics_offered_by_name_share_one_call_shape():
+    human = Ragged.from_lists([[1, 0, 0, 1], [0, 1, 0], [1, 1, 0, 0, 0]])
+    machine = Ragged.from_lists([[0.9, 0.1, 0.3, 0.8], [0.2, 0.7, 0.1], [0.5, 0.6, 0.1, 0.2, 0.0]])
+    inputs = {
+        "maps": (human, machine),
+        "values": ([1.0, 2.0, 3.0, 4.0, 5.0], [1.5, 1.9, 3.2, 3.9, 5.5]),
+        "labels": (["a", "b", "a", "b", "a"], ["a", "b", "b", "b", "a"]),
+    }
+    assert {"behavioral_similarity", "token_f1", "iou", "auprc", "pearson_r", "cohen_kappa"} <= set(METRICS)
+    for name, metric in METRICS.items():
+        h, m = inputs[METRICS.meta(name)["compares"]]
+        est = metric(h, m, n_boot=50, seed=1)
+        assert isinstance(est, Estimate) and est.n > 0 and math.isfinite(est.value), name
+        assert est == metric(h, m, n_boot=50, seed=1)
+    assert METRICS["auprc"](human, machine, n_boot=0).value == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="unknown metric 'bleu'; known: .*auprc"):
+        METRICS["bleu"]

@@ -1,4 +1,4 @@
-"""Hu & Liu lexicon reading and cross-sentiment selection rates (paper 000 §4.3, Def. 4.3)."""
+"""Hu & Liu lexicon reading and cross-sentiment selection rates (Sen et al. 2020 §4.3, Def. 4.3)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_cssr_counts_every_selected_occurrence():
 
 
 def test_human_cssr_on_yelp50(lexicon):
-    """Paper 000 Table 4, Human: CSSR_p 0.06, CSSR_n 0.20 on Yelp-50. Over every individual map
+    """Sen et al. 2020 Table 4, Human: CSSR_p 0.06, CSSR_n 0.20 on Yelp-50. Over every individual map
     CSSR_p comes out 0.067; over the consensus maps (CAM) CSSR_n comes out 0.205."""
     records = read_raw(require_shared_data("yelp-hat", "raw", "ham_part1(50words).csv"))
     humans = HumanMaps.from_records(records)

@@ -1,4 +1,4 @@
-"""Forced-choice scoring of paper 004: answer scores, per-method means and the test against the best."""
+"""Forced-choice scoring of Lertvittayakumjorn & Toni 2019: answer scores, per-method means and the test against the best."""
 
 from __future__ import annotations
 

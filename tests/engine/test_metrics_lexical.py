@@ -1,4 +1,4 @@
-"""Lexical similarity over Penn Treebank tags (paper 000 §4.2, Def. 4.2) and offline POS tagging."""
+"""Lexical similarity over Penn Treebank tags (Sen et al. 2020 §4.2, Def. 4.2) and offline POS tagging."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_identical_selection_is_perfect_and_binary_selection(yelp50):
 
 
 def test_random_baseline_near_paper_value(yelp50):
-    """Paper 000 Table 3: random attention LS 0.85 ± 0.006 on Yelp-50."""
+    """Sen et al. 2020 Table 3: random attention LS 0.85 ± 0.006 on Yelp-50."""
     _, humans, tags = yelp50
     t = encode_tags(tags)
     for s in range(3):
@@ -116,6 +116,6 @@ def test_tag_distribution_table_shape(yelp50):
     for col in ("human", "machine", "corpus"):
         assert sum(r[col] for r in rows) == pytest.approx(1.0)
     by_tag = {r["tag"]: r for r in rows}
-    # paper 000 Table 5: adjectives are selected far above their share of the corpus
+    # Sen et al. 2020 Table 5: adjectives are selected far above their share of the corpus
     assert by_tag["JJ"]["human"] > 3 * by_tag["JJ"]["corpus"]
     assert by_tag["DT"]["human"] < by_tag["DT"]["corpus"]

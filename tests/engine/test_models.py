@@ -284,9 +284,9 @@ def test_build_model_checks_names_and_presets():
     rebuilt = build_model("bigru_attention", 10, 3, **model.config)
     assert rebuilt.config == model.config
     plain = build_model("bilstm", 10, 2)
-    assert plain.rnn.hidden_size == 75 and plain.embedding.embedding_dim == 300  # paper 002 sizes
+    assert plain.rnn.hidden_size == 75 and plain.embedding.embedding_dim == 300  # Poerner et al. 2018 sizes
     assert build_model("qrnn", 10, 2).rnn.hidden_size == 75
-    assert build_model("bilstm_attention", 10, 2).rnn.hidden_size == 100  # paper 000
+    assert build_model("bilstm_attention", 10, 2).rnn.hidden_size == 100  # Sen et al. 2020
 
 
 def test_qrnn_starts_with_a_long_memory():

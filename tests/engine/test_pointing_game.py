@@ -1,4 +1,4 @@
-"""Hybrid documents, the pointing game (paper 002 §2, §4), manual ground truth and the CLI."""
+"""Hybrid documents, the pointing game (Poerner et al. 2018 §2, §4), manual ground truth and the CLI."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from torch import nn
 
 from explain_engine.__main__ import main
 from explain_engine.artifacts import TrainedModel
+from explain_engine.datasets.hybrid import hybrid_documents, sentences_of
 from explain_engine.datasets.rationales import read_mohseni, read_movie_rationales, relevant_by_type, type_hit
-from explain_engine.evaluation import (
+from explain_engine.explainers import methods_for
+from explain_engine.metrics.pointing_game import (
     hit_feat,
     hit_hybrid,
     hit_manual,
     hit_target,
-    hybrid_documents,
     pointing_game,
     rmax,
-    sentences_of,
 )
 from explain_engine.models import build_model
 from explain_engine.models.base import ModelOutput, TextClassifier
@@ -390,7 +390,6 @@ def _sentences_file(tmp_path, n: int = 40):
 
 
 def test_pointing_game_command_plays_all_methods_on_a_cnn(tmp_path, capsys):
-    from explain_engine.explainers.registry import methods_for
 
     data, sentences = _sentences_file(tmp_path)
     model = _saved_cnn(tmp_path, [s["text"] for s in sentences])

@@ -341,7 +341,7 @@ def test_a_padded_batch_explains_each_text_as_alone(method, name, batch):
 
 
 def _naive_decomposition(cell, x: torch.Tensor, w: torch.Tensor, readout: torch.Tensor) -> torch.Tensor:
-    """Paper 002 §3.4 literally, for one direction of one text: ``φ(t) = Σ_i a_i (nl_i(t) − nl_i(t−1))``."""
+    """Poerner et al. 2018 §3.4 literally, for one direction of one text: ``φ(t) = Σ_i a_i (nl_i(t) − nl_i(t−1))``."""
     n = x.shape[0]
     state, keeps, outs, states = None, [], [], []
     for t in range(n):
@@ -427,7 +427,7 @@ def test_gradcam_text_spreads_filter_effects_over_their_ngrams(batch):
         (grad,) = torch.autograd.grad(score, v)
         expected = torch.zeros(n, dtype=v.dtype)
         for k, width in enumerate(widths):
-            effect = abs(max(grad[k].item(), 0.0)) * v[k].item()  # paper 004 eq. 1
+            effect = abs(max(grad[k].item(), 0.0)) * v[k].item()  # Lertvittayakumjorn & Toni 2019 eq. 1
             start = int(extras["argmax"][0, k])
             for t in range(start, min(start + width, n)):
                 expected[t] += effect

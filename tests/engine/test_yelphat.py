@@ -1,4 +1,4 @@
-"""YELP-HAT raw CSV conversion (paper 000): real files against PROVENANCE.md, and the error paths."""
+"""YELP-HAT raw CSV conversion (Sen et al. 2020): real files against PROVENANCE.md, and the error paths."""
 
 from __future__ import annotations
 

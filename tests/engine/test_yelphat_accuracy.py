@@ -1,11 +1,11 @@
-"""The BiLSTM with attention on the real YELP-HAT reviews reaches test accuracy ≥ 0.85 (paper 000: 0.88–0.93).
+"""The BiLSTM with attention on the real YELP-HAT reviews reaches test accuracy ≥ 0.85 (Sen et al. 2020: 0.88–0.93).
 
 Data: every review of the five raw files (parts 1, 2, 6, 7 and 8; part 2 is a withdrawn upload but
 its texts and Yelp labels are valid), one record per distinct text, label = ``Input.label``
 (the Yelp star label, not the workers' answers): 2,155 reviews of 50–200 words. Balanced and
-split 80/10/10 by class with seed 13 (paper 000 §5.1): 1,700 / 212 / 212 (1,062 per class).
+split 80/10/10 by class with seed 13 (Sen et al. 2020 §5.1): 1,700 / 212 / 212 (1,062 per class).
 
-Deviations from paper 000's training set-up (REFERENCE §2.1), so that it runs in a few minutes on
+Deviations from Sen et al. 2020's training set-up (App. A.2), so that it runs in a few minutes on
 one CPU thread with about 1.7k training reviews instead of thousands per subset:
 * Adam learning rate 2e-3 instead of 1e-4, batch 32 instead of 128, at most 10 epochs instead of
   64, early stopping after 3 epochs without a better validation loss;

@@ -1,4 +1,4 @@
-"""The pointing game (paper 002 §2, §4): does the maximally relevant word land where it should?
+"""The pointing game (Poerner et al. 2018 §2, §4): does the maximally relevant word land where it should?
 
 * hybrid documents: hit(φ, X) = I[y(X, rmax(X, φ)) = f(X)] (eq. 1); documents whose predicted
   class is not the gold label of any of their words are discarded;
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from explain_engine.evaluation.hybrid import HybridDocument
+from explain_engine.datasets.hybrid import HybridDocument
 from explain_engine.explainers.registry import explain_many, resolve_methods
 from explain_engine.metrics.bootstrap import Estimate, mean_estimate
 
@@ -41,7 +41,7 @@ def rmax(scores: Sequence[float] | np.ndarray, rng: np.random.Generator | None =
 def hit_hybrid(
     scores, word_labels: Sequence[str], predicted: str, rng: np.random.Generator | None = None
 ) -> bool:
-    """Paper 002 eq. 1: the maximally relevant word comes from a fragment of the predicted class."""
+    """Poerner et al. 2018 eq. 1: the maximally relevant word comes from a fragment of the predicted class."""
     if len(scores) != len(word_labels):
         raise ValueError(f"{len(scores)} scores for {len(word_labels)} words")
     return str(word_labels[rmax(scores, rng)]) == str(predicted)

@@ -1,4 +1,4 @@
-"""Evidence and counter-evidence texts from word relevance (paper 004 §4.3).
+"""Evidence and counter-evidence texts from word relevance (Lertvittayakumjorn & Toni 2019 §4.3).
 
 * word level: the top-m words (evidence) or the bottom-m words (counter-evidence);
 * n-gram level: all n-grams with n in ``sizes`` (the CNN's filter sizes) are scored by the sum of
@@ -114,7 +114,7 @@ def evidence_and_counter(
     sizes: Sequence[int] | None = None,
     spans: Sequence[Sequence[int]] | None = None,
 ) -> dict[str, list[Evidence]]:
-    """``{"evidence": [...], "counter_evidence": [...]}`` for one text (paper 004's tasks 1–3)."""
+    """``{"evidence": [...], "counter_evidence": [...]}`` for one text (Lertvittayakumjorn & Toni 2019's tasks 1–3)."""
     return {
         "evidence": select_evidence(text, scores, m, sizes, False, spans),
         "counter_evidence": select_evidence(text, scores, m, sizes, True, spans),

@@ -1,4 +1,4 @@
-"""Hybrid documents (paper 002 §2.1, §4.1): shuffle test sentences, concatenate ten at a time.
+"""Hybrid documents (Poerner et al. 2018 §2.1, §4.1): shuffle test sentences, concatenate ten at a time.
 
 Every word of a hybrid document keeps the gold label of the document its sentence came from, so a
 pointing game can tell whether the maximally relevant word lies in a fragment of the predicted

@@ -1,0 +1,211 @@
+"""The engine's one public module: everything the web app (``annotate``) may use, as plain data in and out.
+
+Nothing else of the engine is imported by the web app, so the engine's insides can move freely; a name
+is added here when the web app needs it. This module never imports Django.
+
+=====================  =============================================================================
+area                   names
+=====================  =============================================================================
+text                   ``word_spans``, ``sentence_spans``, ``words_of`` — the canonical words of a text
+data                   ``read_raw`` (YELP-HAT raw CSV, Sen et al. 2020), ``tag_documents``, ``tag_words``
+                       (Penn tags, offline)
+models                 ``ARCHITECTURES``, ``build_model``, ``TrainConfig``, ``train``, ``TrainedModel``
+                       (load / predict / save)
+explanations           ``METHODS`` (a ``Registry`` of ``MethodSpec``; metadata ``architectures``,
+                       ``pooling``, ``group``, ``samples`` and ``fitted_with``, a ``Fitting``),
+                       ``get_method``, ``methods_for``, ``resolve_methods``, ``explain``,
+                       ``explain_many``; evidence: ``Evidence``, ``select_evidence``,
+                       ``evidence_and_counter`` (Lertvittayakumjorn & Toni 2019 §4.3)
+estimates              ``Estimate`` (value, n, interval), ``N_BOOT``, ``LEVEL``, ``Ragged``, ``json_safe``
+agreement              ``fleiss_kappa``, ``fleiss_kappa_from_counts``, ``cohen_kappa``, ``pearson_r``,
+                       ``krippendorff_alpha``, ``pairwise_table``, ``encode_ratings``, ``category_counts``
+human vs machine       ``HumanMaps``, ``roc_auc_per_text``, ``behavioral_similarity``,
+                       ``human_human_similarity``, ``average_k`` (Sen et al. 2020 §4);
+                       ``METRICS`` — metrics by name, one call shape
+                       ``(human, machine, *, n_boot, seed) -> Estimate``
+reports                ``agreement_report``, ``similarity_report`` (Sen et al. 2020 Tables 2–5)
+alignment              ``hard_oracle``, ``expert_oracle``, ``random_derangement``,
+                       ``importance_alignment``, ``marking_alignment`` (the NLI importance-alignment
+                       paper, §3)
+sentence ratings       ``crowd_labels``, ``CrowdLabels``, ``confidence_summary``, ``rating_matrix``,
+                       ``pairwise_agreement``, ``mean_of``, ``sentence_scores``, ``attention_levels``,
+                       ``confidence_curve``, ``replacement_std``, ``marking_agreement``,
+                       ``RATING_LEVELS`` (Pappas & Popescu-Belis 2016)
+crowd quality          ``majority_vote``, ``dawid_skene``, ``Aggregation`` (Dawid & Skene 1979);
+                       ``wilson_interval``, ``trust_table``, ``leave_one_out_trust``, ``TrustTable``,
+                       ``PENDING`` / ``TRUSTED`` / ``EXCLUDED``, ``DEFAULT_TRUST_THRESHOLD``
+forced choice          ``TESTS``, ``NO_PREFERENCE``, ``score_answers``, ``summarize_scores``,
+                       ``answer_categories``, ``category_set``, ``forced_choice_kappa``
+                       (Lertvittayakumjorn & Toni 2019 §5)
+registries             ``Registry``, ``UnknownName``, ``DuplicateName``, ``discover``
+=====================  =============================================================================
+"""
+
+from __future__ import annotations
+
+from explain_engine.artifacts import TrainedModel
+from explain_engine.datasets.yelphat import read_raw
+from explain_engine.evidence import Evidence, evidence_and_counter, select_evidence
+from explain_engine.explainers import (
+    METHODS,
+    Fitting,
+    MethodSpec,
+    explain,
+    explain_many,
+    methods_for,
+    resolve_methods,
+)
+from explain_engine.explainers import get as get_method
+from explain_engine.jsonsafe import json_safe
+from explain_engine.metrics import METRICS
+from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote
+from explain_engine.metrics.agreement import (
+    category_counts,
+    cohen_kappa,
+    encode_ratings,
+    fleiss_kappa,
+    fleiss_kappa_from_counts,
+    krippendorff_alpha,
+    pairwise_table,
+    pearson_r,
+)
+from explain_engine.metrics.alignment import (
+    expert_oracle,
+    hard_oracle,
+    importance_alignment,
+    marking_alignment,
+    random_derangement,
+)
+from explain_engine.metrics.behavioral import (
+    HumanMaps,
+    average_k,
+    behavioral_similarity,
+    human_human_similarity,
+    roc_auc_per_text,
+)
+from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate
+from explain_engine.metrics.forced_choice import (
+    NO_PREFERENCE,
+    TESTS,
+    answer_categories,
+    category_set,
+    forced_choice_kappa,
+    score_answers,
+    summarize_scores,
+)
+from explain_engine.metrics.pos import tag_documents, tag_words
+from explain_engine.metrics.ragged import Ragged
+from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
+from explain_engine.metrics.ratings import (
+    CrowdLabels,
+    attention_levels,
+    confidence_curve,
+    confidence_summary,
+    crowd_labels,
+    marking_agreement,
+    mean_of,
+    pairwise_agreement,
+    rating_matrix,
+    replacement_std,
+    sentence_scores,
+)
+from explain_engine.metrics.trust import DEFAULT_THRESHOLD as DEFAULT_TRUST_THRESHOLD
+from explain_engine.metrics.trust import (
+    EXCLUDED,
+    PENDING,
+    TRUSTED,
+    TrustTable,
+    leave_one_out_trust,
+    trust_table,
+    wilson_interval,
+)
+from explain_engine.models import ARCHITECTURES, build_model
+from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
+from explain_engine.reports import agreement_report, similarity_report
+from explain_engine.text import sentence_spans, word_spans, words_of
+from explain_engine.training import TrainConfig, train
+
+__all__ = [
+    "ARCHITECTURES",
+    "DEFAULT_TRUST_THRESHOLD",
+    "EXCLUDED",
+    "LEVEL",
+    "METHODS",
+    "METRICS",
+    "NO_PREFERENCE",
+    "N_BOOT",
+    "PENDING",
+    "RATING_LEVELS",
+    "TESTS",
+    "TRUSTED",
+    "Aggregation",
+    "CrowdLabels",
+    "DuplicateName",
+    "Estimate",
+    "Evidence",
+    "Fitting",
+    "HumanMaps",
+    "MethodSpec",
+    "Ragged",
+    "Registry",
+    "TrainConfig",
+    "TrainedModel",
+    "TrustTable",
+    "UnknownName",
+    "agreement_report",
+    "answer_categories",
+    "attention_levels",
+    "average_k",
+    "behavioral_similarity",
+    "build_model",
+    "category_counts",
+    "category_set",
+    "cohen_kappa",
+    "confidence_curve",
+    "confidence_summary",
+    "crowd_labels",
+    "dawid_skene",
+    "discover",
+    "encode_ratings",
+    "evidence_and_counter",
+    "expert_oracle",
+    "explain",
+    "explain_many",
+    "fleiss_kappa",
+    "fleiss_kappa_from_counts",
+    "forced_choice_kappa",
+    "get_method",
+    "hard_oracle",
+    "human_human_similarity",
+    "importance_alignment",
+    "json_safe",
+    "krippendorff_alpha",
+    "leave_one_out_trust",
+    "majority_vote",
+    "marking_agreement",
+    "marking_alignment",
+    "mean_of",
+    "methods_for",
+    "pairwise_agreement",
+    "pairwise_table",
+    "pearson_r",
+    "random_derangement",
+    "rating_matrix",
+    "read_raw",
+    "replacement_std",
+    "resolve_methods",
+    "roc_auc_per_text",
+    "score_answers",
+    "select_evidence",
+    "sentence_scores",
+    "sentence_spans",
+    "similarity_report",
+    "summarize_scores",
+    "tag_documents",
+    "tag_words",
+    "train",
+    "trust_table",
+    "wilson_interval",
+    "word_spans",
+    "words_of",
+]

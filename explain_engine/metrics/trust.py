@@ -1,0 +1,95 @@
+"""Worker trust from gold (test) questions: the share passed, with a Wilson score interval.
+
+Pappas & Popescu-Belis (2016 §3) and Lertvittayakumjorn & Toni (2019 §5) keep only the judges who
+answered at least 70 % of the hidden gold questions correctly. A worker who has answered fewer than
+``min_golds`` golds is *pending*: too little evidence to exclude them yet. The interval is Wilson's
+(statsmodels' ``proportion_confint(method="wilson")``, which is vectorised), since it stays inside
+[0, 1] and behaves at the small counts a worker's gold record has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from statsmodels.stats.proportion import proportion_confint
+
+PENDING = "pending"
+TRUSTED = "trusted"
+EXCLUDED = "excluded"
+DEFAULT_THRESHOLD = 0.70
+
+
+@dataclass(frozen=True)
+class TrustTable:
+    """Per-worker arrays (same order as the inputs)."""
+
+    seen: np.ndarray
+    passed: np.ndarray
+    trust: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    status: np.ndarray
+
+
+def wilson_interval(passed, seen, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of ``passed / seen``, element-wise; ``[0, 1]`` where ``seen`` is 0."""
+    passed = np.asarray(passed, dtype=float)
+    seen = np.asarray(seen, dtype=float)
+    if np.any(passed < 0) or np.any(passed > seen):
+        raise ValueError("passed must lie between 0 and seen")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    safe = np.where(seen > 0, seen, 1.0)
+    low, high = proportion_confint(passed, safe, alpha=1.0 - confidence, method="wilson")
+    empty = seen == 0
+    return np.where(empty, 0.0, low), np.where(empty, 1.0, high)
+
+
+def trust_table(
+    passed,
+    seen,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    min_golds: int = 4,
+    confidence: float = 0.95,
+) -> TrustTable:
+    """Trust (share of golds passed; NaN before any gold), its Wilson interval, and each worker's status:
+    ``pending`` below ``min_golds`` golds, else ``trusted`` when trust >= ``threshold``, else ``excluded``."""
+    passed = np.asarray(passed, dtype=int)
+    seen = np.asarray(seen, dtype=int)
+    if passed.shape != seen.shape:
+        raise ValueError("passed and seen must have the same shape")
+    low, high = wilson_interval(passed, seen, confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        trust = np.where(seen > 0, passed / np.where(seen > 0, seen, 1), np.nan)
+    # A tiny tolerance so that e.g. 7/10 counts as meeting a 0.70 threshold despite float rounding.
+    meets = np.nan_to_num(trust, nan=0.0) >= threshold - 1e-12
+    status = np.where(seen < max(min_golds, 1), PENDING, np.where(meets, TRUSTED, EXCLUDED))
+    return TrustTable(seen=seen, passed=passed, trust=trust, low=low, high=high, status=status)
+
+
+def leave_one_out_trust(passed_total, seen_total, passed_here) -> np.ndarray:
+    """Each worker's trust on the *other* golds, for judging one gold item by the workers who saw it
+    (``passed_here`` is 1 where they passed it, 0 where they missed it); NaN where no other gold is left."""
+    passed_total = np.asarray(passed_total, dtype=float)
+    seen_total = np.asarray(seen_total, dtype=float)
+    rest = seen_total - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(
+            rest > 0,
+            (passed_total - np.asarray(passed_here, dtype=float)) / np.where(rest > 0, rest, 1),
+            np.nan,
+        )
+
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "EXCLUDED",
+    "PENDING",
+    "TRUSTED",
+    "TrustTable",
+    "leave_one_out_trust",
+    "trust_table",
+    "wilson_interval",
+]

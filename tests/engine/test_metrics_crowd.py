@@ -1,0 +1,228 @@
+"""Crowd aggregation, worker trust and sentence-rating metrics, against independent references.
+
+crowd-kit and statsmodels serve as references only; crowd-kit is a test-only dependency.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import pearsonr
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+from statsmodels.stats.proportion import proportion_confint
+
+from explain_engine.metrics.aggregation import dawid_skene, majority_vote
+from explain_engine.metrics.alignment import marking_alignment
+from explain_engine.metrics.ratings import (
+    attention_levels,
+    confidence_curve,
+    confidence_summary,
+    crowd_labels,
+    marking_agreement,
+    pairwise_agreement,
+    rating_matrix,
+    replacement_std,
+    sentence_scores,
+)
+from explain_engine.metrics.trust import (
+    EXCLUDED,
+    PENDING,
+    TRUSTED,
+    leave_one_out_trust,
+    trust_table,
+    wilson_interval,
+)
+
+
+def _crowd(seed: int = 3, n_tasks: int = 60, n_workers: int = 9, k: int = 3):
+    """Simulated answers: workers of different accuracy, five answers per task."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, k, n_tasks)
+    skill = np.linspace(0.35, 0.95, n_workers)
+    tasks, workers, labels = [], [], []
+    for t in range(n_tasks):
+        for w in rng.choice(n_workers, 5, replace=False):
+            good = rng.random() < skill[w]
+            tasks.append(f"t{t:03d}")
+            workers.append(f"w{w}")
+            labels.append(["neg", "neu", "pos"][truth[t] if good else rng.integers(0, k)])
+    return tasks, workers, labels
+
+
+def _frame(tasks, workers, labels) -> pd.DataFrame:
+    return pd.DataFrame({"task": tasks, "worker": workers, "label": labels})
+
+
+# ---------------------------------------------------------------------------------------- aggregation
+
+
+def test_majority_vote_matches_crowd_kit_and_breaks_ties_by_category_order():
+    crowdkit = pytest.importorskip("crowdkit.aggregation")
+    tasks, workers, labels = _crowd()
+    ours = majority_vote(tasks, workers, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = crowdkit.MajorityVote().fit(_frame(tasks, workers, labels))
+    assert list(ours.tasks) == list(ref.labels_.index)
+    assert ours.answers.tolist() == [5] * len(ours.tasks)
+    assert ours.label == list(ref.labels_)
+    np.testing.assert_allclose(ours.probabilities, ref.probas_[ours.categories].to_numpy(), atol=1e-12)
+    tie = majority_vote(["a", "a"], [1, 2], ["pos", "neg"])
+    assert tie.label == ["neg"] and tie.probability[0] == 0.5
+    assert majority_vote(["a", "a"], [1, 2], ["pos", "neg"], categories=["pos", "neg"]).label == ["pos"]
+
+
+def test_weighted_majority_vote_matches_crowd_kit_skills():
+    crowdkit = pytest.importorskip("crowdkit.aggregation")
+    tasks, workers, labels = _crowd(seed=5)
+    skills = {f"w{w}": 0.1 * (w + 1) for w in range(9)}
+    ours = majority_vote(tasks, workers, labels, weights=[skills[w] for w in workers])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = crowdkit.MajorityVote().fit(_frame(tasks, workers, labels), skills=pd.Series(skills))
+    np.testing.assert_allclose(ours.probabilities, ref.probas_[ours.categories].to_numpy(), atol=1e-12)
+    nobody = majority_vote(["a"], [1], ["pos"], weights=[0.0])
+    assert nobody.label == [None] and math.isnan(nobody.probability[0])
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_dawid_skene_matches_crowd_kit(seed):
+    crowdkit = pytest.importorskip("crowdkit.aggregation")
+    tasks, workers, labels = _crowd(seed=seed)
+    ours = dawid_skene(tasks, workers, labels, n_iter=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = crowdkit.DawidSkene(n_iter=100).fit(_frame(tasks, workers, labels))
+    assert ours.iterations == len(ref.loss_history_)
+    np.testing.assert_allclose(ours.probabilities, ref.probas_[ours.categories].to_numpy(), atol=1e-8)
+    assert ours.label == list(ref.labels_)
+
+
+def test_dawid_skene_learns_that_a_careless_majority_says_nothing():
+    # Four careless workers always say "pos"; three careful ones always give the truth.
+    truth = ["neg", "pos", "pos"] * 8
+    tasks, workers, labels = [], [], []
+    for t, z in enumerate(truth):
+        for w in ("c1", "c2", "c3", "c4"):
+            tasks.append(t), workers.append(w), labels.append("pos")
+        for w in ("g1", "g2", "g3"):
+            tasks.append(t), workers.append(w), labels.append(z)
+    assert majority_vote(tasks, workers, labels).label == ["pos"] * len(truth)
+    assert dawid_skene(tasks, workers, labels).label == truth
+
+
+# --------------------------------------------------------------------------------------------- trust
+
+
+def test_wilson_interval_matches_statsmodels_and_handles_no_golds():
+    passed, seen = np.array([0, 3, 7, 10, 0]), np.array([4, 4, 10, 10, 0])
+    low, high = wilson_interval(passed, seen, 0.9)
+    ref_low, ref_high = proportion_confint(passed[:4], seen[:4], alpha=0.1, method="wilson")
+    np.testing.assert_allclose(low[:4], ref_low)
+    np.testing.assert_allclose(high[:4], ref_high)
+    assert (low[4], high[4]) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="between 0 and seen"):
+        wilson_interval([5], [4])
+
+
+def test_trust_table_statuses_and_leave_one_out():
+    table = trust_table([7, 6, 1], [10, 10, 2], threshold=0.7, min_golds=4)
+    assert table.status.tolist() == [TRUSTED, EXCLUDED, PENDING]
+    np.testing.assert_allclose(table.trust, [0.7, 0.6, 0.5])
+    np.testing.assert_allclose(leave_one_out_trust([7, 1], [10, 1], [1, 1]), [6 / 9, np.nan])
+
+
+# ------------------------------------------------------------------------------------------- ratings
+
+
+def test_crowd_labels_majority_ties_and_confidence():
+    # item 1: levels 2, 2, 4 → majority 2, confidence by trust; item 2: 3 vs 5 tied → more trust wins.
+    labels = crowd_labels([1, 1, 1, 2, 2], [2, 2, 4, 3, 5], [1.0, 0.5, 1.0, 0.2, 0.9])
+    assert labels.items.tolist() == [1, 2]
+    assert labels.majority.tolist() == [2, 5]
+    np.testing.assert_allclose(labels.confidence, [1.5 / 2.5, 0.9 / 1.1])
+    np.testing.assert_allclose(labels.mean, [8 / 3, 4.0])
+    assert crowd_labels([1, 1], [3, 2], [1.0, 1.0]).majority.tolist() == [2]  # full tie: lower level
+    with pytest.raises(ValueError, match="levels"):
+        crowd_labels([1], [7], [1.0])
+
+
+def test_confidence_summary_ignores_missing():
+    summary = confidence_summary([0.4, None, 0.9, math.nan, 0.5])
+    assert summary == pytest.approx(
+        {"n": 3, "mean_confidence": 0.6, "share_confidence_05": 2 / 3, "share_confidence_08": 1 / 3}
+    )
+    assert confidence_summary([])["mean_confidence"] is None
+
+
+def test_pairwise_agreement_uses_shared_items_and_matches_pearson():
+    rng = np.random.default_rng(0)
+    base = rng.integers(1, 6, 40)
+    a = base
+    b = np.clip(base + rng.integers(-1, 2, 40), 1, 5)
+    c = rng.integers(1, 6, 40)
+    items = np.tile(np.arange(40), 3)
+    workers = np.repeat([10, 20, 30], 40)
+    ratings = np.concatenate([a, b, c]).astype(float)
+    matrix, item_ids, worker_ids = rating_matrix(items[:-5], workers[:-5], ratings[:-5])
+    assert matrix.shape == (40, 3) and np.isnan(matrix[-5:, 2]).all() and worker_ids.tolist() == [10, 20, 30]
+    rows = pairwise_agreement(matrix, ["A", "B", "C"], n_boot=50)
+    assert [(r["a"], r["b"], r["n"]) for r in rows] == [("A", "B", 40), ("A", "C", 35), ("B", "C", 35)]
+    assert rows[0]["r"] == pytest.approx(pearsonr(a, b)[0])
+    assert rows[0]["kappa"] > rows[1]["kappa"]
+
+
+def test_sentence_scores_levels_and_confidence_curve():
+    np.testing.assert_allclose(sentence_scores([1, 2, 3, 4], [[0, 1], [1, 4]]), [1, 9])
+    with pytest.raises(ValueError, match="run past"):
+        sentence_scores([1, 2], [[0, 3]])
+    assert attention_levels([0.0, 0.5, 1.0, -1.0]).tolist() == [1, 3, 5, 1]
+    curve = confidence_curve(
+        [5, 3, 1, 2], [0.9, 0.6, 0.3, 1.0], [5, 2, 1, 5], [0.9, 0.5, 0.1, 0.2], (0.0, 0.5)
+    )
+    assert [p["n"] for p in curve] == [4, 3]
+    assert curve[0]["accuracy"] == 0.5 and curve[0]["accuracy_within_1"] == 0.75
+    assert curve[1]["accuracy"] == pytest.approx(1 / 3) and curve[1]["random"] == 0.2
+
+
+def test_replacement_std_by_hand():
+    matrix = np.array([[1.0, 1.0, 5.0], [2.0, 4.0, np.nan], [3.0, np.nan, np.nan]])
+    out = replacement_std(matrix, machine=[1.0, 3.0, 3.0], seed=0)
+    base = (np.std([1, 1, 5]) + np.std([2, 4])) / 2
+    assert out["n"] == 2 and out["std"] == pytest.approx(base)
+    # The least reliable judge (5 in row 0; the first of the tied 2 and 4 in row 1) becomes the mean.
+    human = (np.std([1, 1, 7 / 3]) + np.std([3, 4])) / 2 - base
+    assert out["human"] == pytest.approx(human)
+    assert out["model"] <= 0 and out["random"] is not None
+    assert replacement_std(matrix[2:], [1.0])["std"] is None
+
+
+def test_marking_agreement_matches_statsmodels():
+    markings = [[[1, 0, 0, 1], [1, 0, 1, 1], [1, 0, 0, 0]], [[0, 1], [1, 1], [0, 1]], [[1, 1, 1]]]
+    counts = []
+    for m in markings[:2]:
+        on = np.sum(m, axis=0)
+        counts.extend(zip(len(m) - on, on, strict=True))
+    est = marking_agreement(markings, n_boot=0)
+    assert est.n == 6 and est.value == pytest.approx(sm_fleiss(np.array(counts)))
+    assert marking_agreement([[[1, 0]]]) is None
+
+
+def test_marking_alignment_rewards_attributions_on_marked_words():
+    words = [
+        ["good", "food", "bad", "service"],
+        ["bad", "service", "good", "food"],
+        ["food", "good", "bad", "view"],
+    ]
+    explanations = ["good food", "bad service", "bad view"]
+    markings = [[[1, 1, 0, 0], [1, 0, 0, 0]], [[1, 1, 0, 0]], [[0, 0, 1, 1], [0, 0, 1, 0]]]
+    good = [[0.9, 0.5, 0.1, 0.0], [0.8, 0.7, 0.0, 0.1], [0.0, 0.1, 0.9, 0.4]]
+    out = marking_alignment(words, explanations, markings, good, n_boot=0, seed=1)
+    assert out["expert"]["delta_a"]["value"] > 0 and out["hard"]["delta_a"]["value"] > 0
+    assert sorted(out["pairing"]) == [0, 1, 2] and all(i != p for i, p in enumerate(out["pairing"]))
+    with pytest.raises(ValueError, match="one value per word"):
+        marking_alignment(words, explanations, markings, [[0.0], *good[1:]])
