@@ -147,7 +147,9 @@ def test_forced_choice_kappa_intervals_equal_statsmodels_on_the_same_resamples()
     out = forced_choice_kappa(questions, picked, confident, options, n_boot=N_BOOT, seed=SEED)
     for key, with_conf in (("with_confidence", True), ("without_confidence", False)):
         cats = [
-            "no preference" if p is None else (f"{p} {'confident' if c else 'unconfident'}" if with_conf else p)
+            "no preference"
+            if p is None
+            else (f"{p} {'confident' if c else 'unconfident'}" if with_conf else p)
             for p, c in zip(picked, confident, strict=True)
         ]
         names = sorted(set(cats))
@@ -182,7 +184,7 @@ def test_cohen_kappa_interval_on_sentiment_answers_equals_sklearn(part7, weights
         n_boot=N_BOOT,
         seed=SEED,
     )
-    assert est.n == len(a) and 0 < est.extra["dropped"]
+    assert est.n == len(a) and est.extra["dropped"] > 0
 
     def kappa(idx: np.ndarray) -> float:
         return cohen_kappa_score(a[idx], b[idx], labels=SENTIMENT_SCALE, weights=weights)
