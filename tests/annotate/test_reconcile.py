@@ -25,9 +25,11 @@ from annotate.models import (
     QualityPolicy,
     Response,
 )
-from annotate.providers import get_provider, mturk, prolific
+from annotate.providers import get_provider
+from annotate.providers.base.retry import Backoff
+from annotate.providers.mturk import client as mturk_client
+from annotate.providers.prolific import client as prolific_client
 from annotate.providers.reconcile import reconcile_study, review_submission, send_bonus, unsubmitted_workers
-from annotate.providers.retry import Backoff
 from annotate.quality.grading import refresh_trust
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import (
@@ -87,7 +89,7 @@ def mturk_study(researcher):
 def stub():
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     provider = get_provider("mturk")
-    provider.use_client(mturk.MTurkClient(client, backoff=Backoff(attempts=3), sleep=lambda s: None))
+    provider.use_client(mturk_client.MTurkClient(client, backoff=Backoff(attempts=3), sleep=lambda s: None))
     with Stubber(client) as stubber:
         yield stubber
         stubber.assert_no_pending_responses()
@@ -295,7 +297,7 @@ def test_prolific_reconcile_releases_returned_places_and_checks_codes(researcher
     settings.HATLAB_PUBLIC_URL = "https://hatlab.example.org"
     fake = FakeProlific().start()
     provider = get_provider("prolific")
-    provider.use_client(prolific.ProlificClient(fake.token, fake.url, sleep=lambda s: None))
+    provider.use_client(prolific_client.ProlificClient(fake.token, fake.url, sleep=lambda s: None))
     try:
         study = crowd_study(researcher, "prolific", dict(PROLIFIC_CONFIG), n=6)
         [publication] = provider.publish(study, "b1")
