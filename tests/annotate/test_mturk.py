@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from annotate.models import Publication, Worker
 from annotate.providers import get_provider
+from annotate.providers.base import ANSWER_COPY_FIELD
 from annotate.providers.base.retry import Backoff, ProviderConfigError
 from annotate.providers.mturk import adapter as mturk
 from annotate.providers.mturk import client as mturk_client
@@ -402,7 +403,7 @@ def test_expire_extend_and_add_assignments(client, stub):
 
 def test_assignments_are_paginated_and_answers_recovered(client, stub):
     payload = {"study": "s1", "submissions": [{"submission_key": "k1", "answer": {"label": "positive"}}]}
-    xml = answer_xml({"assignmentId": "A1", mturk.ANSWER_FIELD: json.dumps(payload)})
+    xml = answer_xml({"assignmentId": "A1", ANSWER_COPY_FIELD: json.dumps(payload)})
     stub.add_response(
         "list_assignments_for_hit",
         {
@@ -447,14 +448,14 @@ def test_answer_xml_selections_and_bad_payloads():
         f'<QuestionFormAnswers xmlns="{ANSWER_NS}"><Answer><QuestionIdentifier>pick</QuestionIdentifier>'
         "<SelectionIdentifier>a</SelectionIdentifier><SelectionIdentifier>b</SelectionIdentifier></Answer>"
         "<Answer><QuestionIdentifier>one</QuestionIdentifier><SelectionIdentifier>c</SelectionIdentifier></Answer>"
-        f"<Answer><QuestionIdentifier>{mturk.ANSWER_FIELD}</QuestionIdentifier><FreeText>[1, 2]</FreeText></Answer>"
+        f"<Answer><QuestionIdentifier>{ANSWER_COPY_FIELD}</QuestionIdentifier><FreeText>[1, 2]</FreeText></Answer>"
         "</QuestionFormAnswers>"
     )
     answers = mturk_client.parse_answer_xml(xml)
     assert answers["pick"] == ["a", "b"] and answers["one"] == "c"
     assert copied_submissions(answers) is None
-    assert copied_submissions({mturk.ANSWER_FIELD: "{not json"}) is None
-    assert copied_submissions({mturk.ANSWER_FIELD: '{"submissions": 3}'}) is None
+    assert copied_submissions({ANSWER_COPY_FIELD: "{not json"}) is None
+    assert copied_submissions({ANSWER_COPY_FIELD: '{"submissions": 3}'}) is None
     assert copied_submissions({}) is None
 
 

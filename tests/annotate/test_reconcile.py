@@ -4,10 +4,12 @@ the local fake server)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import uuid
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from xml.sax.saxutils import escape
 
 import boto3
@@ -25,10 +27,13 @@ from annotate.models import (
     QualityPolicy,
     Response,
 )
-from annotate.providers import get_provider
+from annotate.providers import PROVIDERS, get_provider
+from annotate.providers.base import ProviderUnsupported
 from annotate.providers.base.retry import Backoff
 from annotate.providers.mturk import client as mturk_client
+from annotate.providers.mturk import settings as mturk_settings
 from annotate.providers.prolific import client as prolific_client
+from annotate.providers.prolific import settings as prolific_settings
 from annotate.providers.reconcile import reconcile_study, review_submission, send_bonus, unsubmitted_workers
 from annotate.quality.grading import refresh_trust
 from tests.annotate.conftest import make_worker
@@ -371,8 +376,6 @@ def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mtu
 
 
 def test_the_local_provider_has_no_platform(researcher):
-    from annotate.providers.base import ProviderUnsupported
-
     study = crowd_study(researcher, "local", n=4)
     local = get_provider("local")
     assert not local.platform and list(local.fetch_submissions(study)) == []
@@ -381,3 +384,43 @@ def test_the_local_provider_has_no_platform(researcher):
         local.publish(study, "b1")
     with pytest.raises(ProviderUnsupported):
         local.balance()
+
+
+def test_providers_are_registered_by_name_with_their_settings():
+    assert list(PROVIDERS) == ["local", "mturk", "prolific"]
+    assert all(PROVIDERS[name].name == name for name in PROVIDERS)
+    assert PROVIDERS.meta("mturk")["settings"] is mturk_settings.MTurkConfig
+    assert PROVIDERS.meta("prolific")["settings"] is prolific_settings.ProlificConfig
+    assert PROVIDERS.where(bonuses=True) == ["mturk", "prolific"]
+    assert PROVIDERS.where(blocks=False) == ["local"]
+    with pytest.raises(KeyError, match="unknown crowd provider 'turk'; known: local, mturk, prolific"):
+        get_provider("turk")
+    with pytest.raises(ValueError, match="already registered"):
+        PROVIDERS.add("mturk", get_provider("mturk"))
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "annotate/providers/base/settings.py",
+        "annotate/providers/base/retry.py",
+        "annotate/providers/local/settings.py",
+        "annotate/providers/mturk/client.py",
+        "annotate/providers/mturk/settings.py",
+        "annotate/providers/prolific/client.py",
+        "annotate/providers/prolific/settings.py",
+    ],
+)
+def test_platform_clients_and_settings_know_nothing_of_django(module):
+    """A provider's API client and settings take and give plain data: no Django, no models, no app."""
+    tree = ast.parse((Path(__file__).parents[2] / module).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    app = {name for name in imported if name.startswith("annotate.")}
+    assert not {name for name in imported if name.split(".")[0] in ("django", "rest_framework")}
+    assert app <= {
+        "annotate.providers.base.settings",
+        "annotate.providers.base.retry",
+        "annotate.providers.mturk.settings",
+        "annotate.providers.prolific.settings",
+    }

@@ -9,8 +9,8 @@ Providers are stateless singletons held in :data:`annotate.providers.PROVIDERS`;
 comes from the request, the study (``study.provider_config``) and the settings. :class:`PlatformProvider`
 holds what the MTurk and Prolific adapters have in common: the API client built on first use, the study's
 validated settings, the session context of a worker who arrived from the platform, and the
-:class:`~annotate.models.Publication` rows. The money arithmetic they share is in
-:mod:`annotate.providers.base.money`, retries in :mod:`annotate.providers.base.retry`.
+:class:`~annotate.models.Publication` rows. Reading settings and the money arithmetic they share are in
+:mod:`annotate.providers.base.settings`, retries in :mod:`annotate.providers.base.retry`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, Generic, TypeVar
 
-from django.conf import settings
+from django.conf import settings as django_settings  # the submodule base/settings.py takes "settings"
 from django.db.models import QuerySet
 from django.urls import reverse
 
 from annotate.models import Publication
-from annotate.providers.base.money import settings_object
 from annotate.providers.base.retry import ProviderError
+from annotate.providers.base.settings import settings_object
 
 C = TypeVar("C")  # a platform's API client
 S = TypeVar("S")  # a platform's validated study settings
@@ -239,7 +239,7 @@ class CrowdProvider:
 
 def entry_url(study) -> str:
     """The public URL of the study's entry page, where a platform sends its workers."""
-    return settings.HATLAB_PUBLIC_URL.rstrip("/") + reverse("work-entry", args=[study.uid])
+    return django_settings.HATLAB_PUBLIC_URL.rstrip("/") + reverse("work-entry", args=[study.uid])
 
 
 class PlatformProvider(CrowdProvider, Generic[C, S]):
@@ -299,6 +299,15 @@ class PlatformProvider(CrowdProvider, Generic[C, S]):
         """The study's publications on this platform that the platform knows (optionally by status)."""
         rows = Publication.objects.filter(study=study, provider=self.name).exclude(external_id="")
         return rows.filter(status__in=statuses) if statuses else rows
+
+    def fetch_submissions(self, study) -> Iterator[SubmissionRecord]:
+        for publication in self.publications(study):
+            yield from self.records(publication)
+
+    def records(self, publication: Publication) -> Iterator[SubmissionRecord]:
+        """The platform's units of work under one publication (a HIT's assignments, a study's
+        submissions), normalised."""
+        raise NotImplementedError
 
     def published(self, study, external_id: str) -> bool:
         """Whether ``external_id`` (a HIT, a Prolific study) is one we published for ``study``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from annotate.providers.base.money import flag, settings_object, whole_number
+from annotate.providers.base.settings import flag, settings_object, whole_number
 
 DEFAULT_INVITE_MAX_AGE_S = 14 * 24 * 3600
 

@@ -31,7 +31,6 @@ from django.utils import timezone
 from annotate.models import PlatformSubmission, Publication
 from annotate.providers import PROVIDERS
 from annotate.providers.base import (
-    ANSWER_COPY_FIELD,
     APPROVED,
     REJECTED,
     SUBMITTED,
@@ -42,8 +41,8 @@ from annotate.providers.base import (
     completion_study_uid,
     entry_url,
 )
-from annotate.providers.base.money import ID_PATTERN, checked_key
 from annotate.providers.base.retry import ProviderConfigError
+from annotate.providers.base.settings import ID_PATTERN, checked_key
 from annotate.providers.mturk.client import (
     LIVE_WORKER_SITE,
     PLATFORM,
@@ -65,7 +64,6 @@ from annotate.quality.policy import policy_for
 
 NAME = PLATFORM
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
-ANSWER_FIELD = ANSWER_COPY_FIELD
 EXPIRE_NOW = datetime(2015, 1, 1, tzinfo=UTC)
 STATUS = {"Submitted": SUBMITTED, "Approved": APPROVED, "Rejected": REJECTED}
 
@@ -273,21 +271,20 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
             publication.save(update_fields=["places", "details", "updated"])
 
     # --- sync and review --------------------------------------------------------------------------------
-    def fetch_submissions(self, study) -> Iterator[SubmissionRecord]:
-        for publication in self.publications(study):
-            for assignment in self.client.iter_assignments(publication.external_id):
-                raw = str(assignment.get("AssignmentStatus", ""))
-                answer = assignment.get("Answer")
-                yield SubmissionRecord(
-                    publication_id=publication.pk,
-                    external_id=assignment["AssignmentId"],
-                    worker_external_id=assignment["WorkerId"],
-                    status=STATUS.get(raw, raw.lower()),
-                    raw_status=raw,
-                    started_at=assignment.get("AcceptTime"),
-                    submitted_at=assignment.get("SubmitTime"),
-                    answer=parse_answer_xml(answer) if answer else {},
-                )
+    def records(self, publication: Publication) -> Iterator[SubmissionRecord]:
+        for assignment in self.client.iter_assignments(publication.external_id):
+            raw = str(assignment.get("AssignmentStatus", ""))
+            answer = assignment.get("Answer")
+            yield SubmissionRecord(
+                publication_id=publication.pk,
+                external_id=assignment["AssignmentId"],
+                worker_external_id=assignment["WorkerId"],
+                status=STATUS.get(raw, raw.lower()),
+                raw_status=raw,
+                started_at=assignment.get("AcceptTime"),
+                submitted_at=assignment.get("SubmitTime"),
+                answer=parse_answer_xml(answer) if answer else {},
+            )
 
     def approve(self, submission, feedback: str = "") -> bool:
         return self.client.approve(submission.external_id, feedback)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from annotate.providers.base.money import amount, flag, rate_fee, settings_object, text, whole_number
 from annotate.providers.base.retry import ProviderConfigError
+from annotate.providers.base.settings import amount, flag, rate_fee, settings_object, text, whole_number
 
 # MTurk's system qualification types.
 QUAL_PERCENT_APPROVED = "000000000000000000L0"

@@ -39,8 +39,8 @@ from annotate.providers.base import (
     completion_study_uid,
     entry_url,
 )
-from annotate.providers.base.money import CENT, ID_PATTERN, checked_key, minor_units
 from annotate.providers.base.retry import ProviderConfigError
+from annotate.providers.base.settings import CENT, ID_PATTERN, checked_key, minor_units
 from annotate.providers.prolific.client import PLATFORM, BonusOutcomeUnknown, ProlificAPIError, ProlificClient
 from annotate.providers.prolific.settings import ProlificConfig
 
@@ -254,27 +254,27 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
         publication.save(update_fields=["places", "details", "updated"])
 
     # --- sync and review --------------------------------------------------------------------------------
-    def fetch_submissions(self, study) -> Iterator[SubmissionRecord]:
-        for publication in self.publications(study):
-            code = publication.details.get("completion_code", "")
-            for item in self.client.submissions(publication.external_id):
-                raw = str(item.get("status", ""))
-                status = STATUS.get(raw, raw.lower())
-                entered = str(item.get("study_code") or "")
-                problem = ""
-                if status == SUBMITTED and code and entered != code:
-                    problem = f"completion code {entered or 'missing'!r} does not match the study's"
-                yield SubmissionRecord(
-                    publication_id=publication.pk,
-                    external_id=item["id"],
-                    worker_external_id=item["participant_id"],
-                    status=status,
-                    raw_status=raw,
-                    started_at=parse_datetime(item["started_at"]) if item.get("started_at") else None,
-                    submitted_at=parse_datetime(item["completed_at"]) if item.get("completed_at") else None,
-                    answer={"study_code": entered} if entered else {},
-                    problem=problem,
-                )
+    def records(self, publication: Publication) -> Iterator[SubmissionRecord]:
+        """Prolific's submissions, each checked against the study's completion code."""
+        code = publication.details.get("completion_code", "")
+        for item in self.client.submissions(publication.external_id):
+            raw = str(item.get("status", ""))
+            status = STATUS.get(raw, raw.lower())
+            entered = str(item.get("study_code") or "")
+            problem = ""
+            if status == SUBMITTED and code and entered != code:
+                problem = f"completion code {entered or 'missing'!r} does not match the study's"
+            yield SubmissionRecord(
+                publication_id=publication.pk,
+                external_id=item["id"],
+                worker_external_id=item["participant_id"],
+                status=status,
+                raw_status=raw,
+                started_at=parse_datetime(item["started_at"]) if item.get("started_at") else None,
+                submitted_at=parse_datetime(item["completed_at"]) if item.get("completed_at") else None,
+                answer={"study_code": entered} if entered else {},
+                problem=problem,
+            )
 
     def approve(self, submission, feedback: str = "") -> bool:
         return self.client.approve(submission.external_id)

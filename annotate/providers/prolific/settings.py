@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from annotate.providers.base.money import (
+from annotate.providers.base.retry import ProviderConfigError
+from annotate.providers.base.settings import (
     amount,
     optional_number,
     rate,
@@ -21,7 +22,6 @@ from annotate.providers.base.money import (
     required_number,
     settings_object,
 )
-from annotate.providers.base.retry import ProviderConfigError
 
 DEVICES = frozenset({"desktop", "tablet", "mobile"})
 CURRENCIES = frozenset({"GBP", "USD"})

@@ -1,4 +1,4 @@
-"""Money and settings arithmetic that every crowd platform shares.
+"""What the providers' settings modules share: reading a study's provider settings, and money.
 
 Amounts are :class:`~decimal.Decimal` in the currency's major unit with cents, rounded half up as the
 platforms' own price tables are; fees are a rate on an amount, sometimes with a floor (MTurk's one cent).
