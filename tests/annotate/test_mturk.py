@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from xml.sax.saxutils import escape
 
 import boto3
 import pytest
@@ -15,7 +16,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.test import RequestFactory
 from django.utils import timezone
 
-from annotate.models import Publication, Worker
+from annotate.models import Payment, Publication, Worker
 from annotate.providers import get_provider
 from annotate.providers.base import ANSWER_COPY_FIELD
 from annotate.providers.base.retry import Backoff, ProviderConfigError
@@ -31,8 +32,6 @@ ANSWER_NS = (
 
 
 def answer_xml(fields: dict[str, str]) -> str:
-    from xml.sax.saxutils import escape
-
     body = "".join(
         f"<Answer><QuestionIdentifier>{escape(k)}</QuestionIdentifier><FreeText>{escape(v)}</FreeText></Answer>"
         for k, v in fields.items()
@@ -721,8 +720,6 @@ def test_identify_preview_and_completion(provider, mturk_study):
 
 
 def test_bonus_needs_an_assignment_and_notify_reports_failures(provider, mturk_study, stub):
-    from annotate.models import Payment
-
     study = mturk_study
     worker = Worker.objects.create(provider="mturk", external_id="W9")
     payment = Payment(study=study, worker=worker, provider="mturk", kind="bonus", amount=Decimal("1.00"),

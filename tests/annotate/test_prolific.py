@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
 from annotate.models import Payment, Publication, Worker
 from annotate.providers import get_provider
@@ -354,8 +354,6 @@ def test_notify_messages_each_participant(fake, provider, study):
 def test_researcher_api_publishes_tops_up_and_reports_spend(
     fake, provider, study, researcher, other_researcher, client
 ):
-    from django.test import Client
-
     api = Client()
     api.force_login(researcher)
     base = f"/api/crowd/studies/{study.uid}/"
@@ -386,8 +384,6 @@ def test_researcher_api_publishes_tops_up_and_reports_spend(
 
 @pytest.mark.urls("tests.annotate.crowd_urls")
 def test_researcher_page_shows_cost_and_acts(fake, provider, study, researcher):
-    from django.test import Client
-
     page = Client()
     page.force_login(researcher)
     html = page.get(f"/studies/{study.uid}/crowd/", {"estimate": "1"}).content.decode()

@@ -16,11 +16,14 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from annotate.assignment import next_assignment
+from annotate.jobs import crowd
 from annotate.models import (
     Assignment,
     Item,
+    Job,
     Payment,
     PlatformSubmission,
     Publication,
@@ -342,11 +345,6 @@ def test_local_studies_have_nothing_to_reconcile(researcher):
 
 
 def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mturk_study, stub, monkeypatch):
-    from kombu.exceptions import OperationalError as BrokerError
-
-    from annotate.jobs import crowd
-    from annotate.models import Job
-
     study = mturk_study
     worker = make_worker("WORKER1", "mturk")
     answer(study, worker, ordinary(study)[0], when=timezone.now() - timedelta(hours=4, minutes=30))

@@ -7,8 +7,8 @@ and the account's *gold trust* qualification, which mirrors our gold-question tr
 lowered to a worker's trust x 100 once they have answered enough golds, and required to be at least the
 study's threshold x 100).
 
-Fees follow MTurk's published requester pricing: 20 % of rewards and bonuses, 20 % more on HITs with 10
-or more assignments, never less than one cent per assignment or bonus.
+Fees follow MTurk's published requester pricing (requester.mturk.com/pricing): 20 % of rewards and
+bonuses, 20 % more on HITs with 10 or more assignments, never less than one cent per assignment or bonus.
 """
 
 from __future__ import annotations
