@@ -1,11 +1,11 @@
 """Crowd providers: one package per source of annotators, in a registry of adapter singletons.
 
 ``annotate/providers/<name>/`` holds ``settings.py`` (the study settings the provider declares, and its
-fees), ``client.py`` (the platform's API, nothing of Django) and ``adapter.py`` (the
-:class:`~annotate.providers.base.CrowdProvider` that connects the two to the app), whose import adds it
-to :data:`PROVIDERS`. :func:`discover` imports every provider package, so dropping a folder in is all it
-takes. ``base`` holds what providers share; ``reconcile`` is the loop that drives them.
-:func:`identify_worker` turns a request into the :class:`~annotate.models.Worker` it stands for.
+fees), ``client.py`` (the platform's API, nothing of Django; the local crowd has no platform, so none)
+and ``adapter.py`` (the :class:`~annotate.providers.base.CrowdProvider` that connects the two to the
+app), whose import adds it to :data:`PROVIDERS`. :func:`discover` imports every provider package, so
+dropping a folder in is all it takes. ``base`` holds what providers share; ``reconcile`` is the loop
+that drives them. :func:`identify_worker` turns a request into the :class:`~annotate.models.Worker` it stands for.
 """
 
 from __future__ import annotations

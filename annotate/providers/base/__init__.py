@@ -15,6 +15,7 @@ validated settings, the session context of a worker who arrived from the platfor
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -242,7 +243,7 @@ def entry_url(study) -> str:
     return django_settings.HATLAB_PUBLIC_URL.rstrip("/") + reverse("work-entry", args=[study.uid])
 
 
-class PlatformProvider(CrowdProvider, Generic[C, S]):
+class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
     """A provider backed by a crowd platform's API: subclasses build their client
     (:meth:`make_client`) and read their study settings (:meth:`parse_settings`)."""
 
@@ -251,13 +252,13 @@ class PlatformProvider(CrowdProvider, Generic[C, S]):
     def __init__(self) -> None:
         self._client: C | None = None
 
+    @abstractmethod
     def make_client(self) -> C:
         """The platform client configured from the Django settings."""
-        raise NotImplementedError
 
+    @abstractmethod
     def parse_settings(self, config: Any) -> S:
         """``study.provider_config`` validated as this platform's settings."""
-        raise NotImplementedError
 
     @property
     def client(self) -> C:
@@ -304,10 +305,10 @@ class PlatformProvider(CrowdProvider, Generic[C, S]):
         for publication in self.publications(study):
             yield from self.records(publication)
 
+    @abstractmethod
     def records(self, publication: Publication) -> Iterator[SubmissionRecord]:
         """The platform's units of work under one publication (a HIT's assignments, a study's
         submissions), normalised."""
-        raise NotImplementedError
 
     def published(self, study, external_id: str) -> bool:
         """Whether ``external_id`` (a HIT, a Prolific study) is one we published for ``study``."""
