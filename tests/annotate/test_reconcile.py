@@ -32,7 +32,8 @@ from annotate.models import (
 )
 from annotate.providers import PROVIDERS, get_provider
 from annotate.providers.base import ProviderUnsupported
-from annotate.providers.base.retry import Backoff
+from annotate.providers.base.retry import Backoff, ProviderConfigError
+from annotate.providers.local.settings import DEFAULT_INVITE_MAX_AGE_S, LocalSettings
 from annotate.providers.mturk import client as mturk_client
 from annotate.providers.mturk import settings as mturk_settings
 from annotate.providers.prolific import client as prolific_client
@@ -422,3 +423,18 @@ def test_platform_clients_and_settings_know_nothing_of_django(module):
         "annotate.providers.mturk.settings",
         "annotate.providers.prolific.settings",
     }
+
+
+def test_local_settings_are_declared_and_checked():
+    assert LocalSettings.from_dict(None) == LocalSettings(DEFAULT_INVITE_MAX_AGE_S, False)
+    assert LocalSettings.from_dict({"open_enrollment": True, "invite_max_age_s": 60}) == LocalSettings(
+        60, True
+    )
+    for config, field_name in [
+        ({"open_enrollment": "yes"}, "open_enrollment"),
+        ({"invite_max_age_s": "60"}, "invite_max_age_s"),
+        ([], "provider_config"),
+    ]:
+        with pytest.raises(ProviderConfigError) as info:
+            get_provider("local").validate_config(config)
+        assert info.value.field == field_name
