@@ -459,7 +459,7 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
         os.environ.update(env)
         django.setup()
         from annotate.models import Study
-        from annotate.providers.local import invite_path, make_invite
+        from annotate.providers.local.adapter import invite_path, make_invite
 
         study_uid, study_pk = seed(args.items, 3, 3600)
         study = Study.objects.get(pk=study_pk)

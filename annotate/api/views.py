@@ -25,7 +25,7 @@ from annotate.api.serializers import (
     StudySerializer,
 )
 from annotate.models import Dataset, Study
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.study_progress import study_progress
 
 RESEARCHER = [IsAuthenticated, IsResearcher, IsOwnerOrAdmin]

@@ -1,44 +1,35 @@
-"""Crowd providers: a registry of :class:`~annotate.providers.base.CrowdProvider` singletons.
+"""Crowd providers: one package per source of annotators, in a registry of adapter singletons.
 
-A provider module in this package registers its class with :func:`register`; every module here is
-imported when the package is, so dropping ``annotate/providers/<name>.py`` in is all it takes.
-:func:`identify_worker` turns a request into the :class:`~annotate.models.Worker` it stands for.
+``annotate/providers/<name>/`` holds ``settings.py`` (the study settings the provider declares, and its
+fees), ``client.py`` (the platform's API, nothing of Django; the local crowd has no platform, so none)
+and ``adapter.py`` (the :class:`~annotate.providers.base.CrowdProvider` that connects the two to the
+app), whose import adds it to :data:`PROVIDERS`. :func:`discover` imports every provider package, so
+dropping a folder in is all it takes. ``base`` holds what providers share; ``reconcile`` is the loop
+that drives them. :func:`identify_worker` turns a request into the :class:`~annotate.models.Worker` it stands for.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from annotate.models import Worker
 from annotate.providers.base import CrowdProvider
+from explain_engine.registry import Registry, discover
 
-PROVIDERS: dict[str, CrowdProvider] = {}
-
-
-def register(cls: type[CrowdProvider]) -> type[CrowdProvider]:
-    """Class decorator: add one instance of ``cls`` to :data:`PROVIDERS` under ``cls.name``."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
-    PROVIDERS[cls.name] = cls()
-    return cls
+# Metadata of each entry: ``settings`` (the class that validates and declares its study settings, or
+# ``None``), ``bonuses`` (it can pay bonuses), ``blocks`` (it can keep a worker out on the platform).
+PROVIDERS: Registry[CrowdProvider] = Registry("crowd provider")
 
 
 def get_provider(name: str) -> CrowdProvider:
-    """The provider registered as ``name``; ``KeyError`` naming the known ones otherwise."""
-    try:
-        return PROVIDERS[name]
-    except KeyError:
-        raise KeyError(f"unknown crowd provider {name!r}; known: {sorted(PROVIDERS)}") from None
+    """The provider registered as ``name``; an error naming the known ones otherwise."""
+    return PROVIDERS[name]
 
 
-def identify_worker(request, study):
+def identify_worker(request, study) -> Worker | None:
     """The worker this request stands for in ``study`` (created on first sight), or ``None``.
 
     The study's provider vouches for an external id; the worker row is keyed by
     ``(provider, external_id)``.
     """
-    from annotate.models import Worker
-
     provider = get_provider(study.provider)
     external_id = provider.identify(request, study)
     if not external_id:
@@ -51,12 +42,6 @@ def identify_worker(request, study):
     return worker
 
 
-def _discover() -> None:
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_") and module.name != "base":
-            importlib.import_module(f"{__name__}.{module.name}")
+discover(__name__, skip=("base", "reconcile"))
 
-
-_discover()
-
-__all__ = ["PROVIDERS", "CrowdProvider", "get_provider", "identify_worker", "register"]
+__all__ = ["PROVIDERS", "CrowdProvider", "get_provider", "identify_worker"]

@@ -55,7 +55,11 @@ from annotate.providers.base import (
     TIMED_OUT,
     SubmissionRecord,
 )
-from annotate.providers.retry import ProviderConfigError, platform_errors
+from annotate.providers.base.retry import ProviderConfigError, platform_errors
+from annotate.quality.hooks import on_response_stored
+from annotate.quality.policy import policy_for
+from annotate.quality.trust import EXCLUDED
+from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 
 logger = logging.getLogger("annotate.providers")
 WINDOW_SLACK = timedelta(minutes=2)
@@ -94,8 +98,6 @@ def copied_submissions(answer: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 def reconcile_study(study: Study, *, review: bool | None = None) -> ReconcileSummary:
     """Reconcile every platform submission of ``study``; ``review`` overrides the policy's auto review."""
-    from annotate.quality.policy import policy_for
-
     provider = get_provider(study.provider)
     summary = ReconcileSummary()
     if not provider.platform:
@@ -223,9 +225,6 @@ def _match(
 def _recover(entry: dict[str, Any], key: uuid.UUID, worker: Worker) -> str:
     """Store one answer from the platform's copy through the ordinary submission path; returns what
     went wrong, or "" when it is stored."""
-    from annotate.quality.hooks import on_response_stored
-    from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
-
     assignment = str(entry.get("assignment", ""))
     timings = entry.get("timings") if isinstance(entry.get("timings"), dict) else {}
     signals = entry.get("signals") if isinstance(entry.get("signals"), dict) else {}
@@ -247,9 +246,6 @@ def _recover(entry: dict[str, Any], key: uuid.UUID, worker: Worker) -> str:
 
 
 def _auto_review(study: Study, submission: PlatformSubmission, summary: ReconcileSummary) -> None:
-    from annotate.quality.policy import policy_for
-    from annotate.quality.trust import EXCLUDED
-
     if submission.decision or submission.platform_status != SUBMITTED:
         return
     policy = policy_for(study)

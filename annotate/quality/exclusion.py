@@ -18,7 +18,7 @@ from django.db import transaction
 
 from annotate.models import Study, Worker, WorkerTrust
 from annotate.providers import get_provider
-from annotate.providers.retry import platform_errors
+from annotate.providers.base.retry import platform_errors
 from annotate.quality.grading import TrustChange, refresh_trust
 from annotate.quality.policy import policy_for
 from annotate.quality.trust import EXCLUDED, TRUSTED

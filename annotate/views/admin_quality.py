@@ -32,8 +32,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import GoldReview, Item, PlatformSubmission, QualityPolicy, Study, Worker, WorkerTrust
+from annotate.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.providers.reconcile import review_submission, send_bonus
-from annotate.providers.retry import ProviderConfigError, platform_errors
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
 from annotate.quality.policy import policy_for

@@ -27,8 +27,8 @@ from annotate.api.permissions import IsResearcher
 from annotate.models import Job, PlatformSubmission, Publication, Study, Worker
 from annotate.providers import get_provider
 from annotate.providers.base import ProviderUnsupported
+from annotate.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.providers.reconcile import spend, unsubmitted_workers
-from annotate.providers.retry import ProviderConfigError, platform_errors
 from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.views.access import owned_or_404, researcher_required
 

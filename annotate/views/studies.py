@@ -14,7 +14,7 @@ from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
 from annotate.forms import InviteForm, StudyForm
 from annotate.models import Study
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.study_progress import study_progress
 from annotate.tasks import get_kind
 from annotate.views.access import owned_or_404, researcher_required, visible

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import Assignment, Dataset, Item, Response, Study
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from tests.annotate.conftest import make_dataset, make_study
 
 pytestmark = pytest.mark.django_db

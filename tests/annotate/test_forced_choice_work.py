@@ -14,7 +14,7 @@ from django.test import Client
 from annotate.assignment import next_assignment
 from annotate.lifecycle import start_study
 from annotate.models import Item, Response, Study, Worker
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import get_kind
 from tests.annotate.conftest import make_user
 from tests.annotate.test_forced_choice_generation import make_run, make_study, make_texts, other, predict

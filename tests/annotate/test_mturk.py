@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from xml.sax.saxutils import escape
 
 import boto3
 import pytest
@@ -15,10 +16,14 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.test import RequestFactory
 from django.utils import timezone
 
-from annotate.models import Publication, Worker
-from annotate.providers import get_provider, mturk
+from annotate.models import Payment, Publication, Worker
+from annotate.providers import get_provider
+from annotate.providers.base import ANSWER_COPY_FIELD
+from annotate.providers.base.retry import Backoff, ProviderConfigError
+from annotate.providers.mturk import adapter as mturk
+from annotate.providers.mturk import client as mturk_client
+from annotate.providers.mturk import settings as mturk_settings
 from annotate.providers.reconcile import copied_submissions
-from annotate.providers.retry import Backoff, ProviderConfigError
 from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
 
 ANSWER_NS = (
@@ -27,8 +32,6 @@ ANSWER_NS = (
 
 
 def answer_xml(fields: dict[str, str]) -> str:
-    from xml.sax.saxutils import escape
-
     body = "".join(
         f"<Answer><QuestionIdentifier>{escape(k)}</QuestionIdentifier><FreeText>{escape(v)}</FreeText></Answer>"
         for k, v in fields.items()
@@ -41,7 +44,7 @@ def boto_client():
     return boto3.client(
         "mturk",
         region_name="us-east-1",
-        endpoint_url=mturk.SANDBOX_ENDPOINT,
+        endpoint_url=mturk_client.SANDBOX_ENDPOINT,
         aws_access_key_id="test",
         aws_secret_access_key="test",
     )
@@ -61,7 +64,7 @@ def sleeps() -> list[float]:
 
 @pytest.fixture
 def client(boto_client, sleeps):
-    return mturk.MTurkClient(
+    return mturk_client.MTurkClient(
         boto_client, sandbox=True, backoff=Backoff(attempts=4, base_s=1.0), sleep=sleeps.append
     )
 
@@ -80,12 +83,12 @@ CONFIG = {
 def test_make_client_targets_sandbox_or_live_endpoint(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    assert mturk.make_client(True).meta.endpoint_url == mturk.SANDBOX_ENDPOINT
-    live = mturk.make_client(False)
-    assert live.meta.endpoint_url == mturk.LIVE_ENDPOINT
+    assert mturk_client.make_client(True).meta.endpoint_url == mturk_client.SANDBOX_ENDPOINT
+    live = mturk_client.make_client(False)
+    assert live.meta.endpoint_url == mturk_client.LIVE_ENDPOINT
     assert live.meta.config.retries["total_max_attempts"] == 1
-    assert mturk.worker_site(True) == "https://workersandbox.mturk.com"
-    assert mturk.worker_site(False) == "https://www.mturk.com"
+    assert mturk_client.worker_site(True) == "https://workersandbox.mturk.com"
+    assert mturk_client.worker_site(False) == "https://www.mturk.com"
 
 
 def test_balance(client, stub):
@@ -153,23 +156,23 @@ def test_trust_qualification_found_or_created(client, stub):
 
 
 def test_hit_type_and_hits_with_requirements(client, stub):
-    config = mturk.MTurkConfig.from_dict(CONFIG)
+    config = mturk_settings.MTurkConfig.from_dict(CONFIG)
     requirements = config.requirements("QTRUST", 0.7)
     assert requirements == [
         {
-            "QualificationTypeId": mturk.QUAL_PERCENT_APPROVED,
+            "QualificationTypeId": mturk_settings.QUAL_PERCENT_APPROVED,
             "Comparator": "GreaterThanOrEqualTo",
             "IntegerValues": [95],
             "ActionsGuarded": "Accept",
         },
         {
-            "QualificationTypeId": mturk.QUAL_NUMBER_APPROVED,
+            "QualificationTypeId": mturk_settings.QUAL_NUMBER_APPROVED,
             "Comparator": "GreaterThanOrEqualTo",
             "IntegerValues": [100],
             "ActionsGuarded": "Accept",
         },
         {
-            "QualificationTypeId": mturk.QUAL_LOCALE,
+            "QualificationTypeId": mturk_settings.QUAL_LOCALE,
             "Comparator": "In",
             "LocaleValues": [{"Country": "US"}, {"Country": "GB"}],
             "ActionsGuarded": "Accept",
@@ -196,7 +199,7 @@ def test_hit_type_and_hits_with_requirements(client, stub):
     )
     assert client.create_hit_type(config, requirements) == "HT1"
 
-    question = mturk.external_question("https://hatlab.example.org/s/abc/?x=1&y=2", 900)
+    question = mturk_client.external_question("https://hatlab.example.org/s/abc/?x=1&y=2", 900)
     assert "<ExternalURL>https://hatlab.example.org/s/abc/?x=1&amp;y=2</ExternalURL>" in question
     assert "<FrameHeight>900</FrameHeight>" in question
     stub.add_response(
@@ -231,7 +234,7 @@ def test_repeated_hit_creation_finds_the_first_hit(client, stub):
         {"NumResults": 1, "HITs": [{"HITId": "HITB", "RequesterAnnotation": "tok-2"}]},
         {"MaxResults": 100, "NextToken": "n"},
     )
-    hit = client.create_hit("HT1", mturk.external_question("https://h.example/", 0), 3, 3600, "tok-2")
+    hit = client.create_hit("HT1", mturk_client.external_question("https://h.example/", 0), 3, 3600, "tok-2")
     assert hit["HITId"] == "HITB"
 
 
@@ -239,7 +242,7 @@ def test_request_error_without_a_first_hit_is_raised(client, stub):
     stub.add_client_error("create_hit_with_hit_type", service_error_code="RequestError", http_status_code=400)
     stub.add_response("list_hits", {"NumResults": 0, "HITs": []}, {"MaxResults": 100})
     with pytest.raises(ClientError):
-        client.create_hit("HT1", mturk.external_question("https://h.example/", 0), 3, 3600, "tok-3")
+        client.create_hit("HT1", mturk_client.external_question("https://h.example/", 0), 3, 3600, "tok-3")
 
 
 def test_throttling_is_retried_with_backoff(client, stub, sleeps, caplog):
@@ -267,7 +270,7 @@ def test_throttling_on_every_attempt_gives_up(client, stub, sleeps):
         )
     with pytest.raises(ClientError) as info:
         client.balance()
-    assert mturk.error_code(info.value) == "ThrottlingException"
+    assert mturk_client.error_code(info.value) == "ThrottlingException"
     assert len(sleeps) == 3
 
 
@@ -348,7 +351,7 @@ def test_qualification_score_and_blocks(client, stub):
         {},
         {"QualificationTypeId": "QT", "WorkerId": "W1", "IntegerValue": 55, "SendNotification": False},
     )
-    client.set_qualification("QT", "W1", mturk.trust_score(0.549))
+    client.set_qualification("QT", "W1", mturk_settings.trust_score(0.549))
     stub.add_response("create_worker_block", {}, {"WorkerId": "W1", "Reason": "failed checks"})
     client.block_worker("W1", "failed checks")
     stub.add_response("delete_worker_block", {}, {"WorkerId": "W1", "Reason": "reinstated"})
@@ -399,7 +402,7 @@ def test_expire_extend_and_add_assignments(client, stub):
 
 def test_assignments_are_paginated_and_answers_recovered(client, stub):
     payload = {"study": "s1", "submissions": [{"submission_key": "k1", "answer": {"label": "positive"}}]}
-    xml = answer_xml({"assignmentId": "A1", mturk.ANSWER_FIELD: json.dumps(payload)})
+    xml = answer_xml({"assignmentId": "A1", ANSWER_COPY_FIELD: json.dumps(payload)})
     stub.add_response(
         "list_assignments_for_hit",
         {
@@ -434,7 +437,7 @@ def test_assignments_are_paginated_and_answers_recovered(client, stub):
     )
     found = list(client.iter_assignments("H1"))
     assert [a["AssignmentId"] for a in found] == ["A1", "A2"]
-    answers = mturk.parse_answer_xml(found[0]["Answer"])
+    answers = mturk_client.parse_answer_xml(found[0]["Answer"])
     assert answers["assignmentId"] == "A1"
     assert copied_submissions(answers) == payload["submissions"]
 
@@ -444,21 +447,21 @@ def test_answer_xml_selections_and_bad_payloads():
         f'<QuestionFormAnswers xmlns="{ANSWER_NS}"><Answer><QuestionIdentifier>pick</QuestionIdentifier>'
         "<SelectionIdentifier>a</SelectionIdentifier><SelectionIdentifier>b</SelectionIdentifier></Answer>"
         "<Answer><QuestionIdentifier>one</QuestionIdentifier><SelectionIdentifier>c</SelectionIdentifier></Answer>"
-        f"<Answer><QuestionIdentifier>{mturk.ANSWER_FIELD}</QuestionIdentifier><FreeText>[1, 2]</FreeText></Answer>"
+        f"<Answer><QuestionIdentifier>{ANSWER_COPY_FIELD}</QuestionIdentifier><FreeText>[1, 2]</FreeText></Answer>"
         "</QuestionFormAnswers>"
     )
-    answers = mturk.parse_answer_xml(xml)
+    answers = mturk_client.parse_answer_xml(xml)
     assert answers["pick"] == ["a", "b"] and answers["one"] == "c"
     assert copied_submissions(answers) is None
-    assert copied_submissions({mturk.ANSWER_FIELD: "{not json"}) is None
-    assert copied_submissions({mturk.ANSWER_FIELD: '{"submissions": 3}'}) is None
+    assert copied_submissions({ANSWER_COPY_FIELD: "{not json"}) is None
+    assert copied_submissions({ANSWER_COPY_FIELD: '{"submissions": 3}'}) is None
     assert copied_submissions({}) is None
 
 
 def test_answer_xml_with_entity_expansion_is_refused():
     bomb = '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><QuestionFormAnswers>&b;</QuestionFormAnswers>'
     with pytest.raises(Exception, match="(?i)entit"):
-        mturk.parse_answer_xml(bomb)
+        mturk_client.parse_answer_xml(bomb)
 
 
 def test_config_validation_names_the_field():
@@ -474,28 +477,28 @@ def test_config_validation_names_the_field():
     ]
     for config, field_name in cases:
         with pytest.raises(ProviderConfigError) as info:
-            mturk.MTurkConfig.from_dict(config)
+            mturk_settings.MTurkConfig.from_dict(config)
         assert info.value.field == field_name
-    config = mturk.MTurkConfig.from_dict(CONFIG)
+    config = mturk_settings.MTurkConfig.from_dict(CONFIG)
     assert config.places == 6 and config.reward == Decimal("0.45")
 
 
 def test_external_question_requires_https():
     with pytest.raises(ProviderConfigError) as info:
-        mturk.external_question("http://insecure.example/", 800)
+        mturk_client.external_question("http://insecure.example/", 800)
     assert info.value.field == "task_url"
 
 
 def test_fees_follow_mturk_pricing():
-    assert mturk.assignment_fee(Decimal("0.50"), 9) == Decimal("0.10")
-    assert mturk.assignment_fee(Decimal("0.50"), 10) == Decimal("0.20")
-    assert mturk.assignment_fee(Decimal("0.02"), 3) == Decimal("0.01")
-    assert mturk.bonus_fee(Decimal("2.00")) == Decimal("0.40")
+    assert mturk_settings.assignment_fee(Decimal("0.50"), 9) == Decimal("0.10")
+    assert mturk_settings.assignment_fee(Decimal("0.50"), 10) == Decimal("0.20")
+    assert mturk_settings.assignment_fee(Decimal("0.02"), 3) == Decimal("0.01")
+    assert mturk_settings.bonus_fee(Decimal("2.00")) == Decimal("0.40")
 
 
 def test_invalid_parameters_are_caught_by_the_api_model(boto_client, sleeps):
     # Parameters are checked against the MTurk model before anything is sent (no Stubber here).
-    unstubbed = mturk.MTurkClient(boto_client, sleep=sleeps.append)
+    unstubbed = mturk_client.MTurkClient(boto_client, sleep=sleeps.append)
     with pytest.raises(ParamValidationError):
         unstubbed._call("SendBonus", "send_bonus", WorkerId="W1")
     assert sleeps == []
@@ -505,10 +508,10 @@ def test_transient_classification():
     throttled = ClientError({"Error": {"Code": "RequestError", "Message": "Rate exceeded"}}, "CreateHIT")
     server = ClientError({"Error": {"Code": "X"}, "ResponseMetadata": {"HTTPStatusCode": 503}}, "GetHIT")
     bad = ClientError({"Error": {"Code": "RequestError", "Message": "bad"}}, "GetHIT")
-    assert mturk.classify_error(throttled) == 0.0
-    assert mturk.classify_error(server) == 0.0
-    assert mturk.classify_error(bad) is None
-    assert mturk.classify_error(ValueError("x")) is None
+    assert mturk_client.classify_error(throttled) == 0.0
+    assert mturk_client.classify_error(server) == 0.0
+    assert mturk_client.classify_error(bad) is None
+    assert mturk_client.classify_error(ValueError("x")) is None
 
 
 # --- the provider: publishing and the worker's arrival (database) ----------------------------------
@@ -544,7 +547,7 @@ def mturk_study(researcher):
 
 
 def expect_hit_type(stub, study) -> None:
-    config = mturk.MTurkConfig.from_dict(study.provider_config)
+    config = mturk_settings.MTurkConfig.from_dict(study.provider_config)
     stub.add_response("list_qualification_types", QUAL_LIST, QUERY)
     stub.add_response(
         "create_hit_type",
@@ -562,7 +565,7 @@ def expect_hit_type(stub, study) -> None:
 
 def expect_hit(stub, study, token: str, hit_id: str | None) -> None:
     """One CreateHITWithHITType call; ``hit_id=None`` makes MTurk refuse it (and no such HIT exists)."""
-    question = mturk.external_question(f"https://hatlab.example.org/w/{study.uid}/", 800)
+    question = mturk_client.external_question(f"https://hatlab.example.org/w/{study.uid}/", 800)
     params = {"HITTypeId": "HT1", "MaxAssignments": 3, "LifetimeInSeconds": 604800, "Question": question,
               "RequesterAnnotation": token, "UniqueRequestToken": token}  # fmt: skip
     if hit_id is None:
@@ -717,8 +720,6 @@ def test_identify_preview_and_completion(provider, mturk_study):
 
 
 def test_bonus_needs_an_assignment_and_notify_reports_failures(provider, mturk_study, stub):
-    from annotate.models import Payment
-
     study = mturk_study
     worker = Worker.objects.create(provider="mturk", external_id="W9")
     payment = Payment(study=study, worker=worker, provider="mturk", kind="bonus", amount=Decimal("1.00"),

@@ -14,7 +14,7 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from annotate.models import Dataset, Item, Study, Worker
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.workers import WORKERS_COOKIE, session_workers
 from tests.annotate.conftest import PASSWORD, make_dataset, make_study
 

@@ -8,13 +8,16 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
 from annotate.models import Payment, Publication, Worker
-from annotate.providers import get_provider, prolific
+from annotate.providers import get_provider
 from annotate.providers.base import RETURNED, SUBMITTED, TIMED_OUT
+from annotate.providers.base.retry import Backoff, ProviderConfigError
+from annotate.providers.prolific import adapter as prolific
+from annotate.providers.prolific import client as prolific_client
+from annotate.providers.prolific import settings as prolific_settings
 from annotate.providers.reconcile import send_bonus
-from annotate.providers.retry import Backoff, ProviderConfigError
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import PROLIFIC_CONFIG, crowd_study
 from tests.annotate.fake_prolific import FakeProlific
@@ -34,7 +37,7 @@ def sleeps() -> list[float]:
 
 @pytest.fixture
 def client(fake, sleeps):
-    return prolific.ProlificClient(
+    return prolific_client.ProlificClient(
         fake.token, fake.url, backoff=Backoff(attempts=4, base_s=0.01), sleep=sleeps.append
     )
 
@@ -58,10 +61,10 @@ def study(researcher):
 
 def test_token_is_required_and_checked(fake, sleeps):
     with pytest.raises(ProviderConfigError) as info:
-        prolific.ProlificClient("", fake.url)
+        prolific_client.ProlificClient("", fake.url)
     assert info.value.field == "PROLIFIC_API_TOKEN"
-    wrong = prolific.ProlificClient("not-the-token", fake.url, sleep=sleeps.append)
-    with pytest.raises(prolific.ProlificAPIError) as error:
+    wrong = prolific_client.ProlificClient("not-the-token", fake.url, sleep=sleeps.append)
+    with pytest.raises(prolific_client.ProlificAPIError) as error:
         wrong.workspace_id()
     assert error.value.status == 401 and sleeps == []
 
@@ -78,7 +81,7 @@ def test_throttling_waits_at_least_retry_after(fake, client, sleeps, caplog):
 
 
 def test_permanent_errors_are_not_retried(fake, client, sleeps):
-    with pytest.raises(prolific.ProlificAPIError) as info:
+    with pytest.raises(prolific_client.ProlificAPIError) as info:
         client.get_study("000000000000000000000bad")
     assert info.value.status == 404 and sleeps == []
 
@@ -96,9 +99,11 @@ def test_config_validation_names_the_field():
     ]
     for config, field_name in cases:
         with pytest.raises(ProviderConfigError) as info:
-            prolific.ProlificConfig.from_dict(config)
+            prolific_settings.ProlificConfig.from_dict(config)
         assert info.value.field == field_name
-    assert prolific.ProlificConfig.from_dict(PROLIFIC_CONFIG).fee(Decimal("12.00")) == Decimal("4.00")
+    assert prolific_settings.ProlificConfig.from_dict(PROLIFIC_CONFIG).fee(Decimal("12.00")) == Decimal(
+        "4.00"
+    )
 
 
 # --- publishing -------------------------------------------------------------------------------------
@@ -246,7 +251,7 @@ def test_approve_and_reject_once(fake, client):
     rejection = fake.submissions[second]["rejection"]
     assert len(rejection["message"]) >= 100 and rejection["message"].startswith("Failed the checks.")
     assert rejection["rejection_category"] == "FAILED_CHECK"
-    with pytest.raises(prolific.ProlificAPIError):
+    with pytest.raises(prolific_client.ProlificAPIError):
         client.approve(second)  # rejected, not approved: a real refusal
 
 
@@ -276,7 +281,7 @@ def test_a_lost_pay_reply_is_never_paid_again(fake, provider, study, sleeps):
     fake.add_submission(publication.external_id, "p1")
     worker = make_worker("p1", "prolific")
     fake.lose_reply("POST", r"bulk-bonus-payments/\w+/pay/")
-    with pytest.raises(prolific.BonusOutcomeUnknown):
+    with pytest.raises(prolific_client.BonusOutcomeUnknown):
         send_bonus(study, worker, Decimal("0.75"), "Careful work", "bonus-form-3")
     [bonus] = fake.bonuses.values()
     assert bonus["payments"] == 1
@@ -284,7 +289,7 @@ def test_a_lost_pay_reply_is_never_paid_again(fake, provider, study, sleeps):
     assert payment.status == Payment.Status.FAILED and "may have paid" in payment.error
     assert payment.external_ref == prolific.PAY_REQUESTED + bonus["id"]
     pays = len(fake.calls_to("POST", f"bulk-bonus-payments/{bonus['id']}/pay/"))
-    with pytest.raises(prolific.BonusOutcomeUnknown):  # tried again: refused here, nothing sent
+    with pytest.raises(prolific_client.BonusOutcomeUnknown):  # tried again: refused here, nothing sent
         send_bonus(study, worker, Decimal("0.75"), "Careful work", "bonus-form-3")
     assert len(fake.calls_to("POST", f"bulk-bonus-payments/{bonus['id']}/pay/")) == pays == 1
     assert bonus["payments"] == 1
@@ -295,7 +300,7 @@ def test_a_refused_payment_can_be_tried_again(fake, provider, study, sleeps):
     fake.add_submission(publication.external_id, "p1")
     worker = make_worker("p1", "prolific")
     fake.fail_next("POST", r"bulk-bonus-payments/\w+/pay/", status=400)  # e.g. too little balance
-    with pytest.raises(prolific.ProlificAPIError):
+    with pytest.raises(prolific_client.ProlificAPIError):
         send_bonus(study, worker, Decimal("0.50"), "Careful work", "bonus-form-4")
     [bonus] = fake.bonuses.values()
     payment = Payment.objects.get(request_token="bonus-form-4")
@@ -309,7 +314,7 @@ def test_a_refused_payment_can_be_tried_again(fake, provider, study, sleeps):
 def test_a_refused_bonus_is_recorded_as_failed(fake, provider, study):
     provider.publish(study, "b1")
     worker = make_worker("stranger", "prolific")  # took no part: Prolific refuses the bonus
-    with pytest.raises(prolific.ProlificAPIError):
+    with pytest.raises(prolific_client.ProlificAPIError):
         send_bonus(study, worker, Decimal("1.00"), "Thanks", "bonus-form-2")
     payment = Payment.objects.get(request_token="bonus-form-2")
     assert payment.status == Payment.Status.FAILED and "took no part" in payment.error
@@ -349,8 +354,6 @@ def test_notify_messages_each_participant(fake, provider, study):
 def test_researcher_api_publishes_tops_up_and_reports_spend(
     fake, provider, study, researcher, other_researcher, client
 ):
-    from django.test import Client
-
     api = Client()
     api.force_login(researcher)
     base = f"/api/crowd/studies/{study.uid}/"
@@ -381,8 +384,6 @@ def test_researcher_api_publishes_tops_up_and_reports_spend(
 
 @pytest.mark.urls("tests.annotate.crowd_urls")
 def test_researcher_page_shows_cost_and_acts(fake, provider, study, researcher):
-    from django.test import Client
-
     page = Client()
     page.force_login(researcher)
     html = page.get(f"/studies/{study.uid}/crowd/", {"estimate": "1"}).content.decode()

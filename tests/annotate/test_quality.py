@@ -15,8 +15,9 @@ from botocore.stub import ANY, Stubber
 
 from annotate.assignment import next_assignment
 from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, WorkerTrust
-from annotate.providers import get_provider, mturk
-from annotate.providers.retry import Backoff
+from annotate.providers import get_provider
+from annotate.providers.base.retry import Backoff
+from annotate.providers.mturk import client as mturk_client
 from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, signals, trust
 from annotate.quality.hooks import on_response_stored
 from annotate.quality.policy import policy_for
@@ -102,7 +103,7 @@ def test_worker_below_threshold_is_excluded_and_blocked_on_mturk(study, settings
 
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     provider = get_provider("mturk")
-    provider.use_client(mturk.MTurkClient(client, backoff=Backoff(attempts=2), sleep=lambda s: None))
+    provider.use_client(mturk_client.MTurkClient(client, backoff=Backoff(attempts=2), sleep=lambda s: None))
     query = {
         "Query": "hatlab gold trust",
         "MustBeRequestable": False,
@@ -161,7 +162,7 @@ def test_worker_is_blocked_with_a_platform_block(study):
         answer(study, bad, gold, correct=False)
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     provider = get_provider("mturk")
-    provider.use_client(mturk.MTurkClient(client, sleep=lambda s: None))
+    provider.use_client(mturk_client.MTurkClient(client, sleep=lambda s: None))
     try:
         with Stubber(client) as stub:
             stub.add_response("create_worker_block", {}, {"WorkerId": "BADWORKER2", "Reason": ANY})

@@ -4,30 +4,41 @@ the local fake server)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import uuid
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from xml.sax.saxutils import escape
 
 import boto3
 import pytest
 from botocore.stub import Stubber
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from annotate.assignment import next_assignment
+from annotate.jobs import crowd
 from annotate.models import (
     Assignment,
     Item,
+    Job,
     Payment,
     PlatformSubmission,
     Publication,
     QualityPolicy,
     Response,
 )
-from annotate.providers import get_provider, mturk, prolific
+from annotate.providers import PROVIDERS, get_provider
+from annotate.providers.base import ProviderUnsupported
+from annotate.providers.base.retry import Backoff, ProviderConfigError
+from annotate.providers.local.settings import DEFAULT_INVITE_MAX_AGE_S, LocalSettings
+from annotate.providers.mturk import client as mturk_client
+from annotate.providers.mturk import settings as mturk_settings
+from annotate.providers.prolific import client as prolific_client
+from annotate.providers.prolific import settings as prolific_settings
 from annotate.providers.reconcile import reconcile_study, review_submission, send_bonus, unsubmitted_workers
-from annotate.providers.retry import Backoff
 from annotate.quality.grading import refresh_trust
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import (
@@ -87,7 +98,7 @@ def mturk_study(researcher):
 def stub():
     client = boto3.client("mturk", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     provider = get_provider("mturk")
-    provider.use_client(mturk.MTurkClient(client, backoff=Backoff(attempts=3), sleep=lambda s: None))
+    provider.use_client(mturk_client.MTurkClient(client, backoff=Backoff(attempts=3), sleep=lambda s: None))
     with Stubber(client) as stubber:
         yield stubber
         stubber.assert_no_pending_responses()
@@ -295,7 +306,7 @@ def test_prolific_reconcile_releases_returned_places_and_checks_codes(researcher
     settings.HATLAB_PUBLIC_URL = "https://hatlab.example.org"
     fake = FakeProlific().start()
     provider = get_provider("prolific")
-    provider.use_client(prolific.ProlificClient(fake.token, fake.url, sleep=lambda s: None))
+    provider.use_client(prolific_client.ProlificClient(fake.token, fake.url, sleep=lambda s: None))
     try:
         study = crowd_study(researcher, "prolific", dict(PROLIFIC_CONFIG), n=6)
         [publication] = provider.publish(study, "b1")
@@ -335,11 +346,6 @@ def test_local_studies_have_nothing_to_reconcile(researcher):
 
 
 def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mturk_study, stub, monkeypatch):
-    from kombu.exceptions import OperationalError as BrokerError
-
-    from annotate.jobs import crowd
-    from annotate.models import Job
-
     study = mturk_study
     worker = make_worker("WORKER1", "mturk")
     answer(study, worker, ordinary(study)[0], when=timezone.now() - timedelta(hours=4, minutes=30))
@@ -369,8 +375,6 @@ def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mtu
 
 
 def test_the_local_provider_has_no_platform(researcher):
-    from annotate.providers.base import ProviderUnsupported
-
     study = crowd_study(researcher, "local", n=4)
     local = get_provider("local")
     assert not local.platform and list(local.fetch_submissions(study)) == []
@@ -379,3 +383,58 @@ def test_the_local_provider_has_no_platform(researcher):
         local.publish(study, "b1")
     with pytest.raises(ProviderUnsupported):
         local.balance()
+
+
+def test_providers_are_registered_by_name_with_their_settings():
+    assert list(PROVIDERS) == ["local", "mturk", "prolific"]
+    assert all(PROVIDERS[name].name == name for name in PROVIDERS)
+    assert PROVIDERS.meta("mturk")["settings"] is mturk_settings.MTurkConfig
+    assert PROVIDERS.meta("prolific")["settings"] is prolific_settings.ProlificConfig
+    assert PROVIDERS.where(bonuses=True) == ["mturk", "prolific"]
+    assert PROVIDERS.where(blocks=False) == ["local"]
+    with pytest.raises(KeyError, match="unknown crowd provider 'turk'; known: local, mturk, prolific"):
+        get_provider("turk")
+    with pytest.raises(ValueError, match="already registered"):
+        PROVIDERS.add("mturk", get_provider("mturk"))
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "annotate/providers/base/settings.py",
+        "annotate/providers/base/retry.py",
+        "annotate/providers/local/settings.py",
+        "annotate/providers/mturk/client.py",
+        "annotate/providers/mturk/settings.py",
+        "annotate/providers/prolific/client.py",
+        "annotate/providers/prolific/settings.py",
+    ],
+)
+def test_platform_clients_and_settings_know_nothing_of_django(module):
+    """A provider's API client and settings take and give plain data: no Django, no models, no app."""
+    tree = ast.parse((Path(__file__).parents[2] / module).read_text())
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    app = {name for name in imported if name.startswith("annotate.")}
+    assert not {name for name in imported if name.split(".")[0] in ("django", "rest_framework")}
+    assert app <= {
+        "annotate.providers.base.settings",
+        "annotate.providers.base.retry",
+        "annotate.providers.mturk.settings",
+        "annotate.providers.prolific.settings",
+    }
+
+
+def test_local_settings_are_declared_and_checked():
+    assert LocalSettings.from_dict(None) == LocalSettings(DEFAULT_INVITE_MAX_AGE_S, False)
+    assert LocalSettings.from_dict({"open_enrollment": True, "invite_max_age_s": 60}) == LocalSettings(
+        60, True
+    )
+    for config, field_name in [
+        ({"open_enrollment": "yes"}, "open_enrollment"),
+        ({"invite_max_age_s": "60"}, "invite_max_age_s"),
+        ([], "provider_config"),
+    ]:
+        with pytest.raises(ProviderConfigError) as info:
+            get_provider("local").validate_config(config)
+        assert info.value.field == field_name

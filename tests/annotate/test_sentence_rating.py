@@ -28,7 +28,7 @@ from annotate.models import (
     Worker,
     WorkerTrust,
 )
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.ratings.results import rating_results
 from annotate.ratings.scoring import (
     attention_levels,

@@ -29,7 +29,7 @@ from annotate.models import (
     Worker,
     WorkerTrust,
 )
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.ratings.results import explanation_methods, marking_results
 from annotate.ratings.scoring import marking_alignment
 from annotate.tasks import get_kind

@@ -14,7 +14,7 @@ from django.urls import include, path
 
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Document, Item, Response, Study
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.roles import RESEARCHER_GROUP
 from tests.annotate.test_forced_choice_generation import make_run, make_study, other, predict
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from annotate.lifecycle import start_study
 from annotate.models import Assignment, Dataset, Document, Publication, Response, Study, Worker
-from annotate.providers.mturk import PREVIEW_ASSIGNMENT_ID
+from annotate.providers.mturk.adapter import PREVIEW_ASSIGNMENT_ID
 from annotate.tasks import get_kind
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -15,7 +15,7 @@ from django.urls import include, path
 
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Document, Response, Study
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import get_kind
 
 urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]

@@ -21,7 +21,7 @@ from annotate.demo_evaluation import seed_evaluation_demo
 from annotate.demo_rating import seed_rating_demos
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Study
-from annotate.providers.local import invite_path, make_invite
+from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.roles import RESEARCHER_GROUP
 from annotate.tasks import get_kind
 

@@ -18,6 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+import requests
+from botocore.exceptions import BotoCoreError, ClientError
+
 logger = logging.getLogger("annotate.providers")
 
 T = TypeVar("T")
@@ -64,9 +67,6 @@ class ProviderError(Exception):
 def platform_errors() -> tuple[type[BaseException], ...]:
     """The errors a failed platform call may raise (boto3's, requests', ours), for callers that record
     a failure and carry on (a reconciliation run, a batch of blocks)."""
-    import requests
-    from botocore.exceptions import BotoCoreError, ClientError
-
     return (ProviderError, ProviderConfigError, BotoCoreError, ClientError, requests.RequestException)
 
 

@@ -1,4 +1,4 @@
-"""The crowd-provider contract.
+"""The crowd-provider contract, and what the platform providers share.
 
 A provider knows how a person arriving at a study's entry page (``/w/<study_uid>/``) is recognised
 (:meth:`CrowdProvider.identify`) and how they are handed back when they have finished
@@ -6,18 +6,32 @@ A provider knows how a person arriving at a study's entry page (``/w/<study_uid>
 approving, rejecting, bonuses and blocking on top of this contract.
 
 Providers are stateless singletons held in :data:`annotate.providers.PROVIDERS`; everything they need
-comes from the request, the study (``study.provider_config``) and the settings.
+comes from the request, the study (``study.provider_config``) and the settings. :class:`PlatformProvider`
+holds what the MTurk and Prolific adapters have in common: the API client built on first use, the study's
+validated settings, the session context of a worker who arrived from the platform, and the
+:class:`~annotate.models.Publication` rows. Reading settings and the money arithmetic they share are in
+:mod:`annotate.providers.base.settings`, retries in :mod:`annotate.providers.base.retry`.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
-from annotate.providers.retry import ProviderConfigError, ProviderError
+from django.conf import settings as django_settings  # the submodule base/settings.py takes "settings"
+from django.db.models import QuerySet
+from django.urls import reverse
+
+from annotate.models import Publication
+from annotate.providers.base.retry import ProviderError
+from annotate.providers.base.settings import settings_object
+
+C = TypeVar("C")  # a platform's API client
+S = TypeVar("S")  # a platform's validated study settings
 
 
 class ProviderUnsupported(ProviderError):
@@ -158,11 +172,7 @@ class CrowdProvider:
 
     def validate_config(self, config: Any) -> dict[str, Any]:
         """``study.provider_config`` checked for this provider; ``ProviderConfigError`` names the field."""
-        if config is None:
-            return {}
-        if not isinstance(config, dict):
-            raise ProviderConfigError("provider_config", "must be an object")
-        return dict(config)
+        return {} if config is None else dict(settings_object(config))
 
     def _unsupported(self, operation: str) -> ProviderUnsupported:
         return ProviderUnsupported(self.name, operation, "this provider has no crowd platform")
@@ -226,3 +236,80 @@ class CrowdProvider:
     def notify(self, study, workers: Iterable, subject: str, message: str) -> list[str]:
         """Message workers through the platform; returns the external ids that could not be reached."""
         raise self._unsupported("notify")
+
+
+def entry_url(study) -> str:
+    """The public URL of the study's entry page, where a platform sends its workers."""
+    return django_settings.HATLAB_PUBLIC_URL.rstrip("/") + reverse("work-entry", args=[study.uid])
+
+
+class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
+    """A provider backed by a crowd platform's API: subclasses build their client
+    (:meth:`make_client`) and read their study settings (:meth:`parse_settings`)."""
+
+    platform = True
+
+    def __init__(self) -> None:
+        self._client: C | None = None
+
+    @abstractmethod
+    def make_client(self) -> C:
+        """The platform client configured from the Django settings."""
+
+    @abstractmethod
+    def parse_settings(self, config: Any) -> S:
+        """``study.provider_config`` validated as this platform's settings."""
+
+    @property
+    def client(self) -> C:
+        if self._client is None:
+            self._client = self.make_client()
+        return self._client
+
+    def use_client(self, client: C | None) -> None:
+        """Use ``client`` instead of one built from the settings (``None`` goes back to the settings)."""
+        self._client = client
+
+    def settings_of(self, study) -> S:
+        return self.parse_settings(study.provider_config)
+
+    def validate_config(self, config: Any) -> dict[str, Any]:
+        self.parse_settings(config)
+        return dict(config)
+
+    # --- the worker's platform context, kept in their session per study ----------------------------
+    @property
+    def session_key(self) -> str:
+        return f"hatlab_{self.name}"
+
+    def remember(self, request, study, context: dict[str, str]) -> None:
+        """Keep the platform's ids of this visit (assignment, session, where to hand back) for ``study``."""
+        contexts = dict(request.session.get(self.session_key, {}))
+        contexts[str(study.uid)] = context
+        request.session[self.session_key] = contexts
+
+    def context(self, request, study_uid: str | None) -> dict[str, str]:
+        """What :meth:`remember` kept for ``study_uid``; without a study, the only one kept, if one."""
+        contexts = request.session.get(self.session_key, {}) if hasattr(request, "session") else {}
+        if study_uid is not None:
+            return contexts.get(study_uid, {})
+        return next(iter(contexts.values())) if len(contexts) == 1 else {}
+
+    # --- what we published ------------------------------------------------------------------------
+    def publications(self, study, *statuses: str) -> QuerySet[Publication]:
+        """The study's publications on this platform that the platform knows (optionally by status)."""
+        rows = Publication.objects.filter(study=study, provider=self.name).exclude(external_id="")
+        return rows.filter(status__in=statuses) if statuses else rows
+
+    def fetch_submissions(self, study) -> Iterator[SubmissionRecord]:
+        for publication in self.publications(study):
+            yield from self.records(publication)
+
+    @abstractmethod
+    def records(self, publication: Publication) -> Iterator[SubmissionRecord]:
+        """The platform's units of work under one publication (a HIT's assignments, a study's
+        submissions), normalised."""
+
+    def published(self, study, external_id: str) -> bool:
+        """Whether ``external_id`` (a HIT, a Prolific study) is one we published for ``study``."""
+        return self.publications(study).filter(external_id=external_id).exists()

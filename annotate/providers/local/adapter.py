@@ -1,10 +1,9 @@
 """The local provider: in-house annotators with signed invite links or their own accounts.
 
 An invite link carries a token made by :func:`django.core.signing.dumps` (HMAC with the secret key,
-timestamped) naming the study and an invitee; it is valid for ``provider_config["invite_max_age_s"]``
-seconds (default 14 days). A signed-in account is its own identity. With
-``provider_config["open_enrollment"]`` true, any visitor gets an anonymous identity kept in their
-session.
+timestamped) naming the study and an invitee; it is valid for the study's ``invite_max_age_s``
+(:mod:`annotate.providers.local.settings`). A signed-in account is its own identity. With
+``open_enrollment``, any visitor gets an anonymous identity kept in their session.
 """
 
 from __future__ import annotations
@@ -15,17 +14,14 @@ from typing import Any
 from django.core import signing
 from django.urls import reverse
 
-from annotate.providers import register
+from annotate.providers import PROVIDERS
 from annotate.providers.base import CrowdProvider
+from annotate.providers.local.settings import LocalSettings
 
+NAME = "local"
 INVITE_SALT = "hatlab.invite"
 INVITE_PARAM = "invite"
-DEFAULT_INVITE_MAX_AGE_S = 14 * 24 * 3600
 ANON_SESSION_KEY = "hatlab_anonymous"
-
-
-def invite_max_age(study) -> int:
-    return int(study.provider_config.get("invite_max_age_s", DEFAULT_INVITE_MAX_AGE_S))
 
 
 def make_invite(study, invitee: str | None = None) -> str:
@@ -40,8 +36,9 @@ def invite_path(study, token: str) -> str:
 
 def read_invite(study, token: str) -> str | None:
     """The invitee named by ``token`` if it is genuine, unexpired and made for ``study``."""
+    max_age = LocalSettings.from_dict(study.provider_config).invite_max_age_s
     try:
-        data = signing.loads(token, salt=INVITE_SALT, max_age=invite_max_age(study))
+        data = signing.loads(token, salt=INVITE_SALT, max_age=max_age)
     except signing.BadSignature:
         return None
     if not isinstance(data, dict) or data.get("s") != str(study.uid) or not isinstance(data.get("i"), str):
@@ -49,10 +46,13 @@ def read_invite(study, token: str) -> str | None:
     return data["i"]
 
 
-@register
 class LocalProvider(CrowdProvider):
-    name = "local"
+    name = NAME
     title = "Local (invite links and accounts)"
+
+    def validate_config(self, config: Any) -> dict[str, Any]:
+        LocalSettings.from_dict(config)
+        return {} if config is None else dict(config)
 
     def identify(self, request, study) -> str | None:
         token = request.GET.get(INVITE_PARAM)
@@ -62,7 +62,7 @@ class LocalProvider(CrowdProvider):
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             return f"user:{user.pk}"
-        if study.provider_config.get("open_enrollment"):
+        if LocalSettings.from_dict(study.provider_config).open_enrollment:
             anonymous = request.session.get(ANON_SESSION_KEY)
             if not isinstance(anonymous, str):
                 anonymous = request.session[ANON_SESSION_KEY] = secrets.token_hex(12)
@@ -76,3 +76,6 @@ class LocalProvider(CrowdProvider):
 
     def completion(self, request, assignment_or_worker) -> dict[str, Any]:
         return {"message": "Thank you! You have finished all items available to you in this study."}
+
+
+PROVIDERS.add(NAME, LocalProvider(), settings=LocalSettings, bonuses=False, blocks=False)

@@ -1,0 +1,33 @@
+"""The local provider's study settings: how long an invite link stays valid, and whether anyone with
+the entry link may take part.
+
+``invite_max_age_s`` (default 14 days) bounds the age of an invite token (zero or less refuses every
+invite, which revokes the links handed out); with ``open_enrollment`` true, any visitor gets an anonymous
+identity kept in their session. The local crowd has no platform, so no fees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from annotate.providers.base.settings import flag, settings_object, whole_number
+
+DEFAULT_INVITE_MAX_AGE_S = 14 * 24 * 3600
+MAX_INVITE_AGE_S = 10 * 365 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    invite_max_age_s: int = DEFAULT_INVITE_MAX_AGE_S
+    open_enrollment: bool = False
+
+    @classmethod
+    def from_dict(cls, config: Any) -> LocalSettings:
+        config = {} if config is None else settings_object(config)
+        return cls(
+            invite_max_age_s=whole_number(
+                config, "invite_max_age_s", DEFAULT_INVITE_MAX_AGE_S, -MAX_INVITE_AGE_S, MAX_INVITE_AGE_S
+            ),
+            open_enrollment=flag(config, "open_enrollment", False),
+        )
