@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from annotate.dashboards import gather, notes
+from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
 from annotate.exports import consensus_maps
 from annotate.machine.heatmap import signed_levels
@@ -58,8 +59,6 @@ def similarity_dashboard(
     """Paper 000's human-vs-machine figures for ``params["selections"]`` (``[[run id, method], ...]``)
     against the study's counted maps; ``params["target"]`` picks an explanation's class
     (``predicted`` or ``gold``, see :func:`annotate.dashboards.gather.machine_maps`)."""
-    from annotate.dashboards.cache import ensure_pos_tags
-
     selections = [gather.Selection(int(run), str(method)) for run, method in params["selections"]]
     target = params.get("target", gather.TARGET_PREDICTED)
     progress(0.02, "reading the maps")

@@ -8,6 +8,7 @@ import json
 
 from django import forms
 
+from annotate.access import is_admin
 from annotate.machine.errors import MachineInputError
 from annotate.machine.explaining import (
     TARGET_GOLD,
@@ -17,7 +18,6 @@ from annotate.machine.explaining import (
 )
 from annotate.machine.runs import architecture_choices, check_trainable, clean_params
 from annotate.models import Dataset, ModelRun
-from annotate.roles import is_admin
 
 DEFAULT_ARCHITECTURE = "bilstm_attention"  # paper 000's main model
 # Form fields that become TrainConfig fields, and those that become model constructor arguments.

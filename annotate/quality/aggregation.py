@@ -101,12 +101,6 @@ def _aggregate(
     return out[columns]
 
 
-def aggregate_study(study: Study, *, ds_iterations: int = 100) -> pd.DataFrame:
-    """:func:`aggregate` over the study's answers from workers not excluded by their trust."""
-    frame = label_frame(study)
-    return aggregate(frame, trust_weights(study, frame["worker"]), ds_iterations=ds_iterations)
-
-
 def aggregation_rows(study: Study) -> Iterator[dict[str, Any]]:
     """One export row per non-gold item (items without counted answers too), in item order."""
     frame = label_frame(study)

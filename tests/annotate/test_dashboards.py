@@ -13,11 +13,10 @@ import uuid
 
 import numpy as np
 import pytest
-from django.urls import include, path
 from django.utils import timezone
 
 from annotate.corpus import import_yelphat
-from annotate.dashboards import cache, charts, gather, notes
+from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
 from annotate.machine.jsonsafe import json_safe
@@ -31,9 +30,7 @@ from explain_engine.metrics.behavioral import roc_auc_per_text
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.conftest import require_shared_data
 
-urlpatterns = [path("", include("annotate.urls_dashboards")), path("", include("config.urls"))]
-
-pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
+pytestmark = [pytest.mark.django_db]
 
 LABELS = ("positive", "negative", "cannot decide")
 
@@ -327,13 +324,13 @@ def test_results_are_cached_until_the_data_changes(answered, client, researcher,
     study, workers, plan = answered
     client.force_login(researcher)
     calls = []
-    original = cache._computer
+    original = compute._computer
 
     def counting(name):
         compute = original(name)
         return lambda *args: calls.append(name) or compute(*args)
 
-    monkeypatch.setattr(cache, "_computer", counting)
+    monkeypatch.setattr(compute, "_computer", counting)
     first = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     again = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert calls == ["study"] and first["fingerprint"] == again["fingerprint"]
