@@ -138,7 +138,7 @@ def _similarity_request(request, uid) -> tuple:
 
 
 class SimilarityView(APIView):
-    """Human vs machine for the selected model runs × methods (paper 000 Tables 2–5)."""
+    """Human vs machine for the selected model runs × methods (Sen et al. 2020 Tables 2–5)."""
 
     permission_classes = [IsResearcher]
 

@@ -2,7 +2,7 @@
 
 The label of an answer is its task kind's ``agreement_value`` (the highlight label, the rating, the
 forced choice). Gold items and the answers of workers excluded by their gold trust are left out.
-Per item we report (paper 001, section 3):
+Per item we report (Pappas & Popescu-Belis 2016 §3):
 
 * ``majority`` — the most frequent answer (crowd-kit ``MajorityVote``);
 * ``confidence`` — the trust-weighted share of the winning answer, i.e. the sum of the trust of the

@@ -1,5 +1,5 @@
 """Dashboards: the study dashboard (labels, agreement with intervals and notes, human maps, annotators),
-human vs machine (paper 000 Tables 2–5) and one text's maps; their numbers are the engine's on the same
+human vs machine (Sen et al. 2020 Tables 2–5) and one text's maps; their numbers are the engine's on the same
 maps (checked on a real YELP-HAT slice too), access is for the owner and admins, results are cached
 until the data changes, and a large study is computed by a job with progress."""
 
@@ -647,7 +647,7 @@ def test_yelphat_slice_equals_the_engine(tmp_path, researcher, client, lexicon):
     assert data["maps"]["maps"] == expected["maps"] == 90
     kappa = expected["fleiss_kappa_labels"]
     assert data["agreement"]["fleiss_kappa"] | {"categories": kappa["categories"]} == kappa
-    # the human–human similarity is in the range paper 000 reports for Yelp-50 (about 0.73–0.75)
+    # the human–human similarity is in the range Sen et al. 2020 reports for Yelp-50 (about 0.73–0.75)
     assert all(0.6 < r["value"] < 0.85 for r in data["maps"]["human_human"])
 
     # human vs machine on the same maps: a machine map per review, stored as a model run's attention
