@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotate.machine.runs import set_torch_threads
 from annotate.models import Job
-from explain_engine.registry import Registry
+from explain_engine.registry import DuplicateName, Registry
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ def job(
         raise ValueError("a scheduled job needs both every_s and beat_name")
 
     def declare(func: Callable) -> Any:
+        if name in JOBS:  # before Celery sees it: a second task under a name would replace the first
+            raise DuplicateName(f"{JOBS.noun} {name!r} is already registered")
         task = shared_task(name=name, **{**(RETRIED if retried else {}), **options})(func)
         JOBS.add(name, task, retried=retried, every_s=every_s)
         if every_s is not None:
