@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotate.roles import is_admin, is_researcher
+from annotate.access import is_admin, is_researcher
 
 
 def roles(request) -> dict:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django import forms
 
+from annotate.access import is_admin
 from annotate.corpus import FORMATS
 from annotate.models import Dataset
 from annotate.providers import PROVIDERS
 from annotate.quality.gold_mixing import GOLD_RATE_KEY
-from annotate.roles import is_admin
 from annotate.tasks.highlight import DEFAULT_LABELS, FREE, READ_FIRST
 
 

@@ -1,21 +1,25 @@
-"""Pages and API of the annotate app (URL names are global: ``home``, ``login``, ``study-detail``, ...)."""
+"""Every route of the annotate app: its pages here, every API route under ``api/`` (:mod:`annotate.api.urls`).
+
+URL names are global: ``home``, ``login``, ``study-detail``, ``api-work-next``, ...
+"""
 
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from annotate.api import urls as api_urls
-from annotate.api import work as work_api
-from annotate.views import datasets, docs, home, studies, work
+from annotate.publishing import ACTIONS
+from annotate.views import admin_quality, dashboards, datasets, docs, home, machine, publish, studies, work
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+CROWD_ACTIONS = "|".join(ACTIONS)
 
 urlpatterns = [
     # first: the annotator API is the busiest route
-    path(f"api/{api_urls.NEXT}", work_api.next_view, name="api-work-next"),
-    path(f"api/{api_urls.SUBMIT}", work_api.submit_view, name="api-work-submit"),
+    path("api/", include("annotate.api.urls")),
     path("", home.home, name="home"),
     path("login/", auth_views.LoginView.as_view(template_name="annotate/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/docs/", docs.api_docs, name="api-docs"),
+    # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset-detail"),
     path("studies/", studies.study_list, name="study-list"),
@@ -32,9 +36,59 @@ urlpatterns = [
         studies.study_export,
         name="study-export",
     ),
+    # the annotator's pages
     path("w/<uuid:study_uid>/", work.entry, name="work-entry"),
     path("w/<uuid:study_uid>/done/", work.done, name="work-done"),
-    path("api/schema/", docs.SchemaView.as_view(), name="api-schema"),
-    path("api/docs/", docs.api_docs, name="api-docs"),
-    path("api/", include("annotate.api.urls")),
+    # dashboards
+    path("studies/<uuid:uid>/dashboard/", dashboards.study_dashboard, name="study-dashboard"),
+    path(
+        "studies/<uuid:uid>/dashboard/machine/",
+        dashboards.similarity_dashboard,
+        name="study-dashboard-similarity",
+    ),
+    path(
+        "studies/<uuid:uid>/dashboard/texts/<int:item>/",
+        dashboards.text_dashboard,
+        name="study-dashboard-text",
+    ),
+    # the crowd platform and the admin's quality dashboard
+    path("studies/<uuid:uid>/crowd/", publish.crowd_page, name="crowd-page"),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/crowd/(?P<action>{CROWD_ACTIONS})/$",
+        publish.crowd_action,
+        name="crowd-action",
+    ),
+    path("studies/<uuid:uid>/quality/", admin_quality.dashboard, name="quality-dashboard"),
+    path("studies/<uuid:uid>/quality/policy/", admin_quality.policy_update, name="quality-policy"),
+    path("studies/<uuid:uid>/quality/regrade/", admin_quality.regrade, name="quality-regrade"),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/quality/workers/(?P<worker_id>\d+)/(?P<action>block|unblock|bonus)/$",
+        admin_quality.worker_action,
+        name="quality-worker",
+    ),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/quality/golds/(?P<item_id>\d+)/(?P<action>keep|retire|fix)/$",
+        admin_quality.gold_action,
+        name="quality-gold",
+    ),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/quality/submissions/(?P<pk>\d+)/(?P<decision>approve|reject)/$",
+        admin_quality.submission_review,
+        name="quality-submission",
+    ),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/quality/aggregated\.(?P<fmt>csv|jsonl)$",
+        admin_quality.aggregate_export,
+        name="quality-aggregate",
+    ),
+    # model runs
+    path("models/", machine.model_run_list, name="model-run-list"),
+    path("models/new/", machine.model_run_create, name="model-run-create"),
+    path("models/<int:pk>/", machine.model_run_detail, name="model-run-detail"),
+    path("models/<int:pk>/train/", machine.model_run_train, name="model-run-train"),
+    path("models/<int:pk>/explain/", machine.model_run_explain, name="model-run-explain"),
+    path("models/<int:pk>/documents/<int:document_pk>/", machine.model_run_heatmap, name="model-run-heatmap"),
+    # --- task kinds: each kind's own pages and API routes (one include per kind family) ---
+    path("", include("annotate.urls_evaluation")),
+    path("", include("annotate.urls_ratings")),
 ]

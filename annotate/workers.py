@@ -63,11 +63,3 @@ def current_worker(request, study) -> Worker | None:
     """This browser's worker in ``study``, or ``None``."""
     pk = session_worker_id(request, study.uid)
     return None if pk is None else Worker.objects.filter(pk=pk).first()
-
-
-def account_worker(user) -> Worker:
-    """The local worker of a signed-in account (created on first use)."""
-    worker, _ = Worker.objects.get_or_create(
-        provider="local", external_id=f"user:{user.pk}", defaults={"user": user}
-    )
-    return worker

@@ -1,4 +1,4 @@
-"""URL map: the app's pages and API (one module per concern), Django admin."""
+"""URL map: Django admin, and the annotate app's pages and API (one URLconf: :mod:`annotate.urls`)."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -6,9 +6,4 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("annotate.urls")),
-    path("", include("annotate.urls_machine")),
-    path("", include("annotate.urls_dashboards")),
-    path("", include("annotate.urls_crowd")),
-    path("", include("annotate.urls_evaluation")),
-    path("", include("annotate.urls_ratings")),
 ]

@@ -14,7 +14,8 @@ const PAGE_SCRIPTS = [
 ];
 /** ES modules that templates import from (`import { renderBarChart } from ".../charts.js"`). */
 const MODULES = ["charts"];
-const STYLES = ["hatlab"];
+/** Stylesheets of the pages (each imports tokens.css); dashboard.css comes with dashboard.ts. */
+const STYLES = ["site", "machine", "hatlab"];
 
 const dev = process.argv.includes("--dev");
 const outdir = "dist/hatlab";

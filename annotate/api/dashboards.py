@@ -1,6 +1,6 @@
 """The dashboards' JSON API and CSV downloads (the study's owner and admins; 403 for anyone else).
 
-Routes (include :data:`urlpatterns` under ``api/``)::
+Routes (under ``api/``, see :mod:`annotate.api.urls`)::
 
     dashboards/studies/<uid>/                             the study dashboard
     dashboards/studies/<uid>/csv/<name>.csv               one of its charts or tables as CSV
@@ -20,7 +20,7 @@ import re
 from urllib.parse import urlencode
 
 from django.http import HttpResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 
 from annotate.api.permissions import IsResearcher
 from annotate.dashboards import charts
-from annotate.dashboards.cache import SIMILARITY, STUDY, DashboardState, get_dashboard
+from annotate.dashboards.cache import SIMILARITY, STUDY
 from annotate.dashboards.params import (
     clean_selections,
     clean_target,
@@ -38,6 +38,7 @@ from annotate.dashboards.params import (
     similarity_params,
     study_for,
 )
+from annotate.dashboards.serve import DashboardState, get_dashboard
 from annotate.dashboards.similarity import text_detail
 from annotate.study_progress import study_progress
 
@@ -137,7 +138,7 @@ def _similarity_request(request, uid) -> tuple:
 
 
 class SimilarityView(APIView):
-    """Human vs machine for the selected model runs × methods (paper 000 Tables 2–5)."""
+    """Human vs machine for the selected model runs × methods (Sen et al. 2020 Tables 2–5)."""
 
     permission_classes = [IsResearcher]
 
@@ -177,27 +178,3 @@ class TextView(APIView):
         )
         target = clean_target(request.query_params.get("target"))
         return Response(text_detail(study, item_for(study, item), selections, target))
-
-
-urlpatterns = [
-    path("dashboards/studies/<uuid:uid>/", StudyDashboardView.as_view(), name="api-dashboard-study"),
-    path(
-        "dashboards/studies/<uuid:uid>/csv/<slug:name>.csv",
-        StudyDashboardCsvView.as_view(),
-        name="api-dashboard-study-csv",
-    ),
-    path(
-        "dashboards/studies/<uuid:uid>/machine-options/",
-        MachineOptionsView.as_view(),
-        name="api-dashboard-machine-options",
-    ),
-    path(
-        "dashboards/studies/<uuid:uid>/similarity/", SimilarityView.as_view(), name="api-dashboard-similarity"
-    ),
-    path(
-        "dashboards/studies/<uuid:uid>/similarity/csv/<slug:name>.csv",
-        SimilarityCsvView.as_view(),
-        name="api-dashboard-similarity-csv",
-    ),
-    path("dashboards/studies/<uuid:uid>/texts/<int:item>/", TextView.as_view(), name="api-dashboard-text"),
-]

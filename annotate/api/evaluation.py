@@ -11,7 +11,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.permissions import IsResearcher, visible_to
+from annotate.access import visible_to
+from annotate.api.permissions import IsResearcher
 from annotate.evaluation.forms import KINDS, preview
 from annotate.evaluation.results import api_results, evaluation_results
 from annotate.models import Study

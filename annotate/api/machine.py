@@ -1,7 +1,7 @@
 """The machine side of the JSON API: model runs (train, explain), their predictions and
 explanations, and the jobs that compute them. Researchers see their own; admins see all.
 
-Routes (include :data:`urlpatterns` under ``api/``)::
+Routes (under ``api/``, see :mod:`annotate.api.urls`)::
 
     model-runs/                     GET list, POST create and queue training
     model-runs/<id>/                GET one (status, progress, metrics: what the progress bar polls)
@@ -16,15 +16,14 @@ Routes (include :data:`urlpatterns` under ``api/``)::
 from __future__ import annotations
 
 from django.db.models import Q
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.routers import SimpleRouter
 
-from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher, visible_to
+from annotate.access import is_admin, visible_to
+from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.jobs.machine import enqueue_explanations, enqueue_training, training_key
 from annotate.machine import (
     MachineInputError,
@@ -34,7 +33,6 @@ from annotate.machine import (
 )
 from annotate.machine.explaining import available_methods
 from annotate.models import Dataset, Explanation, Job, ModelRun, Prediction
-from annotate.roles import is_admin
 
 
 def input_error(exc: MachineInputError) -> ValidationError:
@@ -276,17 +274,3 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
             return jobs
         own_runs = list(ModelRun.objects.filter(owner=user).values_list("pk", flat=True))
         return jobs.filter(Q(created_by=user) | Q(params__model_run__in=own_runs))
-
-
-def model_run_or_404(user, pk: int) -> ModelRun:
-    """The model run ``pk`` if ``user`` may see it (404 otherwise)."""
-    return get_object_or_404(_visible_runs(user), pk=pk)
-
-
-router = SimpleRouter()
-router.register("model-runs", ModelRunViewSet, basename="api-model-run")
-router.register("predictions", PredictionViewSet, basename="api-prediction")
-router.register("explanations", ExplanationViewSet, basename="api-explanation")
-router.register("jobs", JobViewSet, basename="api-job")
-
-urlpatterns = router.urls

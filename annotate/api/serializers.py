@@ -9,11 +9,11 @@ from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+from annotate.access import is_admin
 from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_texts
 from annotate.models import Dataset, Study
 from annotate.providers import PROVIDERS
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, validate_gold_rate
-from annotate.roles import is_admin
 from annotate.tasks import TASK_KINDS, get_kind
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024

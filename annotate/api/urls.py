@@ -1,24 +1,61 @@
-"""API routes, under ``/api/``, and what the OpenAPI schema describes: every route of the project
-plus the DRF twins of the annotator endpoints' lean views (see :mod:`annotate.api.work`)."""
+"""Every API route, under ``/api/``: the annotator endpoints first (the busiest), then the researchers'
+datasets and studies, the machine side, the dashboards, the crowd platform and quality, the schema."""
 
-from django.urls import get_resolver, path
+from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
-from annotate.api import views, work
+from annotate.api import crowd, dashboards, machine, quality, schema, views, work
+from annotate.publishing import ACTIONS
+
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+CROWD_ACTIONS = "|".join(ACTIONS)
 
 router = SimpleRouter()
 router.register("datasets", views.DatasetViewSet, basename="api-dataset")
 router.register("studies", views.StudyViewSet, basename="api-study")
+router.register("model-runs", machine.ModelRunViewSet, basename="api-model-run")
+router.register("predictions", machine.PredictionViewSet, basename="api-prediction")
+router.register("explanations", machine.ExplanationViewSet, basename="api-explanation")
+router.register("jobs", machine.JobViewSet, basename="api-job")
 
-NEXT = "work/<uuid:study_uid>/next/"
-SUBMIT = "work/assignments/<uuid:assignment_uid>/submit/"
-
-# The annotator endpoints (NEXT, SUBMIT) are routed at the top of annotate/urls.py, the busiest first.
-urlpatterns = router.urls
-
-_described = [path(f"api/{NEXT}", work.NextView.as_view()), path(f"api/{SUBMIT}", work.SubmitView.as_view())]
-
-
-def schema_patterns() -> list:
-    """The project's URL patterns with the annotator endpoints described by their DRF twins."""
-    return [*get_resolver().url_patterns, *_described]
+urlpatterns = [
+    path(work.NEXT, work.next_view, name="api-work-next"),
+    path(work.SUBMIT, work.submit_view, name="api-work-submit"),
+    *router.urls,
+    path(
+        "dashboards/studies/<uuid:uid>/", dashboards.StudyDashboardView.as_view(), name="api-dashboard-study"
+    ),
+    path(
+        "dashboards/studies/<uuid:uid>/csv/<slug:name>.csv",
+        dashboards.StudyDashboardCsvView.as_view(),
+        name="api-dashboard-study-csv",
+    ),
+    path(
+        "dashboards/studies/<uuid:uid>/machine-options/",
+        dashboards.MachineOptionsView.as_view(),
+        name="api-dashboard-machine-options",
+    ),
+    path(
+        "dashboards/studies/<uuid:uid>/similarity/",
+        dashboards.SimilarityView.as_view(),
+        name="api-dashboard-similarity",
+    ),
+    path(
+        "dashboards/studies/<uuid:uid>/similarity/csv/<slug:name>.csv",
+        dashboards.SimilarityCsvView.as_view(),
+        name="api-dashboard-similarity-csv",
+    ),
+    path(
+        "dashboards/studies/<uuid:uid>/texts/<int:item>/",
+        dashboards.TextView.as_view(),
+        name="api-dashboard-text",
+    ),
+    path("crowd/studies/<uuid:uid>/", crowd.CrowdStudyAPI.as_view(), name="api-crowd-study"),
+    re_path(
+        rf"^crowd/studies/(?P<uid>{UUID})/(?P<action>{CROWD_ACTIONS})/$",
+        crowd.CrowdActionAPI.as_view(),
+        name="api-crowd-action",
+    ),
+    path("crowd/studies/<uuid:uid>/quality/", quality.QualityAPI.as_view(), name="api-crowd-quality"),
+    path("schema/", schema.SchemaView.as_view(), name="api-schema"),
+]

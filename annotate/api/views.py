@@ -14,7 +14,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from annotate import exports, lifecycle
-from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher, visible_to
+from annotate.access import visible_to
+from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.api.serializers import (
     DatasetImportSerializer,
     DatasetSerializer,

@@ -43,6 +43,10 @@ from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
 from annotate.workers import session_worker_id, session_worker_ids
 
+# The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
+NEXT = "work/<uuid:study_uid>/next/"
+SUBMIT = "work/assignments/<uuid:assignment_uid>/submit/"
+
 TIMING_FIELDS = ("read_ms", "answer_ms", "label_at_ms", "first_highlight_at_ms")
 STUDY_FIELDS = ("id", "uid", "kind", "config", "instructions", "time_limit_s", "status", "provider")
 _STUDY_BY_UID = Prepared(

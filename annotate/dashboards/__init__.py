@@ -1,5 +1,5 @@
 """The dashboards of a study: its progress, labels and agreement, and its human maps against machine
-attention and explanations (paper 000 §4). The figures are the engine's; this package gathers the
+attention and explanations (Sen et al. 2020 §4). The figures are the engine's; this package gathers the
 data with a few indexed queries, shapes the results for the pages and caches them.
 
 * :mod:`~annotate.dashboards.gather` — answers, maps and machine maps read from the database
@@ -7,6 +7,8 @@ data with a few indexed queries, shapes the results for the pages and caches the
 * :mod:`~annotate.dashboards.similarity` — human vs machine, and one text's maps (the drill-down)
 * :mod:`~annotate.dashboards.notes` — notes beside values that are easy to misread
 * :mod:`~annotate.dashboards.charts` — chart and table shapes, and their CSV
-* :mod:`~annotate.dashboards.cache` — fingerprints of the data, the cache, inline or background computing
+* :mod:`~annotate.dashboards.cache` — fingerprints of the data, the cache, the POS tags per document
+* :mod:`~annotate.dashboards.compute` — computing a dashboard now and caching it
+* :mod:`~annotate.dashboards.serve` — a request's dashboard: cached, computed inline, or by a background job
 * :mod:`~annotate.dashboards.params` — who may see a dashboard, and validated request parameters
 """

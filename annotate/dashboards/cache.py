@@ -1,11 +1,11 @@
-"""Computed dashboards kept until the data changes, and recomputed inline or in a background job.
+"""Computed dashboards kept until the data changes (computing them: :mod:`annotate.dashboards.compute`;
+answering a request from here, inline or by a job: :mod:`annotate.dashboards.serve`).
 
 The cache key of a dashboard is ``(study, name, digest of its params)``; the stored row carries the
 *fingerprint* of the data it was computed from: counts and largest ids of the study's responses,
 items and trust rows (and, for human vs machine, of the selected runs' predictions and explanations).
 A request whose current fingerprint equals the stored one is answered from the row; otherwise the
-dashboard is recomputed: inline for a small study, as a Celery job with progress for a large one
-(see :func:`get_dashboard`). The study's POS tags (slow to compute, fixed per document) are cached
+dashboard is recomputed. The study's POS tags (slow to compute, fixed per document) are cached
 per document, and a new document is tagged once.
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -23,8 +21,9 @@ from django.db.models import Count, Max, Q
 
 from annotate.dashboards.gather import ATTENTION, Selection
 from annotate.machine.progress import Progress, no_progress
-from annotate.models import Explanation, Item, Job, ModelRun, Prediction, Response, Study, WorkerTrust
+from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, WorkerTrust
 from annotate.models.dashboards import DashboardCache
+from explain_engine.metrics import pos
 
 # Bump when the shape or the meaning of a computed dashboard changes: every cached row goes stale.
 VERSION = 1
@@ -91,49 +90,19 @@ def fingerprint(study: Study, name: str, params: dict) -> str:
     """The digest of the data dashboard ``name`` of ``study`` with ``params`` is computed from."""
     parts: dict[str, Any] = {"study": study_fingerprint(study)}
     if name == SIMILARITY:
-        parts["machine"] = machine_fingerprint(_selections(params))
+        parts["machine"] = machine_fingerprint(selections_of(params))
         parts["lexicon"] = bool(getattr(settings, "HATLAB_LEXICON_DIR", ""))
     return digest(parts)
 
 
-def _selections(params: dict) -> list[Selection]:
+def selections_of(params: dict) -> list[Selection]:
     return [Selection(int(run), str(method)) for run, method in params.get("selections", [])]
 
 
-# ------------------------------------------------------------------------------------------- compute
+# --------------------------------------------------------------------------------------------- store
 
 
-def _computer(name: str) -> Callable[..., dict]:
-    if name == STUDY:
-        from annotate.dashboards.study import study_dashboard
-
-        return lambda study, params, progress: study_dashboard(study, progress)
-    if name == SIMILARITY:
-        from annotate.dashboards.similarity import similarity_dashboard
-
-        return lambda study, params, progress: similarity_dashboard(
-            study, params, progress, text_url=_text_url(study, params)
-        )
-    raise ValueError(f"unknown dashboard {name!r}; use one of {DASHBOARDS}")
-
-
-def _text_url(study: Study, params: dict) -> Callable[[int], str] | None:
-    """Links from the texts table to the drill-down page, when the page's route is installed."""
-    from urllib.parse import urlencode
-
-    from django.urls import NoReverseMatch, reverse
-
-    query = urlencode(
-        [("select", s.key) for s in _selections(params)] + [("target", params.get("target", "predicted"))]
-    )
-    try:
-        reverse("study-dashboard-text", args=[study.uid, 1])
-    except NoReverseMatch:
-        return None
-    return lambda item: f"{reverse('study-dashboard-text', args=[study.uid, item])}?{query}"
-
-
-def _store(study: Study, name: str, params: dict, fp: str, result: dict) -> None:
+def store(study: Study, name: str, params: dict, fp: str, result: dict) -> None:
     key = digest(params)
     for _ in range(2):  # a concurrent first store may win the insert: then update it
         try:
@@ -149,16 +118,6 @@ def _store(study: Study, name: str, params: dict, fp: str, result: dict) -> None
             continue
 
 
-def compute_and_store(study: Study, name: str, params: dict, progress: Progress = no_progress) -> dict:
-    """Compute dashboard ``name`` now and cache it under the fingerprint taken before reading the data
-    (so data that arrives meanwhile makes the row stale rather than silently included)."""
-    fp = fingerprint(study, name, params)
-    result = _computer(name)(study, params, progress)
-    result["fingerprint"] = fp
-    _store(study, name, params, fp, result)
-    return result
-
-
 def cached(study: Study, name: str, params: dict, fp: str | None = None) -> dict | None:
     """The cached result when it was computed from the current data, else None."""
     fp = fp or fingerprint(study, name, params)
@@ -170,76 +129,17 @@ def cached(study: Study, name: str, params: dict, fp: str | None = None) -> dict
     return row
 
 
-@dataclass(frozen=True)
-class DashboardState:
-    """``status`` is ``done`` (``result`` set) or the job's ``queued`` / ``running`` / ``failed``."""
-
-    status: str
-    result: dict | None = None
-    job: Job | None = None
-
-
-def inline_limit() -> int:
-    return int(getattr(settings, "HATLAB_DASHBOARD_INLINE_RESPONSES", INLINE_RESPONSES))
-
-
-def is_small(study: Study, name: str, params: dict) -> bool:
-    """Whether recomputing fits in a request: few responses (× selections) and few untagged texts."""
-    responses = Response.objects.filter(study=study).count()
-    if name == SIMILARITY:
-        selections = max(1, len(params.get("selections", [])))
-        if responses * selections > inline_limit():
-            return False
-        tagged = _pos_row(study)
-        known = set(tagged.result.get("tags", {})) if tagged else set()
-        documents = set(
-            Item.objects.filter(study=study, is_gold=False, document__isnull=False).values_list(
-                "document_id", flat=True
-            )
-        )
-        return len({str(d) for d in documents} - known) <= INLINE_UNTAGGED
-    return responses <= inline_limit()
-
-
-def get_dashboard(
-    study: Study, name: str, params: dict, user=None, inline: bool | None = None
-) -> DashboardState:
-    """The dashboard from the cache when current; else computed now (``inline``, default: when the study
-    is small) or by a background job (its state is returned until it is done)."""
-    from annotate.jobs.dashboards import enqueue_dashboard
-
-    fp = fingerprint(study, name, params)
-    result = cached(study, name, params, fp)
-    if result is not None:
-        return DashboardState("done", result)
-    if inline is None:
-        inline = is_small(study, name, params)
-    if inline:
-        return DashboardState("done", compute_and_store(study, name, params))
-    job = enqueue_dashboard(study, name, params, fp, user)
-    job.refresh_from_db()
-    if job.status == Job.Status.DONE:
-        result = cached(study, name, params)
-        if result is not None:  # e.g. computed in-process (eager Celery) just now
-            return DashboardState("done", result, job)
-        job = enqueue_dashboard(study, name, params, fp, user, rerun=True)
-        job.refresh_from_db()
-    return DashboardState(job.status, None, job)
-
-
 # ------------------------------------------------------------------------------------------ POS tags
 
 
-def _pos_row(study: Study) -> DashboardCache | None:
+def pos_row(study: Study) -> DashboardCache | None:
     return DashboardCache.objects.filter(study=study, name=POS_TAGS, params_digest=digest({})).first()
 
 
 def ensure_pos_tags(study: Study, records: list[dict], progress: Progress = no_progress) -> None:
     """Set ``record["pos"]`` (one Penn tag per word, :func:`explain_engine.metrics.pos.tag_words`) on
     every record, tagging only documents not tagged before, ``POS_CHUNK`` at a time with progress."""
-    from explain_engine.metrics.pos import tag_documents
-
-    row = _pos_row(study)
+    row = pos_row(study)
     tags: dict[str, list[str]] = dict(row.result.get("tags", {})) if row else {}
     missing = [
         r
@@ -249,14 +149,14 @@ def ensure_pos_tags(study: Study, records: list[dict], progress: Progress = no_p
     for start in range(0, len(missing), POS_CHUNK):
         chunk = missing[start : start + POS_CHUNK]
         for rec, tagged in zip(
-            chunk, tag_documents([r["text"] for r in chunk], [r["words"] for r in chunk]), strict=True
+            chunk, pos.tag_documents([r["text"] for r in chunk], [r["words"] for r in chunk]), strict=True
         ):
             tags[str(rec["document"])] = tagged
         progress(
             (start + len(chunk)) / len(missing), f"POS tags: {start + len(chunk)} of {len(missing)} texts"
         )
     if missing:
-        _store(study, POS_TAGS, {}, "", {"tags": tags})
+        store(study, POS_TAGS, {}, "", {"tags": tags})
     for rec in records:
         rec["pos"] = tags[str(rec["document"])]
     progress(1.0, "POS tags ready")

@@ -17,12 +17,13 @@ from django.db.models import Count
 
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, Worker, WorkerTrust
 from annotate.quality.trust import EXCLUDED
+from annotate.tasks import get_kind
 
 ATTENTION = "attention (training)"
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"
 TARGETS = (TARGET_PREDICTED, TARGET_GOLD)
-# Document labels read as the sentiment classes of CSSR (paper 000 §4.3: Y = 1 positive, 0 negative).
+# Document labels read as the sentiment classes of CSSR (Sen et al. 2020 §4.3: Y = 1 positive, 0 negative).
 SENTIMENT_CODES = {"positive": 1, "pos": 1, "1": 1, "negative": 0, "neg": 0, "0": 0}
 
 
@@ -75,8 +76,6 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     Four queries: responses (joined to their assignment and item), items (joined to their document),
     workers, trust statuses. ``with_text`` also loads each document's text (POS tags, CSSR).
     """
-    from annotate.tasks import get_kind
-
     kind = get_kind(study.kind)
     rows = (
         Response.objects.filter(study=study)

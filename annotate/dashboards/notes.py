@@ -78,7 +78,7 @@ def few_texts_note(counts: list[int], what: str = "The figures") -> list[str]:
 
 
 def auc_notes(name: str, estimate: dict, few: bool = True) -> list[str]:
-    """Notes for a mean per-text ROC AUC (behavioral similarity, paper 000 Def. 4.1); ``few=False``
+    """Notes for a mean per-text ROC AUC (behavioral similarity, Sen et al. 2020 Def. 4.1); ``few=False``
     leaves the few-texts note to :func:`few_texts_note`."""
     notes: list[str] = []
     skipped, texts = estimate.get("skipped") or 0, estimate.get("texts")
@@ -96,7 +96,7 @@ def auc_notes(name: str, estimate: dict, few: bool = True) -> list[str]:
 
 
 def lexical_notes(estimates: list[tuple[str, dict, int]]) -> list[str]:
-    """Notes for lexical similarities (Pearson r of two POS distributions, paper 000 Def. 4.2), given
+    """Notes for lexical similarities (Pearson r of two POS distributions, Sen et al. 2020 Def. 4.2), given
     as ``(name, estimate, number of words selected)``: each undefined one, and one note for the
     smallest selection when it is small."""
     notes = [
@@ -115,7 +115,7 @@ def lexical_notes(estimates: list[tuple[str, dict, int]]) -> list[str]:
 
 
 def ratio_notes(name: str, estimate: dict) -> list[str]:
-    """Notes for a cross-sentiment selection rate (paper 000 Def. 4.3)."""
+    """Notes for a cross-sentiment selection rate (Sen et al. 2020 Def. 4.3)."""
     if estimate.get("value") is None:
         if estimate.get("n", 0) == 0:
             return [f"{name} is undefined: no text of that class."]

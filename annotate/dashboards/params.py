@@ -13,11 +13,10 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from rest_framework.exceptions import ValidationError
 
-from annotate.api.permissions import visible_to
+from annotate.access import is_admin, is_researcher, visible_to
 from annotate.dashboards.gather import TARGET_PREDICTED, TARGETS, Selection, machine_options
 from annotate.dashboards.similarity import MAX_SELECTIONS
 from annotate.models import Item, ModelRun, Study
-from annotate.roles import is_admin, is_researcher
 
 SELECT_HELP = "choose at least one model run and method, as <model run id>:<method>"
 

@@ -1,4 +1,4 @@
-"""Human vs machine (paper 000 §4): for a study and one or more (model run, method) selections, the
+"""Human vs machine (Sen et al. 2020 §4): for a study and one or more (model run, method) selections, the
 behavioral similarity (Table 2), lexical similarity with its random baseline (Table 3), the
 cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
 tags (Table 5) — and the drill-down to one text with its human maps, CAM, SAM and the machine maps.
@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 
 from annotate.dashboards import gather, notes
+from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
 from annotate.exports import consensus_maps
 from annotate.machine.heatmap import signed_levels
@@ -55,11 +56,9 @@ def similarity_dashboard(
     seed: int = 0,
     text_url: Callable[[int], str] | None = None,
 ) -> dict[str, Any]:
-    """Paper 000's human-vs-machine figures for ``params["selections"]`` (``[[run id, method], ...]``)
-    against the study's counted maps; ``params["target"]`` picks an explanation's class
+    """The human-vs-machine figures of Sen et al. 2020 for ``params["selections"]``
+    (``[[run id, method], ...]``) against the study's counted maps; ``params["target"]`` picks an explanation's class
     (``predicted`` or ``gold``, see :func:`annotate.dashboards.gather.machine_maps`)."""
-    from annotate.dashboards.cache import ensure_pos_tags
-
     selections = [gather.Selection(int(run), str(method)) for run, method in params["selections"]]
     target = params.get("target", gather.TARGET_PREDICTED)
     progress(0.02, "reading the maps")
@@ -164,7 +163,7 @@ def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, tex
         )
     out.append(
         "A continuous machine map selects its top-k words per text, k = the number of words the human reference "
-        "selected (paper 000 §4.2); the POS distribution compares the words of the CAM (AND of a text's maps) "
+        "selected (Sen et al. 2020 §4.2); the POS distribution compares the words of the CAM (AND of a text's maps) "
         "with the machine's top-k words for them."
     )
     return list(dict.fromkeys(out))
@@ -213,7 +212,7 @@ def _presentation(
     tables.append(
         table(
             "behavioral",
-            "Behavioral similarity (paper 000 Table 2)",
+            "Behavioral similarity (Sen et al. 2020 Table 2)",
             ["selection", "reference", "texts", "k", "value", "ci_low", "ci_high", "n", "skipped"],
             [
                 [
@@ -245,7 +244,7 @@ def _presentation(
     tables.append(
         table(
             "lexical",
-            "Lexical similarity (paper 000 Table 3)",
+            "Lexical similarity (Sen et al. 2020 Table 3)",
             [
                 "selection",
                 "reference",
@@ -300,7 +299,7 @@ def _presentation(
         tables.append(
             table(
                 "cssr",
-                "Cross-sentiment selection rate (paper 000 Table 4)",
+                "Cross-sentiment selection rate (Sen et al. 2020 Table 4)",
                 [
                     "selection",
                     "reference",
@@ -338,7 +337,7 @@ def _presentation(
         charts.append(
             chart(
                 "pos",
-                "Distribution over Penn Treebank tags (paper 000 Table 5)",
+                "Distribution over Penn Treebank tags (Sen et al. 2020 Table 5)",
                 [tags[i] for i in keep],
                 series,
                 "share",
@@ -402,7 +401,7 @@ def text_detail(
     study: Study, item: Item, selections: Sequence[gather.Selection], target: str
 ) -> dict[str, Any]:
     """One text of the study: its words, each counted human map (slot order), CAM and SAM, and each
-    selection's machine map with signed levels for the overlay (paper 000 Figure 1)."""
+    selection's machine map with signed levels for the overlay (Sen et al. 2020 Figure 1)."""
     doc = item.document
     words = [doc.text[s:e] for s, e in doc.words]
     n = len(words)

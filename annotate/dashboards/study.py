@@ -1,5 +1,5 @@
 """The study dashboard: label distribution, agreement with bootstrap intervals (and notes where a value
-misleads), the human maps' agreement (paper 000: words selected k, human–human behavioral
+misleads), the human maps' agreement (Sen et al. 2020: words selected k, human–human behavioral
 similarity) and a per-annotator table.
 
 The figures are the engine's (:mod:`explain_engine.metrics`); this module gathers the labels and maps
@@ -124,8 +124,9 @@ def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]
 
 
 def maps_section(records: list[dict], n_boot: int, seed: int) -> dict[str, Any]:
-    """Paper 000's human-map figures over the records: k per reference (HAM1…, CAM, SAM), human–human
-    behavioral similarity of every ordered pair of annotator slots, and Fleiss κ of word selections."""
+    """The human-map figures of Sen et al. 2020 over the records: k per reference (HAM1…, CAM, SAM),
+    human–human behavioral similarity of every ordered pair of annotator slots, and Fleiss κ of word
+    selections."""
     humans = HumanMaps.from_records(records)
     refs = humans.references(min_maps=2)
     k = {
@@ -310,7 +311,7 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
         tables.append(
             table(
                 "human_human",
-                "Human–human behavioral similarity (paper 000 Table 2: one map is the truth, the other the score)",
+                "Human–human behavioral similarity (Sen et al. 2020 Table 2: one map is the truth, the other the score)",
                 ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
                 [
                     [p["truth"], p["score"], p["value"], p["ci_low"], p["ci_high"], p["n"], p["skipped"]]

@@ -9,9 +9,9 @@ from typing import Any
 from django import forms
 from rest_framework.exceptions import ValidationError
 
+from annotate.access import is_admin
 from annotate.models import ModelRun, Study
 from annotate.providers import PROVIDERS
-from annotate.roles import is_admin
 from annotate.tasks import get_kind
 from annotate.tasks._forced_choice import SPLITS
 

@@ -32,8 +32,8 @@ import numpy as np
 from rest_framework.exceptions import ValidationError
 
 from annotate import storage
+from annotate.access import is_admin
 from annotate.models import Document, Explanation, ModelRun, Prediction, Study
-from annotate.roles import is_admin
 from annotate.tasks._forced_choice import CORRECT, MISCLASSIFIED
 from annotate.tasks.highlight import word_breaks
 from explain_engine.api import Evidence, select_evidence

@@ -1,11 +1,9 @@
-"""Celery jobs. Each module of this package holds the tasks of one concern and is imported here,
-so the Celery app's autodiscovery of ``annotate.jobs`` finds them all."""
+"""Celery jobs. Each module of this package holds the jobs of one concern (declared with
+:func:`annotate.jobs.options.job`); all are imported here, so the Celery app's autodiscovery of
+``annotate.jobs`` finds them all."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from explain_engine.registry import discover
 
-for _module in pkgutil.iter_modules(__path__):
-    if not _module.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module.name}")
+discover(__name__)

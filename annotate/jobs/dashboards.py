@@ -2,29 +2,22 @@
 
 One ``Job`` row per dashboard, parameters and data fingerprint (key
 ``dashboard:<study>:<name>:<params digest>:<fingerprint>``), so asking again while it runs finds the
-same job, and new data makes a new one. The task acknowledges late and is re-delivered when its worker
-dies; running it twice stores the same cache row. Database hiccups are retried with backoff; any other
-error marks the job failed with its message (the next request for the dashboard queues it again).
+same job, and new data makes a new one. Running it twice stores the same cache row; a failed job is
+queued again by the next request for the dashboard (retries and failures: :mod:`annotate.jobs.options`).
 """
 
 from __future__ import annotations
 
-import logging
+from django.db import transaction
 
-from celery import shared_task
-from django.db import InterfaceError, OperationalError, transaction
-from django.utils import timezone
-
-from annotate.dashboards.cache import compute_and_store, digest
+from annotate.dashboards.cache import digest
+from annotate.dashboards.compute import compute_and_store
+from annotate.jobs.options import job, run_job
 from annotate.machine.progress import RowProgress
-from annotate.machine.runs import set_torch_threads
 from annotate.models import Job, Study
-
-log = logging.getLogger(__name__)
 
 DASHBOARD_KIND = "dashboard"
 QUEUE = "cpu"
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
 def dashboard_key(study: Study, name: str, params: dict, fingerprint: str) -> str:
@@ -58,47 +51,21 @@ def enqueue_dashboard(
     return job
 
 
-def _set_job(job_id: int, **fields) -> None:
-    Job.objects.filter(pk=job_id).update(updated=timezone.now(), **fields)
+class StudyGone(LookupError):
+    """The job's study was deleted after the job was queued."""
 
 
-@shared_task(
-    name="annotate.dashboards.compute_dashboard",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=5,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=5,
-)
+@job("annotate.dashboards.compute_dashboard")
 def compute_dashboard(self, job_id: int) -> dict:
     """Compute the job's dashboard, report progress on the job row, and cache the result."""
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None:
-        log.warning("dashboard job %s no longer exists", job_id)
-        return {"missing_job": job_id}
-    if job.status == Job.Status.DONE:
-        return job.result
-    study = Study.objects.filter(pk=job.params["study"]).first()
-    if study is None:
-        _set_job(job.pk, status=Job.Status.FAILED, message="the study no longer exists")
-        return {"error": "the study no longer exists"}
-    set_torch_threads()
-    _set_job(job.pk, status=Job.Status.RUNNING, message="running")
-    try:
+
+    def work(job: Job) -> dict:
+        study = Study.objects.filter(pk=job.params["study"]).first()
+        if study is None:
+            raise StudyGone("the study no longer exists")
         result = compute_and_store(
             study, job.params["name"], job.params["params"], RowProgress(job_id=job.pk)
         )
-    except TRANSIENT_ERRORS as exc:
-        log.warning("dashboard job %s hit a transient database error, retrying: %s", job.pk, exc)
-        _set_job(job.pk, status=Job.Status.QUEUED, message=f"retrying after: {exc}"[:2000])
-        raise
-    except Exception as exc:
-        log.exception("dashboard job %s failed", job.pk)
-        _set_job(job.pk, status=Job.Status.FAILED, message=f"{type(exc).__name__}: {exc}"[:2000])
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    summary = {"study": study.pk, "name": job.params["name"], "fingerprint": result["fingerprint"]}
-    _set_job(job.pk, status=Job.Status.DONE, progress=1.0, message="done", result=summary)
-    return summary
+        return {"study": study.pk, "name": job.params["name"], "fingerprint": result["fingerprint"]}
+
+    return run_job(job_id, work)

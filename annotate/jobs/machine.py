@@ -1,10 +1,8 @@
-"""Celery jobs of the machine side: train a model run (issue 3), explain it over its dataset (issue 4).
+"""Celery jobs of the machine side: train a model run, explain it over its dataset.
 
 Each job is a ``Job`` row with an idempotency key (``train:<run>``, ``explain:<run>:<digest of the
-request>``); the task receives the row's id. Tasks acknowledge late and are rejected back to the
-queue when their worker dies, so a restarted worker picks them up; running one again stores the
-same rows (upserts on unique constraints) and a finished job is a no-op. Database hiccups are
-retried with exponential backoff; any other error marks the job failed with its message.
+request>``); the task receives the row's id. Running one again stores the same rows (upserts on
+unique constraints) and a finished job is a no-op; retries and failures: :mod:`annotate.jobs.options`.
 
 Jobs go to the ``gpu`` queue when the request asks for it or ``HATLAB_GPU_QUEUE`` is on, else to
 ``cpu``. Workers use ``settings.HATLAB_TORCH_THREADS`` torch threads (1 by default).
@@ -12,33 +10,18 @@ Jobs go to the ``gpu`` queue when the request asks for it or ``HATLAB_GPU_QUEUE`
 
 from __future__ import annotations
 
-import logging
-
-from celery import shared_task
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from annotate.jobs.options import job, run_job
 from annotate.machine.explaining import params_digest, run_explanations
 from annotate.machine.progress import RowProgress
-from annotate.machine.runs import queue_for, set_torch_threads
+from annotate.machine.runs import queue_for
 from annotate.machine.training import run_training
 from annotate.models import Job, ModelRun
 
-log = logging.getLogger(__name__)
-
 TRAIN_KIND = "train_model"
 EXPLAIN_KIND = "explain_model"
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
-_TASK_OPTIONS = {
-    "bind": True,
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "autoretry_for": TRANSIENT_ERRORS,
-    "retry_backoff": 5,
-    "retry_backoff_max": 300,
-    "retry_jitter": True,
-    "max_retries": 5,
-}
 
 
 def training_key(model_run: ModelRun) -> str:
@@ -110,38 +93,7 @@ def enqueue_explanations(model_run: ModelRun, params: dict, user=None, gpu: bool
     return job
 
 
-def _set_job(job_id: int, **fields) -> None:
-    Job.objects.filter(pk=job_id).update(updated=timezone.now(), **fields)
-
-
-def _run_job(job_id: int, work) -> dict:
-    """Run ``work(job)`` for the job row ``job_id`` with the bookkeeping every job shares."""
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None:
-        log.warning("job %s no longer exists", job_id)
-        return {"missing_job": job_id}
-    if job.status == Job.Status.DONE:
-        return job.result
-    set_torch_threads()
-    _set_job(job.pk, status=Job.Status.RUNNING, message="running")
-    try:
-        result = work(job)
-    except TRANSIENT_ERRORS as exc:
-        log.warning("job %s hit a transient database error, retrying: %s", job.pk, exc)
-        try:
-            _set_job(job.pk, status=Job.Status.QUEUED, message=f"retrying after: {exc}"[:2000])
-        except TRANSIENT_ERRORS:
-            log.warning("could not record the retry of job %s", job.pk)
-        raise
-    except Exception as exc:
-        log.exception("job %s failed", job.pk)
-        _set_job(job.pk, status=Job.Status.FAILED, message=f"{type(exc).__name__}: {exc}"[:2000])
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    _set_job(job.pk, status=Job.Status.DONE, progress=1.0, result=result, message="done")
-    return result
-
-
-@shared_task(name="annotate.machine.train_model", **_TASK_OPTIONS)
+@job("annotate.machine.train_model")
 def train_model(self, job_id: int) -> dict:
     """Train the job's model run and store its predictions with machine attention maps."""
 
@@ -155,10 +107,10 @@ def train_model(self, job_id: int) -> dict:
             "test": run.metrics.get("test"),
         }
 
-    return _run_job(job_id, work)
+    return run_job(job_id, work)
 
 
-@shared_task(name="annotate.machine.explain_model", **_TASK_OPTIONS)
+@job("annotate.machine.explain_model")
 def explain_model(self, job_id: int) -> dict:
     """Compute the job's explanation methods over its documents and store ``Explanation`` rows."""
 
@@ -167,4 +119,4 @@ def explain_model(self, job_id: int) -> dict:
             job.params["model_run"], job.params["request"], progress=RowProgress(job_id=job.pk)
         )
 
-    return _run_job(job_id, work)
+    return run_job(job_id, work)

@@ -1,10 +1,10 @@
-"""Explanations of a trained run over its dataset (issue 4).
+"""Explanations of a trained run over its dataset.
 
 An explanation job names its methods (registry names, or ``"all"`` for every method that applies
 to the run's architecture), the documents (default: every document of the run's dataset), the
 target class (the run's ``predicted`` label, the ``gold`` label, or a label name), and the evidence
 it keeps: the top-``m`` words, or with ``ngram_sizes`` the top-``m`` non-overlapping n-grams
-(paper 004 §4.3; for a CNN the natural sizes are its filter widths). Rows are upserted on
+(Lertvittayakumjorn & Toni 2019 §4.3; for a CNN the natural sizes are its filter widths). Rows are upserted on
 ``(model_run, document, method, target)``, so the job is idempotent.
 """
 
@@ -20,7 +20,7 @@ from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import documents_with_words
 from annotate.machine.training import load_trained
 from annotate.models import Explanation, ModelRun, Prediction
-from explain_engine.api import evidence_and_counter
+from explain_engine.api import METHODS, evidence_and_counter, explain_many, methods_for, resolve_methods
 
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"
@@ -53,7 +53,6 @@ def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
         raise MachineInputError("methods", "must be a list of method names")
     if not isinstance(methods, str | list):
         raise MachineInputError("methods", "must be a list of method names or 'all'")
-    from explain_engine.explainers.registry import METHODS, resolve_methods
 
     try:
         names = resolve_methods(methods, model_run.architecture)
@@ -145,8 +144,6 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
     """Compute ``params["methods"]`` for the requested documents of run ``model_run_id`` and upsert
     one ``Explanation`` per document, method and target. ``params`` is the output of
     :func:`clean_explanation_params`. Returns counts for the job's result."""
-    from explain_engine.explainers import explain_many
-
     run = ModelRun.objects.select_related("dataset").get(pk=model_run_id)
     trained = load_trained(run)
     methods = list(params["methods"])
@@ -208,6 +205,4 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
 
 def available_methods(model_run: ModelRun) -> list[str]:
     """The registered methods that apply to the run's architecture."""
-    from explain_engine.explainers.registry import methods_for
-
     return methods_for(model_run.architecture)

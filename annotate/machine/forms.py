@@ -8,6 +8,7 @@ import json
 
 from django import forms
 
+from annotate.access import is_admin
 from annotate.machine.errors import MachineInputError
 from annotate.machine.explaining import (
     TARGET_GOLD,
@@ -15,11 +16,10 @@ from annotate.machine.explaining import (
     available_methods,
     clean_explanation_params,
 )
-from annotate.machine.runs import architecture_choices, check_trainable, clean_params
+from annotate.machine.runs import architecture_choices, check_trainable, clean_params, documents_with_words
 from annotate.models import Dataset, ModelRun
-from annotate.roles import is_admin
 
-DEFAULT_ARCHITECTURE = "bilstm_attention"  # paper 000's main model
+DEFAULT_ARCHITECTURE = "bilstm_attention"  # the main model of Sen et al. 2020
 # Form fields that become TrainConfig fields, and those that become model constructor arguments.
 TRAIN_FORM_FIELDS = ("epochs", "batch_size", "lr", "seed", "max_len")
 MODEL_FORM_FIELDS = ("embedding_dim", "hidden_size")
@@ -156,8 +156,6 @@ class ExplainForm(forms.Form):
                 self.add_error("ngram_sizes", "Give at least one n-gram size.")
                 return data
         if data.get("documents"):
-            from annotate.machine.runs import documents_with_words
-
             request["documents"] = list(
                 documents_with_words(self.model_run.dataset).values_list("pk", flat=True)[: data["documents"]]
             )

@@ -12,6 +12,7 @@ import math
 import os
 from typing import Any
 
+import torch
 from django.conf import settings
 from django.db import transaction
 
@@ -65,8 +66,6 @@ def queue_for(gpu: bool | None = None) -> str:
 
 def set_torch_threads() -> int:
     """``torch.set_num_threads(settings.HATLAB_TORCH_THREADS)`` (1 unless configured); returns it."""
-    import torch
-
     threads = max(1, int(getattr(settings, "HATLAB_TORCH_THREADS", 1) or 1))
     torch.set_num_threads(threads)
     return threads

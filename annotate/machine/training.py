@@ -1,4 +1,4 @@
-"""Training a model run and storing its machine attention maps (issue 3).
+"""Training a model run and storing its machine attention maps.
 
 :func:`run_training` is what the Celery job calls. It is idempotent: a finished run is left as
 it is; an unfinished one (queued, failed, or running when its worker died) is trained again from

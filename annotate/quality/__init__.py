@@ -1,4 +1,4 @@
-"""Gold questions and worker reliability (papers 001 and 004).
+"""Gold questions and worker reliability (Pappas & Popescu-Belis 2016, Lertvittayakumjorn & Toni 2019).
 
 * :mod:`~annotate.quality.policy` — a study's quality policy (gold rate, trust threshold, actions).
 * :mod:`~annotate.quality.trust` — trust as the share of golds passed, with a Wilson interval.

@@ -2,7 +2,7 @@
 
 The label of an answer is its task kind's ``agreement_value`` (the highlight label, the rating, the
 forced choice). Gold items and the answers of workers excluded by their gold trust are left out.
-Per item we report (paper 001, section 3):
+Per item we report (Pappas & Popescu-Belis 2016 §3):
 
 * ``majority`` — the most frequent answer (crowd-kit ``MajorityVote``);
 * ``confidence`` — the trust-weighted share of the winning answer, i.e. the sum of the trust of the
@@ -99,12 +99,6 @@ def _aggregate(
     )
     out.index.name = "task"
     return out[columns]
-
-
-def aggregate_study(study: Study, *, ds_iterations: int = 100) -> pd.DataFrame:
-    """:func:`aggregate` over the study's answers from workers not excluded by their trust."""
-    frame = label_frame(study)
-    return aggregate(frame, trust_weights(study, frame["worker"]), ds_iterations=ds_iterations)
 
 
 def aggregation_rows(study: Study) -> Iterator[dict[str, Any]]:

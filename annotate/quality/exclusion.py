@@ -1,4 +1,5 @@
-"""Excluding, blocking and unblocking workers by their gold trust (papers 001 / 004: trust >= 0.70).
+"""Excluding, blocking and unblocking workers by their gold trust (trust >= 0.70: Pappas &
+Popescu-Belis 2016, Lertvittayakumjorn & Toni 2019).
 
 A worker whose trust falls under the study's threshold (after ``min_golds`` golds) is *excluded*: their
 answers leave the aggregated results at once. With a blocking policy they are also *blocked*: at once

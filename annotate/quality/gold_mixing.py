@@ -1,5 +1,5 @@
-"""Mixing gold items into each worker's queue at the study's rate (papers 001 / 004: hidden test
-questions with known answers, randomly inserted).
+"""Mixing gold items into each worker's queue at the study's rate (hidden test questions with known
+answers, randomly inserted: Pappas & Popescu-Belis 2016, Lertvittayakumjorn & Toni 2019).
 
 A study opts in with ``config["gold_rate"]`` (a share from 0 to 1, see :func:`validate_gold_rate`);
 :func:`annotate.assignment.next_with_progress` then asks :func:`gold_wanted` which kind of item to

@@ -1,4 +1,5 @@
-"""Grading gold answers and keeping each worker's trust up to date (papers 001 and 004).
+"""Grading gold answers and keeping each worker's trust up to date (Pappas & Popescu-Belis 2016,
+Lertvittayakumjorn & Toni 2019).
 
 ``Response.gold_passed`` is set when an answer is stored (the task kind's ``grade_gold``); this module
 re-grades when a gold answer changes, and turns the grades into ``WorkerTrust`` rows. Retired gold

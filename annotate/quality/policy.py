@@ -1,4 +1,5 @@
-"""A study's quality policy: the stored row, or the defaults (papers 001 / 004: trust >= 0.70)."""
+"""A study's quality policy: the stored row, or the defaults (trust >= 0.70: Pappas & Popescu-Belis
+2016, Lertvittayakumjorn & Toni 2019)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 answers much faster than the study's median.
 
 Time on task is reading plus answering time. Speed is compared per word of the item's text (an answer
-to a 100-word text may take twice as long as one to a 50-word text: paper 000 reports about 44 s for 50
+to a 100-word text may take twice as long as one to a 50-word text: Sen et al. 2020 reports about 44 s for 50
 words and 70 s for 100), and an answer is *fast* when it took less than ``fast_ratio`` (default one
 third) of the study's median time per word. Focus changes count the page losing focus or being hidden
 (``blurs`` + ``hides`` from the annotator page), pastes count paste events.

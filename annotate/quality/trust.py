@@ -1,7 +1,7 @@
 """Worker trust from gold questions: the share of golds passed, with a Wilson score interval.
 
-Papers 001 and 004 keep only the judges who answered at least 70 % of the hidden gold (test) questions
-correctly. A worker who has answered fewer than ``min_golds`` golds is *pending*: too little evidence to
+Pappas & Popescu-Belis 2016 and Lertvittayakumjorn & Toni 2019 keep only the judges who answered at
+least 70 % of the hidden gold (test) questions correctly. A worker who has answered fewer than ``min_golds`` golds is *pending*: too little evidence to
 exclude them yet. The interval is Wilson's (statsmodels ``proportion_confint(method="wilson")``), which
 stays inside [0, 1] and behaves at the small counts a worker's gold record has.
 """

@@ -1,11 +1,12 @@
-"""The admin's quality dashboard of a study (papers 001 / 004: gold questions, trust >= 0.70).
+"""The admin's quality dashboard of a study (gold questions and the 70 % trust
+threshold of Pappas & Popescu-Belis 2016 §3, as Lertvittayakumjorn & Toni 2019 §4 use them).
 
 Per worker: golds seen and passed, trust with its Wilson interval, status, time per item and the
 behaviour signals (fast answers, focus changes, pastes), with block / unblock / bonus. Per gold item:
 how often it is missed, overall and by trusted workers, flagged when most trusted workers miss it, with
 keep / fix / retire (each re-grades). The quality policy, flagged platform submissions (approve /
 reject by hand), a full re-grade, and the aggregated labels (majority, Dawid-Skene, confidence) as CSV
-or JSON lines. The same numbers as JSON at ``/api/crowd/studies/<uid>/quality/``.
+or JSON lines. The same numbers as JSON: :class:`annotate.api.quality.QualityAPI`.
 """
 
 from __future__ import annotations
@@ -13,44 +14,25 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import secrets
 from decimal import Decimal, InvalidOperation
 from functools import wraps
-from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
-from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import BasePermission, IsAuthenticated
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from annotate.models import GoldReview, Item, PlatformSubmission, QualityPolicy, Study, Worker, WorkerTrust
-from annotate.providers.base.retry import ProviderConfigError, platform_errors
+from annotate.access import admin_required
+from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
 from annotate.providers.reconcile import review_submission, send_bonus
+from annotate.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
 from annotate.quality.policy import policy_for
-from annotate.quality.signals import worker_signals
-from annotate.roles import is_admin
-
-
-def admin_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not is_admin(request.user):
-            raise PermissionDenied("This page needs the admin role.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
+from annotate.quality.report import gold_rows, worker_rows
 
 
 def post_only(view):
@@ -101,71 +83,13 @@ class PolicyForm(forms.ModelForm):
         ]
 
 
-def _round(value: float | None, digits: int = 3) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, digits)
-
-
-def worker_rows(study: Study) -> list[dict[str, Any]]:
-    """One row per worker who answered in the study: gold record, trust, status, behaviour."""
-    behaviour = worker_signals(study)
-    trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
-    workers = Worker.objects.filter(pk__in=set(behaviour) | set(trust)).order_by("id")
-    rows = []
-    for worker in workers:
-        t = trust.get(worker.pk)
-        b = behaviour.get(worker.pk, {})
-        rows.append(
-            {
-                "id": worker.pk,
-                "worker": worker.anonymous_id,
-                "provider": worker.provider,
-                "golds_seen": t.golds_seen if t else 0,
-                "golds_passed": t.golds_passed if t else 0,
-                "trust": _round(t.trust) if t else None,
-                "trust_low": _round(t.trust_low) if t else None,
-                "trust_high": _round(t.trust_high) if t else None,
-                "status": t.status if t else "pending",
-                "blocked": worker.status == Worker.Status.BLOCKED,
-                "responses": b.get("responses", 0),
-                "median_time_ms": b.get("median_time_ms"),
-                "fast": b.get("fast", 0),
-                "focus_changes": b.get("focus_changes", 0),
-                "pastes": b.get("pastes", 0),
-            }
-        )
-    return rows
-
-
-def gold_rows(study: Study, reviews: list[GoldReview] | None = None) -> list[dict[str, Any]]:
-    reviews = reviews if reviews is not None else gold_review.review_golds(study)
-    items = {i.pk: i for i in Item.objects.filter(study=study, is_gold=True).select_related("document")}
-    return [
-        {
-            "item": r.item_id,
-            "document": items[r.item_id].document.external_id if items[r.item_id].document else "",
-            "gold": items[r.item_id].secret.get("gold"),
-            "gold_json": json.dumps(items[r.item_id].secret.get("gold")),
-            "seen": r.seen,
-            "missed": r.missed,
-            "miss_rate": _round(r.missed / r.seen) if r.seen else None,
-            "trusted_seen": r.trusted_seen,
-            "trusted_missed": r.trusted_missed,
-            "flagged": r.flagged,
-            "retired": items[r.item_id].retired,
-            "resolution": r.resolution,
-            "note": r.note,
-        }
-        for r in reviews
-    ]
-
-
-def _study(uid) -> Study:
+def study_or_404(uid) -> Study:
     return get_object_or_404(Study, uid=uid)
 
 
 @admin_required
 def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
-    study = _study(uid)
+    study = study_or_404(uid)
     grading.refresh_trust(study)
     golds = gold_rows(study)
     context = {
@@ -188,7 +112,7 @@ def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
 @admin_required
 @post_only
 def policy_update(request, uid):
-    study = _study(uid)
+    study = study_or_404(uid)
     form = PolicyForm(request.POST, instance=policy_for(study))
     if not form.is_valid():
         return dashboard(request, uid, form=form, status=400)
@@ -201,7 +125,7 @@ def policy_update(request, uid):
 @admin_required
 @post_only
 def worker_action(request, uid, worker_id: int, action: str):
-    study = _study(uid)
+    study = study_or_404(uid)
     worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
     errors: list[str] = []
     if action == "block":
@@ -232,7 +156,7 @@ def worker_action(request, uid, worker_id: int, action: str):
 @admin_required
 @post_only
 def gold_action(request, uid, item_id: int, action: str):
-    study = _study(uid)
+    study = study_or_404(uid)
     item = get_object_or_404(Item.objects.select_related("study"), pk=item_id, study=study, is_gold=True)
     note = request.POST.get("note", "")
     if action == "keep":
@@ -258,7 +182,7 @@ def gold_action(request, uid, item_id: int, action: str):
 @admin_required
 @post_only
 def regrade(request, uid):
-    study = _study(uid)
+    study = study_or_404(uid)
     changed = grading.regrade_study(study)
     summary = exclusion.apply_quality(study)
     gold_review.review_golds(study)
@@ -273,7 +197,7 @@ def regrade(request, uid):
 @admin_required
 @post_only
 def submission_review(request, uid, pk: int, decision: str):
-    study = _study(uid)
+    study = study_or_404(uid)
     submission = get_object_or_404(PlatformSubmission, pk=pk, study=study)
     try:
         review_submission(submission, decision, request.POST.get("feedback", ""))
@@ -289,7 +213,7 @@ def submission_review(request, uid, pk: int, decision: str):
 @admin_required
 def aggregate_export(request, uid, fmt: str):
     """Aggregated labels per item: majority, trust-weighted confidence, Dawid-Skene label and probability."""
-    study = _study(uid)
+    study = study_or_404(uid)
     rows = list(aggregation.aggregation_rows(study))
     if fmt == "jsonl":
         body = "".join(json.dumps(r, default=str) + "\n" for r in rows)
@@ -303,35 +227,3 @@ def aggregate_export(request, uid, fmt: str):
         response = HttpResponse(buffer.getvalue(), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-aggregated.{fmt}"'
     return response
-
-
-class IsAdmin(BasePermission):
-    message = "This needs the admin role."
-
-    def has_permission(self, request, view) -> bool:
-        return is_admin(request.user)
-
-
-class QualityAPI(APIView):
-    """Workers (gold record, trust, behaviour) and gold items (misses, flags) of a study."""
-
-    permission_classes = [IsAuthenticated, IsAdmin]
-
-    @extend_schema(responses={200: dict})
-    def get(self, request, uid):
-        study = _study(uid)
-        grading.refresh_trust(study)
-        policy = policy_for(study)
-        return Response(
-            {
-                "study": str(study.uid),
-                "policy": {
-                    "trust_threshold": policy.trust_threshold,
-                    "min_golds": policy.min_golds,
-                    "gold_rate": study.config.get(GOLD_RATE_KEY),
-                    "block_mode": policy.block_mode,
-                },
-                "workers": worker_rows(study),
-                "golds": gold_rows(study),
-            }
-        )

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
+from annotate.access import researcher_required
 from annotate.api.work import flatten_errors
 from annotate.dashboards.gather import ATTENTION, TARGETS
 from annotate.dashboards.params import (
@@ -21,7 +22,6 @@ from annotate.dashboards.params import (
 )
 from annotate.dashboards.similarity import MAX_SELECTIONS
 from annotate.study_progress import study_progress
-from annotate.views.access import researcher_required
 
 
 @researcher_required

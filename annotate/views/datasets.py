@@ -8,10 +8,10 @@ from django.db import transaction
 from django.db.models import Count
 from django.shortcuts import redirect, render
 
+from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.corpus import CorpusImportError, detect_format, import_texts
 from annotate.forms import DatasetImportForm
 from annotate.models import Dataset
-from annotate.views.access import owned_or_404, researcher_required, visible
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 DOCUMENTS_PER_PAGE = 50
@@ -24,7 +24,7 @@ def dataset_list(request):
         dataset = _import(request, form)
         if dataset is not None:
             return redirect("dataset-detail", pk=dataset.pk)
-    datasets = visible(Dataset.objects.select_related("owner"), request.user).annotate(
+    datasets = visible_to(Dataset.objects.select_related("owner"), request.user).annotate(
         n_documents=Count("documents")
     )
     return render(

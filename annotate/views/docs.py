@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from django.shortcuts import render
 from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.views import SpectacularAPIView
 
-from annotate.api.urls import schema_patterns
+from annotate.api.schema import schema_patterns
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -79,14 +78,6 @@ def components(schema: dict) -> list[dict]:
         ]
         out.append({"name": name, "description": comp.get("description", ""), "properties": props})
     return out
-
-
-class SchemaView(SpectacularAPIView):
-    """The OpenAPI schema (YAML, or JSON by content negotiation) of every API route."""
-
-    def get(self, request, *args, **kwargs):
-        self.patterns = schema_patterns()
-        return super().get(request, *args, **kwargs)
 
 
 def api_docs(request):

@@ -11,13 +11,13 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
+from annotate.access import owned_or_404, researcher_required
 from annotate.api.work import flatten_errors
 from annotate.evaluation.forms import KINDS, EvaluationStudyForm, dry_run
 from annotate.evaluation.results import TABLES, csv_text, distribution_chart, evaluation_results, means_chart
 from annotate.models import Study
 from annotate.tasks import get_kind
 from annotate.tasks._forced_choice import ForcedChoiceKind
-from annotate.views.access import owned_or_404, researcher_required
 from explain_engine.metrics.forced_choice import TESTS
 
 

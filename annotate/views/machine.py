@@ -10,19 +10,19 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.jobs.machine import EXPLAIN_KIND, enqueue_explanations, enqueue_training, training_key
 from annotate.machine import create_model_run, heatmap
 from annotate.machine.forms import ExplainForm, ModelRunForm
 from annotate.machine.runs import documents_with_words
 from annotate.models import Job, ModelRun, Prediction
-from annotate.views.access import owned_or_404, researcher_required, visible
 
 PREDICTIONS_PER_PAGE = 50
 
 
 @researcher_required
 def model_run_list(request):
-    runs = visible(ModelRun.objects.select_related("dataset", "owner"), request.user).order_by("-created")
+    runs = visible_to(ModelRun.objects.select_related("dataset", "owner"), request.user).order_by("-created")
     return render(request, "annotate/machine/run_list.html", {"runs": runs})
 
 

@@ -9,6 +9,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
+from annotate.access import owned_or_404, researcher_required
 from annotate.models import ModelRun, Study
 from annotate.ratings.results import (
     MARKING_TABLES,
@@ -25,7 +26,6 @@ from annotate.ratings.results import (
     rating_table,
 )
 from annotate.tasks import get_kind
-from annotate.views.access import owned_or_404, researcher_required
 
 KINDS = ("sentence_rating", "token_marking")
 

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from annotate import exports, lifecycle
+from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
 from annotate.forms import InviteForm, StudyForm
@@ -17,14 +18,13 @@ from annotate.models import Study
 from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.study_progress import study_progress
 from annotate.tasks import get_kind
-from annotate.views.access import owned_or_404, researcher_required, visible
 
 ACTIONS = ("start", "pause", "finish")
 
 
 @researcher_required
 def study_list(request):
-    studies = visible(Study.objects.select_related("dataset", "owner"), request.user).order_by("-created")
+    studies = visible_to(Study.objects.select_related("dataset", "owner"), request.user).order_by("-created")
     return render(request, "annotate/studies/list.html", {"studies": studies})
 
 

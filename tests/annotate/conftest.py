@@ -1,18 +1,38 @@
-"""Fixtures of the web app's tests: users by role, a synthetic dataset, running highlight studies."""
+"""Fixtures and factories of the web app's tests: users by role, a synthetic dataset, running highlight
+studies, and the tiny dataset and model settings of the machine-side tests."""
 
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group, User
 
+from annotate.access import ADMIN_GROUP, RESEARCHER_GROUP
 from annotate.corpus import TextRecord, store_records
 from annotate.demo import generate_reviews
+from annotate.jobs import machine as machine_jobs
 from annotate.lifecycle import start_study
-from annotate.models import Dataset, Study, Worker
-from annotate.roles import ADMIN_GROUP, RESEARCHER_GROUP
+from annotate.models import Dataset, Document, ModelRun, Study, Worker
 from annotate.tasks import get_kind
 
 PASSWORD = "a-long-test-password"
+
+TINY_TEXTS = [
+    ("good great food", "pos"),
+    ("awful bad service", "neg"),
+    ("really good place .", "pos"),
+    ("bad bad food", "neg"),
+    ("great friendly staff", "pos"),
+    ("terrible awful wait", "neg"),
+    ("nice and good", "pos"),
+    ("not good , bad", "neg"),
+]
+# One epoch of a very small BiLSTM with attention: seconds on one CPU thread.
+TINY_PARAMS = {
+    "epochs": 1,
+    "batch_size": 4,
+    "min_count": 1,
+    "model": {"embedding_dim": 8, "hidden_size": 8, "attention_size": 8},
+}
 
 
 @pytest.fixture(autouse=True)
@@ -107,3 +127,21 @@ def good_answer(item, label: str = "positive") -> tuple[dict, dict]:
         "label_at_ms": 900,
         "first_highlight_at_ms": 1000,
     }
+
+
+def tiny_dataset(owner: User, name: str = "tiny", texts=TINY_TEXTS) -> Dataset:
+    """Eight short labelled texts (``pos`` / ``neg``): enough to train :data:`TINY_PARAMS` in seconds."""
+    dataset = Dataset.objects.create(name=name, owner=owner, labels=sorted({label for _, label in texts}))
+    Document.objects.bulk_create(
+        [Document.from_text(dataset, f"d{i}", text, label=label) for i, (text, label) in enumerate(texts)]
+    )
+    return dataset
+
+
+def train_now(run: ModelRun, monkeypatch) -> None:
+    """Run the training job of ``run`` in this process, as a worker would (no broker)."""
+    sent: list = []
+    monkeypatch.setattr(machine_jobs.train_model, "apply_async", lambda args, queue: sent.append(args))
+    job = machine_jobs.enqueue_training(run, run.owner)
+    machine_jobs.train_model.apply(args=[job.pk]).get()
+    run.refresh_from_db()

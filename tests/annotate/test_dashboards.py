@@ -1,5 +1,5 @@
 """Dashboards: the study dashboard (labels, agreement with intervals and notes, human maps, annotators),
-human vs machine (paper 000 Tables 2–5) and one text's maps; their numbers are the engine's on the same
+human vs machine (Sen et al. 2020 Tables 2–5) and one text's maps; their numbers are the engine's on the same
 maps (checked on a real YELP-HAT slice too), access is for the owner and admins, results are cached
 until the data changes, and a large study is computed by a job with progress."""
 
@@ -13,11 +13,10 @@ import uuid
 
 import numpy as np
 import pytest
-from django.urls import include, path
 from django.utils import timezone
 
 from annotate.corpus import import_yelphat
-from annotate.dashboards import cache, charts, gather, notes
+from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
 from annotate.machine.jsonsafe import json_safe
@@ -30,9 +29,7 @@ from explain_engine.metrics.behavioral import roc_auc_per_text
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.conftest import require_shared_data
 
-urlpatterns = [path("", include("annotate.urls_dashboards")), path("", include("config.urls"))]
-
-pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
+pytestmark = [pytest.mark.django_db]
 
 LABELS = ("positive", "negative", "cannot decide")
 
@@ -326,13 +323,13 @@ def test_results_are_cached_until_the_data_changes(answered, client, researcher,
     study, workers, plan = answered
     client.force_login(researcher)
     calls = []
-    original = cache._computer
+    original = compute._computer
 
     def counting(name):
         compute = original(name)
         return lambda *args: calls.append(name) or compute(*args)
 
-    monkeypatch.setattr(cache, "_computer", counting)
+    monkeypatch.setattr(compute, "_computer", counting)
     first = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     again = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert calls == ["study"] and first["fingerprint"] == again["fingerprint"]
@@ -649,7 +646,7 @@ def test_yelphat_slice_equals_the_engine(tmp_path, researcher, client, lexicon):
     assert data["maps"]["maps"] == expected["maps"] == 90
     kappa = expected["fleiss_kappa_labels"]
     assert data["agreement"]["fleiss_kappa"] | {"categories": kappa["categories"]} == kappa
-    # the human–human similarity is in the range paper 000 reports for Yelp-50 (about 0.73–0.75)
+    # the human–human similarity is in the range Sen et al. 2020 reports for Yelp-50 (about 0.73–0.75)
     assert all(0.6 < r["value"] < 0.85 for r in data["maps"]["human_human"])
 
     # human vs machine on the same maps: a machine map per review, stored as a model run's attention

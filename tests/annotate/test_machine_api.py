@@ -6,12 +6,13 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import machine as jobs
 from annotate.machine import create_model_run
 from annotate.models import Explanation, Job, ModelRun
-from tests.annotate.machine_helpers import TINY_PARAMS, researcher, tiny_dataset, train_now
+from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset, train_now
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.annotate.machine_urls")]
+pytestmark = [pytest.mark.django_db]
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +34,7 @@ def sent(monkeypatch):
 
 @pytest.fixture
 def ada():
-    return researcher("ada")
+    return make_user("ada", RESEARCHER_GROUP)
 
 
 @pytest.fixture
@@ -114,7 +115,7 @@ def test_nested_parameter_errors_name_the_parameter(client, dataset):
 
 
 def test_another_researchers_dataset_and_runs_are_out_of_reach(client, dataset, ada):
-    eve = researcher("eve")
+    eve = make_user("eve", RESEARCHER_GROUP)
     theirs = tiny_dataset(eve, "eve's")
     answer = client.post("/api/model-runs/", {"dataset": theirs.pk, "architecture": "cnn"}, format="json")
     assert answer.status_code == 400 and "dataset" in answer.json()
@@ -184,6 +185,6 @@ def test_jobs_are_visible_to_their_owner_only(client, trained):
     job = Job.objects.get(key=f"train:{trained.pk}")
     assert client.get(f"/api/jobs/{job.pk}/").status_code == 200
     other = APIClient()
-    other.force_authenticate(researcher("eve"))
+    other.force_authenticate(make_user("eve", RESEARCHER_GROUP))
     assert other.get(f"/api/jobs/{job.pk}/").status_code == 404
     assert other.get(f"/api/predictions/?model_run={trained.pk}").json()["count"] == 0

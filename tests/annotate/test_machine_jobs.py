@@ -16,6 +16,7 @@ from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
 from annotate import storage
+from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import machine as jobs
 from annotate.machine import (
     MachineInputError,
@@ -27,7 +28,7 @@ from annotate.machine import (
     queue_for,
 )
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, Study, Worker
-from tests.annotate.machine_helpers import TINY_PARAMS, researcher, tiny_dataset
+from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def queued(monkeypatch):
 
 @pytest.fixture
 def user(db):
-    return researcher()
+    return make_user("ada", RESEARCHER_GROUP)
 
 
 @pytest.fixture

@@ -8,13 +8,14 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import machine as jobs
 from annotate.machine import create_model_run
 from annotate.machine.explaining import clean_explanation_params, run_explanations
 from annotate.models import Assignment, Item, Job, ModelRun, Response, Study, Worker
-from tests.annotate.machine_helpers import TINY_PARAMS, researcher, tiny_dataset, train_now
+from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset, train_now
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.annotate.machine_urls")]
+pytestmark = [pytest.mark.django_db]
 
 HOSTILE = [
     ("good <script>alert(1)</script> food", "pos"),
@@ -46,7 +47,7 @@ def sent(monkeypatch):
 
 @pytest.fixture
 def ada(client):
-    user = researcher("ada")
+    user = make_user("ada", RESEARCHER_GROUP)
     client.force_login(user)
     return user
 
@@ -196,5 +197,5 @@ def test_heat_map_shows_relevance_beside_human_maps(client, trained, dataset, ad
 
 def test_heat_map_of_another_researchers_run_is_not_found(client, trained, dataset):
     doc = dataset.documents.first()
-    client.force_login(researcher("eve"))
+    client.force_login(make_user("eve", RESEARCHER_GROUP))
     assert client.get(f"/models/{trained.pk}/documents/{doc.pk}/").status_code == 404

@@ -350,7 +350,6 @@ def test_notify_messages_each_participant(fake, provider, study):
 # --- the researcher's page and API ------------------------------------------------------------------
 
 
-@pytest.mark.urls("tests.annotate.crowd_urls")
 def test_researcher_api_publishes_tops_up_and_reports_spend(
     fake, provider, study, researcher, other_researcher, client
 ):
@@ -382,7 +381,6 @@ def test_researcher_api_publishes_tops_up_and_reports_spend(
     assert stranger.get(base).status_code == 404
 
 
-@pytest.mark.urls("tests.annotate.crowd_urls")
 def test_researcher_page_shows_cost_and_acts(fake, provider, study, researcher):
     page = Client()
     page.force_login(researcher)

@@ -416,7 +416,6 @@ def graded_study(study):
     return study, careful, sloppy
 
 
-@pytest.mark.urls("tests.annotate.crowd_urls")
 def test_dashboard_is_for_admins(graded_study, researcher, admin_user, client):
     study, careful, sloppy = graded_study
     url = f"/studies/{study.uid}/quality/"
@@ -441,7 +440,6 @@ def test_dashboard_is_for_admins(graded_study, researcher, admin_user, client):
     assert [g["seen"] for g in data["golds"]] == [2] * 6
 
 
-@pytest.mark.urls("tests.annotate.crowd_urls")
 def test_dashboard_actions(graded_study, admin_user, client):
     study, careful, sloppy = graded_study
     client.force_login(admin_user)

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from annotate.roles import is_admin, is_researcher
+from annotate.access import is_admin, is_researcher
 from tests.annotate.conftest import make_dataset, make_study, make_user
 
 pytestmark = pytest.mark.django_db

@@ -10,18 +10,15 @@ from urllib.parse import unquote
 import pytest
 from django.conf import settings
 from django.test import Client
-from django.urls import include, path
 
+from annotate.access import RESEARCHER_GROUP
 from annotate.dashboards.charts import chart_rows, to_csv
 from annotate.models import Document, Item
-from annotate.roles import RESEARCHER_GROUP
 from annotate.tasks.highlight import highlight_payload
 from tests.annotate.conftest import make_dataset, make_study, make_user, make_worker
 from tests.annotate.test_dashboards import answer, machine_run, noisy
 
-urlpatterns = [path("", include("annotate.urls_dashboards")), path("", include("config.urls"))]
-
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 HOSTILE = "<img/src=x/onerror=alert(1)>"  # one whitespace word that is markup
 

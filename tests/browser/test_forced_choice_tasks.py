@@ -12,10 +12,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.urls import include, path
 
+from annotate.access import RESEARCHER_GROUP
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Document, Item, Response, Study
 from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.roles import RESEARCHER_GROUP
 from tests.annotate.test_forced_choice_generation import make_run, make_study, other, predict
 
 urlpatterns = [path("", include("annotate.urls_evaluation")), path("", include("config.urls"))]

@@ -135,8 +135,8 @@ def test_results_page_draws_the_figure_4_chart(live_server, browser_context, out
     from django.contrib.auth.models import Group
     from django.utils import timezone
 
+    from annotate.access import RESEARCHER_GROUP
     from annotate.models import Assignment, ModelRun, Prediction, Worker
-    from annotate.roles import RESEARCHER_GROUP
 
     study = make_study("sentence_rating", REVIEW + " I would listen again!", {"perf": 4})
     owner = study.owner

@@ -15,10 +15,11 @@ import redis
 from django.db import connection
 from kombu import Connection
 
+from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import machine as jobs
 from annotate.machine import create_model_run
 from annotate.models import Job, ModelRun, Prediction
-from tests.annotate.machine_helpers import TINY_PARAMS, researcher, tiny_dataset
+from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_URL = os.environ.get("HATLAB_TEST_BROKER_URL", "redis://127.0.0.1:6379/4")
@@ -134,7 +135,7 @@ def _wait_for(check, procs, tmp_path, timeout: float = 120.0):
 
 
 def test_worker_trains_a_run_and_stores_its_attention_maps(broker, start_worker, tmp_path, settings):
-    user = researcher()
+    user = make_user("ada", RESEARCHER_GROUP)
     dataset = tiny_dataset(user)
     run = create_model_run(user, dataset, "bilstm_attention", TINY_PARAMS)
     job = jobs.enqueue_training(run, user)  # autocommit: sent to the broker at once
@@ -170,7 +171,7 @@ def _redeliver_unacknowledged() -> None:
 
 
 def test_a_job_whose_worker_dies_is_finished_by_the_next_worker(broker, start_worker, tmp_path):
-    user = researcher()
+    user = make_user("ada", RESEARCHER_GROUP)
     dataset = tiny_dataset(user)
     longer = {**TINY_PARAMS, "epochs": 30, "patience": None}
     run = create_model_run(user, dataset, "bilstm_attention", longer)

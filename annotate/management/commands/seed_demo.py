@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.urls import reverse
 
+from annotate.access import RESEARCHER_GROUP
 from annotate.corpus import TextRecord, store_records
 from annotate.demo import generate_reviews
 from annotate.demo_evaluation import seed_evaluation_demo
@@ -22,7 +23,6 @@ from annotate.demo_rating import seed_rating_demos
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Study
 from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.roles import RESEARCHER_GROUP
 from annotate.tasks import get_kind
 
 DATASET = "demo reviews"

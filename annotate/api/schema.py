@@ -1,0 +1,27 @@
+"""What the OpenAPI schema describes: every route of the project, plus the DRF twins of the annotator
+endpoints' lean views (see :mod:`annotate.api.work`), served as YAML or JSON."""
+
+from __future__ import annotations
+
+from django.urls import get_resolver, path
+from drf_spectacular.views import SpectacularAPIView
+
+from annotate.api import work
+
+_described = [
+    path(f"api/{work.NEXT}", work.NextView.as_view()),
+    path(f"api/{work.SUBMIT}", work.SubmitView.as_view()),
+]
+
+
+def schema_patterns() -> list:
+    """The project's URL patterns with the annotator endpoints described by their DRF twins."""
+    return [*get_resolver().url_patterns, *_described]
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI schema (YAML, or JSON by content negotiation) of every API route."""
+
+    def get(self, request, *args, **kwargs):
+        self.patterns = schema_patterns()
+        return super().get(request, *args, **kwargs)

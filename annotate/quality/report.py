@@ -1,0 +1,71 @@
+"""What the admin's quality dashboard shows of a study, as rows for its page and its API: per worker
+the gold record, trust with its Wilson interval and behaviour signals; per gold item how often it is
+missed, overall and by trusted workers."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from annotate.models import GoldReview, Item, Study, Worker, WorkerTrust
+from annotate.quality import gold_review
+from annotate.quality.signals import worker_signals
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, digits)
+
+
+def worker_rows(study: Study) -> list[dict[str, Any]]:
+    """One row per worker who answered in the study: gold record, trust, status, behaviour."""
+    behaviour = worker_signals(study)
+    trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
+    workers = Worker.objects.filter(pk__in=set(behaviour) | set(trust)).order_by("id")
+    rows = []
+    for worker in workers:
+        t = trust.get(worker.pk)
+        b = behaviour.get(worker.pk, {})
+        rows.append(
+            {
+                "id": worker.pk,
+                "worker": worker.anonymous_id,
+                "provider": worker.provider,
+                "golds_seen": t.golds_seen if t else 0,
+                "golds_passed": t.golds_passed if t else 0,
+                "trust": _round(t.trust) if t else None,
+                "trust_low": _round(t.trust_low) if t else None,
+                "trust_high": _round(t.trust_high) if t else None,
+                "status": t.status if t else "pending",
+                "blocked": worker.status == Worker.Status.BLOCKED,
+                "responses": b.get("responses", 0),
+                "median_time_ms": b.get("median_time_ms"),
+                "fast": b.get("fast", 0),
+                "focus_changes": b.get("focus_changes", 0),
+                "pastes": b.get("pastes", 0),
+            }
+        )
+    return rows
+
+
+def gold_rows(study: Study, reviews: list[GoldReview] | None = None) -> list[dict[str, Any]]:
+    reviews = reviews if reviews is not None else gold_review.review_golds(study)
+    items = {i.pk: i for i in Item.objects.filter(study=study, is_gold=True).select_related("document")}
+    return [
+        {
+            "item": r.item_id,
+            "document": items[r.item_id].document.external_id if items[r.item_id].document else "",
+            "gold": items[r.item_id].secret.get("gold"),
+            "gold_json": json.dumps(items[r.item_id].secret.get("gold")),
+            "seen": r.seen,
+            "missed": r.missed,
+            "miss_rate": _round(r.missed / r.seen) if r.seen else None,
+            "trusted_seen": r.trusted_seen,
+            "trusted_missed": r.trusted_missed,
+            "flagged": r.flagged,
+            "retired": items[r.item_id].retired,
+            "resolution": r.resolution,
+            "note": r.note,
+        }
+        for r in reviews
+    ]

@@ -1,0 +1,58 @@
+"""The cross-cutting layers: no import circle through the app's URLs, API, pages, jobs or dashboards
+(deferred imports counted), every job declared through one helper and registered once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from celery import current_app
+
+from annotate.jobs import options
+from explain_engine.registry import DuplicateName
+from tools.import_circles import circles, import_graph, module_names
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = ("annotate.api", "annotate.views", "annotate.jobs", "annotate.dashboards", "annotate.access")
+
+
+def test_no_import_circle_runs_through_the_layers():
+    graph = import_graph(module_names(ROOT / "annotate"), deferred=True)
+    touching = [c for c in circles(graph) if any(m.startswith(LAYERS) for m in c)]
+    assert touching == []
+
+
+def test_the_circle_finder_finds_a_circle(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg import b\n")
+    (package / "b.py").write_text("def f():\n    from pkg.a import x\n")
+    known = module_names(package)
+    assert circles(import_graph(known)) == []
+    assert circles(import_graph(known, deferred=True)) == [["pkg.a", "pkg.b"]]
+
+
+def test_jobs_are_registered_with_the_shared_options():
+    assert {
+        "annotate.machine.train_model",
+        "annotate.machine.explain_model",
+        "annotate.dashboards.compute_dashboard",
+        "annotate.release_expired_assignments",
+    } <= set(options.JOBS)
+    train = options.JOBS["annotate.machine.train_model"]
+    assert train.acks_late and train.reject_on_worker_lost
+    assert tuple(train.autoretry_for) == options.TRANSIENT_ERRORS
+    assert options.JOBS.meta("annotate.release_expired_assignments")["every_s"] == 60.0
+    schedule = current_app.conf.beat_schedule["release-expired-assignments"]
+    assert schedule["task"] == "annotate.release_expired_assignments"
+
+
+def test_a_job_name_is_taken_once():
+    with pytest.raises(DuplicateName):
+        options.job("annotate.machine.train_model")(lambda self, job_id: None)
+
+
+def test_a_scheduled_job_needs_a_period_and_a_name():
+    with pytest.raises(ValueError, match="every_s and beat_name"):
+        options.job("annotate.test.periodic", every_s=10.0)
