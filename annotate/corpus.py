@@ -239,7 +239,7 @@ def import_yelphat(
     to a synthetic worker ``yelphat`` / ``"<file>:<k>"``.
     """
     from annotate.tasks import get_kind
-    from annotate.tasks.highlight import highlight_payload
+    from annotate.tasks.words import word_payload
     from explain_engine.datasets.yelphat import read_raw
 
     records = read_raw([Path(p) for p in paths])
@@ -285,7 +285,7 @@ def import_yelphat(
                 study=study,
                 document=doc,
                 position=i,
-                payload=highlight_payload(doc.text, doc.words),
+                payload=word_payload(doc.text, doc.words),
                 secret={"label": doc.label},
                 responses_needed=len(rec["annotations"]),
                 responses_done=len(rec["annotations"]),

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from rest_framework.exceptions import ValidationError
 
-from annotate.evaluation.generation import TooFewTexts, build_items, half_counts
+from annotate.tasks.forced_choice.generation import TooFewTexts, build_items, half_counts
 from annotate.models import Dataset, Document, Explanation, Item, ModelRun, Prediction, Study
 from annotate.tasks import get_kind
 from explain_engine.explainers.evidence import select_evidence

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 from scipy.stats import wilcoxon
 
-from annotate.evaluation.results import csv_text, evaluation_results
+from annotate.tasks.forced_choice.results import csv_text, evaluation_results
 from annotate.models import Assignment, Item, Response, Study, Worker, WorkerTrust
 from annotate.tasks import get_kind
 from tests.annotate.conftest import make_user

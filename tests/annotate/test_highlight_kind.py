@@ -9,7 +9,7 @@ from annotate.demo import NEGATIVE, POSITIVE, generate_reviews, sentiment_map
 from annotate.models import Item, Study
 from annotate.tasks import TASK_KINDS, get_kind
 from annotate.tasks.base import TaskKind
-from annotate.tasks.highlight import highlight_payload, is_binary_map, map_overlap, word_breaks
+from annotate.tasks.words import is_binary_map, map_overlap, word_breaks, word_payload as highlight_payload
 from explain_engine.text import word_spans
 
 KIND = get_kind("highlight")

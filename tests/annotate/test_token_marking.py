@@ -30,14 +30,14 @@ from annotate.models import (
     WorkerTrust,
 )
 from annotate.providers.local import invite_path, make_invite
-from annotate.ratings.results import explanation_methods, marking_results
-from annotate.ratings.scoring import marking_alignment
+from annotate.tasks.token_marking.results import explanation_methods, marking_results
+from annotate.tasks.scoring import marking_alignment
 from annotate.tasks import get_kind
 from explain_engine.metrics.alignment import random_derangement
 from tests.annotate.conftest import PASSWORD
 
 # The site's URLs with the results routes included (the integrator adds them to config.urls).
-urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]
+urlpatterns = [path("", include("config.urls"))]
 pytestmark = pytest.mark.urls(__name__)
 
 KIND = get_kind("token_marking")
@@ -248,21 +248,21 @@ def test_results_page_and_csv(marked, researcher, other_researcher):
         )
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    url = reverse("ratings-results", args=[marked.uid])
+    url = reverse("token-marking-results", args=[marked.uid])
     html = client.get(url).content.decode()
     assert "Importance alignment" in html and "grad_dot_int_s" in html and 'id="alignment-chart"' in html
     assert "A guitar is played by a man on a stage." in html
-    oracle = client.get(reverse("ratings-csv", args=[marked.uid, "oracle"])).content.decode()
+    oracle = client.get(reverse("token-marking-csv", args=[marked.uid, "oracle"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(oracle)))
     assert len(rows) == 15 and rows[4]["word"] == "guitar" and float(rows[4]["share"]) == 1.0
     assert rows[4]["attribution"] != ""
-    examples = client.get(reverse("ratings-csv", args=[marked.uid, "examples"])).content.decode()
+    examples = client.get(reverse("token-marking-csv", args=[marked.uid, "examples"])).content.decode()
     assert examples.splitlines()[0] == "item,document,random_partner,c_expert,c_hard,c_random"
     assert len(examples.splitlines()) == 3
     none = client.get(url + "?run=none").content.decode()
     assert "Importance alignment" in none and 'id="alignment-chart"' not in none
     assert client.get(url + f"?run={run.pk}&method=lime").status_code == 404
-    assert client.get(reverse("ratings-csv", args=[marked.uid, "labels"])).status_code == 404
+    assert client.get(f"/studies/{marked.uid}/markings/labels.csv").status_code == 404
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
     assert other.get(url).status_code == 404

@@ -18,7 +18,7 @@ from annotate.providers.local import invite_path, make_invite
 from annotate.roles import RESEARCHER_GROUP
 from tests.annotate.test_forced_choice_generation import make_run, make_study, other, predict
 
-urlpatterns = [path("", include("annotate.urls_evaluation")), path("", include("config.urls"))]
+urlpatterns = [path("", include("config.urls"))]
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
 
 TEXTS = [

@@ -18,7 +18,7 @@ from annotate.models import Dataset, Document, Response, Study
 from annotate.providers.local import invite_path, make_invite
 from annotate.tasks import get_kind
 
-urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]
+urlpatterns = [path("", include("config.urls"))]
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
 
 REVIEW = "The narrator was <b>superb</b> & warm. The plot dragged in the middle."
