@@ -17,7 +17,7 @@ KIND = get_kind("highlight")
 
 def test_registry_holds_the_highlight_kind():
     assert isinstance(TASK_KINDS["highlight"], TaskKind)
-    assert KIND.template == "annotate/work/highlight.html"
+    assert KIND.template == "annotate/work/_task_base.html" and KIND.page_script == "hatlab/kinds/highlight.js"
     with pytest.raises(KeyError, match="unknown task kind 'nope'"):
         get_kind("nope")
 

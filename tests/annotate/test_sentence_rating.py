@@ -362,7 +362,7 @@ def test_annotator_never_sees_a_gold_answer(researcher):
     client = Client(enforce_csrf_checks=True)
     page = client.get(invite_path(study, make_invite(study, "ann")))
     html = page.content.decode()
-    assert page.status_code == 200 and "task_rating.js" in html
+    assert page.status_code == 200 and "hatlab/kinds/sentence_rating.js" in html
     assert "gold" not in html and "secret" not in html
     token = json.loads(
         html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]

@@ -161,7 +161,7 @@ def _machine_comparison(run: ModelRun, rows: list[dict], aspects: list[str]) -> 
         weights = attention[doc.pk]
         if not isinstance(weights, list) or len(weights) != len(doc.words):
             continue
-        scores = sentence_scores(np.nan_tofinite_or_none(np.asarray(weights, dtype=float)), document_sentences(doc))
+        scores = sentence_scores(np.nan_to_num(np.asarray(weights, dtype=float)), document_sentences(doc))
         per_doc[doc.pk] = (scores, attention_levels(scores))
     compared, skipped = [], 0
     for row in rows:

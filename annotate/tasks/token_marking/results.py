@@ -133,7 +133,7 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
         # Paper 003 attributes with respect to the gold label; another target only when that is missing.
         scores = targets.get(example["label"]) or next(iter(targets.values()), None)
         if isinstance(scores, list) and len(scores) == len(example["words"]):
-            usable.append((example, np.nan_tofinite_or_none(np.asarray(scores, dtype=float))))
+            usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
     out: dict[str, Any] = {"examples": len(usable), "skipped": len(marked) - len(usable), "per_example": []}
     if len(usable) < 2:
         out["error"] = "needs at least two marked examples with attributions of this method"
