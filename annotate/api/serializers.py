@@ -215,7 +215,9 @@ class SubmissionSerializer(serializers.Serializer):
 
 class WorkItemSerializer(serializers.Serializer):
     kind = serializers.CharField()
-    payload = serializers.DictField(help_text="What the page shows, as the study's task kind defines it (e.g. {words, breaks}).")
+    payload = serializers.DictField(
+        help_text="What the page shows, as the study's task kind defines it (e.g. {words, breaks})."
+    )
 
 
 class WorkProgressSerializer(serializers.Serializer):

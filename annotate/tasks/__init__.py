@@ -69,4 +69,12 @@ def task_urlpatterns() -> list:
     return [pattern for module in folder_modules("urls") for pattern in module.urlpatterns]
 
 
-__all__ = ["TASK_KINDS", "TaskKind", "default_kind", "folder_modules", "get_kind", "register", "task_urlpatterns"]
+__all__ = [
+    "TASK_KINDS",
+    "TaskKind",
+    "default_kind",
+    "folder_modules",
+    "get_kind",
+    "register",
+    "task_urlpatterns",
+]

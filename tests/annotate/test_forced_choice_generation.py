@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from rest_framework.exceptions import ValidationError
 
-from annotate.tasks.forced_choice.generation import TooFewTexts, build_items, half_counts
 from annotate.models import Dataset, Document, Explanation, Item, ModelRun, Prediction, Study
 from annotate.tasks import get_kind
+from annotate.tasks.forced_choice.generation import TooFewTexts, build_items, half_counts
 from explain_engine.explainers.evidence import select_evidence
 from tests.annotate.conftest import make_user
 

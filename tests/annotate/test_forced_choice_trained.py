@@ -13,6 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import override_settings
 
+from annotate.models import Explanation, ModelRun, Prediction, Study
+from annotate.tasks import get_kind
 from annotate.tasks.forced_choice.demo import (
     DATASET,
     DEMO_METHODS,
@@ -23,8 +25,6 @@ from annotate.tasks.forced_choice.demo import (
     seed_evaluation_demo,
 )
 from annotate.tasks.forced_choice.generation import TooFewTexts, build_items, split_external_ids
-from annotate.models import Explanation, ModelRun, Prediction, Study
-from annotate.tasks import get_kind
 
 METHODS = ["gradcam", "random"]
 

@@ -11,7 +11,7 @@ import uuid
 import numpy as np
 import pytest
 from django.test import Client
-from django.urls import include, path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -29,7 +29,7 @@ from annotate.models import (
     WorkerTrust,
 )
 from annotate.providers.local import invite_path, make_invite
-from annotate.tasks.sentence_rating.results import rating_results
+from annotate.tasks import get_kind
 from annotate.tasks.scoring import (
     attention_levels,
     confidence_curve,
@@ -38,12 +38,8 @@ from annotate.tasks.scoring import (
     rating_matrix,
     sentence_scores,
 )
-from annotate.tasks import get_kind
+from annotate.tasks.sentence_rating.results import rating_results
 from tests.annotate.conftest import PASSWORD
-
-# The site's URLs with the results routes included (the integrator adds them to config.urls).
-urlpatterns = [path("", include("config.urls"))]
-pytestmark = pytest.mark.urls(__name__)
 
 KIND = get_kind("sentence_rating")
 TEXT_A = "The narrator was superb. The plot dragged in the middle. I listened twice."

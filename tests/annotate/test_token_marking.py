@@ -12,7 +12,7 @@ import uuid
 import numpy as np
 import pytest
 from django.test import Client
-from django.urls import include, path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -30,15 +30,11 @@ from annotate.models import (
     WorkerTrust,
 )
 from annotate.providers.local import invite_path, make_invite
-from annotate.tasks.token_marking.results import explanation_methods, marking_results
-from annotate.tasks.scoring import marking_alignment
 from annotate.tasks import get_kind
+from annotate.tasks.scoring import marking_alignment
+from annotate.tasks.token_marking.results import explanation_methods, marking_results
 from explain_engine.metrics.alignment import random_derangement
 from tests.annotate.conftest import PASSWORD
-
-# The site's URLs with the results routes included (the integrator adds them to config.urls).
-urlpatterns = [path("", include("config.urls"))]
-pytestmark = pytest.mark.urls(__name__)
 
 KIND = get_kind("token_marking")
 INPUTS = [

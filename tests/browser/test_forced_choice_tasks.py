@@ -10,7 +10,6 @@ import re
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.urls import include, path
 
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Document, Item, Response, Study
@@ -18,8 +17,7 @@ from annotate.providers.local import invite_path, make_invite
 from annotate.roles import RESEARCHER_GROUP
 from tests.annotate.test_forced_choice_generation import make_run, make_study, other, predict
 
-urlpatterns = [path("", include("config.urls"))]
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 TEXTS = [
     ("The pasta was fresh and the staff were friendly . We will return .", "positive"),

@@ -50,7 +50,9 @@ class Command(BaseCommand):
         )
         self.stdout.write("admin:      admin / (same password)")
         self.stdout.write(f"sign in:    {base}{reverse('login')}")
-        studies = [study for module in folder_modules("demo") for study in module.seed_demo(researcher, reviews)]
+        studies = [
+            study for module in folder_modules("demo") for study in module.seed_demo(researcher, reviews)
+        ]
         main = next(study for study in studies if study.kind == default_kind())
         self.stdout.write(f"study:      {base}{reverse('study-detail', args=[main.uid])}")
         self.stdout.write(f"annotate:   {base}{reverse('work-entry', args=[main.uid])}  (open link)")

@@ -37,7 +37,11 @@ class InvestigateConfigSerializer(ForcedChoiceConfigSerializer):
         return data
 
 
-@register(family="forced_choice", task=3, label="Investigate an uncertain prediction: what is the true class? (task 3)")
+@register(
+    family="forced_choice",
+    task=3,
+    label="Investigate an uncertain prediction: what is the true class? (task 3)",
+)
 class InvestigateKind(ForcedChoiceKind):
     name = "investigate"
     title = "What is the true class of this text?"
@@ -61,7 +65,13 @@ class InvestigateKind(ForcedChoiceKind):
 
     @staticmethod
     def show(
-        doc: Document, scores: Sequence, method: dict, m: int, predicted: str, probability: float, labels: list[str]
+        doc: Document,
+        scores: Sequence,
+        method: dict,
+        m: int,
+        predicted: str,
+        probability: float,
+        labels: list[str],
     ) -> tuple[dict[str, Any], str]:
         """The predicted class, its probability, evidence and counter-evidence (the latter shown as
         evidence for the other classes); the correct option is the true class."""

@@ -35,7 +35,11 @@ class JustifyConfigSerializer(ForcedChoiceConfigSerializer):
         return data
 
 
-@register(family="forced_choice", task=2, label="Justify the prediction: which class do the evidence texts point to? (task 2)")
+@register(
+    family="forced_choice",
+    task=2,
+    label="Justify the prediction: which class do the evidence texts point to? (task 2)",
+)
 class JustifyKind(ForcedChoiceKind):
     name = "justify"
     title = "Which class do these evidence texts point to?"
@@ -57,7 +61,13 @@ class JustifyKind(ForcedChoiceKind):
 
     @staticmethod
     def show(
-        doc: Document, scores: Sequence, method: dict, m: int, predicted: str, probability: float, labels: list[str]
+        doc: Document,
+        scores: Sequence,
+        method: dict,
+        m: int,
+        predicted: str,
+        probability: float,
+        labels: list[str],
     ) -> tuple[dict[str, Any], str]:
         """Only the evidence texts; the correct option is the predicted class."""
         return {"evidence": [e.text for e in evidence_of(doc, scores, m, method["ngram_sizes"])]}, predicted

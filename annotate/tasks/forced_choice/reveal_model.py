@@ -58,7 +58,9 @@ class RevealModelConfigSerializer(ForcedChoiceConfigSerializer):
         return data
 
 
-@register(family="forced_choice", task=1, label="Reveal the model: which of two models is more reasonable? (task 1)")
+@register(
+    family="forced_choice", task=1, label="Reveal the model: which of two models is more reasonable? (task 1)"
+)
 class RevealModelKind(ForcedChoiceKind):
     name = "reveal_model"
     title = "Which model is more reasonable?"

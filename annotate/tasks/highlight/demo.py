@@ -34,6 +34,8 @@ def seed_demo(owner, reviews: int) -> list[Study]:
         for i, r in enumerate(generate_reviews(reviews, seed=7))
     ]
     with transaction.atomic():
-        dataset = demo_dataset(owner, DATASET, records, "Synthetic restaurant reviews with known sentiment words.")
+        dataset = demo_dataset(
+            owner, DATASET, records, "Synthetic restaurant reviews with known sentiment words."
+        )
         study = demo_study(owner, dataset, STUDY, KIND, {"mode": "read_first"}, INSTRUCTIONS, judges=3)
     return [study]

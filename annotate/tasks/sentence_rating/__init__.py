@@ -127,9 +127,7 @@ class SentenceRatingKind(TaskKind):
                 "id", "external_id", "text", "words", "sentences", "metadata"
             ).order_by("id")
         )
-        prepared = [
-            (doc, word_payload(doc.text, doc.words), document_sentences(doc)) for doc in documents
-        ]
+        prepared = [(doc, word_payload(doc.text, doc.words), document_sentences(doc)) for doc in documents]
         items = []
         for aspect in aspects:
             for doc, words, sentences in prepared:

@@ -23,8 +23,8 @@ MAX_REVIEWS = 8
 SEED = 11
 INSTRUCTIONS = (
     "Each question shows a review with one sentence highlighted, one aspect and the reviewer's star "
-            "rating for it. Answer how much the highlighted sentence explains that rating: only sentences "
-            "that express an opinion on the aspect explain it; factual sentences do not."
+    "rating for it. Answer how much the highlighted sentence explains that rating: only sentences "
+    "that express an opinion on the aspect explain it; factual sentences do not."
 )
 ASPECTS = [
     {"name": "overall", "title": "Overall", "description": "The whole visit: food, service and place."},

@@ -12,7 +12,13 @@ from annotate.models import Study
 from annotate.tasks import get_kind
 from annotate.tasks.results import chosen_run, csv_text
 from annotate.tasks.sentence_rating import KIND
-from annotate.tasks.sentence_rating.results import TABLES, attention_runs, machine_chart, rating_results, rating_table
+from annotate.tasks.sentence_rating.results import (
+    TABLES,
+    attention_runs,
+    machine_chart,
+    rating_results,
+    rating_table,
+)
 from annotate.views.access import owned_or_404, researcher_required
 
 
@@ -28,7 +34,13 @@ def _compute(request, study: Study) -> dict:
     """Results plus the model choices shown above them."""
     runs = attention_runs(study)
     run = chosen_run(request, runs)
-    return {"results": rating_results(study, run), "runs": list(runs), "run": run, "methods": [], "method": None}
+    return {
+        "results": rating_results(study, run),
+        "runs": list(runs),
+        "run": run,
+        "methods": [],
+        "method": None,
+    }
 
 
 @researcher_required

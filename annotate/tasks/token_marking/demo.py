@@ -20,7 +20,7 @@ MAX_REVIEWS = 8
 SEED = 11
 INSTRUCTIONS = (
     "Each question shows a review, its sentiment and an explanation someone wrote for it. Mark the "
-            "words of the review that the explanation's author thought were important."
+    "words of the review that the explanation's author thought were important."
 )
 _PUNCT = ".,!?;:\"'()"
 
