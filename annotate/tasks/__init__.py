@@ -31,7 +31,9 @@ def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:
     """Class decorator: register one instance of the class under its ``name`` with ``meta``.
 
     Metadata the app reads: ``family`` (kinds that share a folder and pages), ``label`` (the
-    kind in a study form's choice list) and ``default`` (the kind a study gets when none is named).
+    kind in a study form's choice list), ``default`` (the kind a study gets when none is named) and
+    ``attention_maps`` (an answer's ``map`` is a human attention map over the document's words,
+    shown beside the machine's on the heat-map page).
     """
 
     def decorate(cls: type[TaskKind]) -> type[TaskKind]:

@@ -1,12 +1,12 @@
 """Scoring sentence ratings and token markings: pure functions over numpy arrays (no Django).
 
 * :func:`crowd_labels` — per sentence the majority answer and the crowd confidence, the trust-weighted
-  share of the winning answer (paper 001, §3).
+  share of the winning answer (Pappas & Popescu-Belis 2016, §3).
 * :func:`rating_matrix` and :func:`pairwise_agreement` — Pearson r and Cohen κ weighted by the absolute
-  difference of normalised values between each pair of annotators (paper 001, §2 and Table 1).
+  difference of normalised values between each pair of annotators (Pappas & Popescu-Belis 2016, §2 and Table 1).
 * :func:`sentence_scores`, :func:`attention_levels` and :func:`confidence_curve` — a model's sentence
-  attention against the crowd labels on subsets of rising crowd confidence (paper 001, §5, Figure 4).
-* :func:`marking_alignment` — paper 003's importance alignment of model attributions with the expert
+  attention against the crowd labels on subsets of rising crowd confidence (Pappas & Popescu-Belis 2016, §5, Figure 4).
+* :func:`marking_alignment` — the NLI importance-alignment paper's importance alignment of model attributions with the expert
   oracle built from token markings.
 
 The majority and confidence are counted here with ``np.add.at`` rather than with crowd-kit: crowd-kit's
@@ -51,7 +51,7 @@ class CrowdLabels:
 def crowd_labels(
     items: Sequence[int], ratings: Sequence[int], weights: Sequence[float], levels: Sequence[int] = LEVELS
 ) -> CrowdLabels:
-    """Majority answer and trust-weighted confidence per item (paper 001, §3).
+    """Majority answer and trust-weighted confidence per item (Pappas & Popescu-Belis 2016, §3).
 
     ``items``, ``ratings``, ``weights``: one entry per answer (the item, the level, the trust of the
     worker who gave it). The majority is the most frequent level; a tie goes to the level with more
@@ -144,7 +144,7 @@ def pairwise_agreement(
 
 
 def mean_of(rows: list[dict], key: str) -> float | None:
-    """Mean of ``key`` over the rows where it is a number (paper 001 reports the average over pairs)."""
+    """Mean of ``key`` over the rows where it is a number (Pappas & Popescu-Belis 2016, reports the average over pairs)."""
     values = [row[key] for row in rows if row.get(key) is not None]
     return float(np.mean(values)) if values else None
 

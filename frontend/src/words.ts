@@ -1,5 +1,5 @@
 /**
- * The word-highlight widget (paper 000, YELP-HAT: read the text, pick its label, then highlight
+ * The word-highlight widget (Sen et al. 2020, YELP-HAT: read the text, pick its label, then highlight
  * the words that show the label; the free-style variant highlights while reading).
  *
  * A document is shown as its canonical words; the answer is a 0/1 map over them. Words toggle by
@@ -216,7 +216,7 @@ export class HighlightWidget {
     return Array.from(this.values);
   }
 
-  /** The answer of the highlight task kind. */
+  /** The answer: the chosen label and a 0/1 map over the words. */
   answer(): { label: string | null; map: number[] } {
     return { label: this.chosen, map: this.map() };
   }

@@ -16,13 +16,13 @@ import pytest
 from django.urls import include, path
 from django.utils import timezone
 
-from annotate.corpus import import_yelphat
 from annotate.dashboards import cache, charts, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
 from annotate.machine.jsonsafe import json_safe
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
+from annotate.tasks.highlight.yelphat import import_yelphat
 from explain_engine.cli.agreement import agreement_report
 from explain_engine.cli.similarity import similarity_report
 from explain_engine.datasets.yelphat import read_raw

@@ -1,4 +1,4 @@
-"""Question generation of paper 004's three tasks from hand-made prediction and explanation rows:
+"""Question generation of Lertvittayakumjorn & Toni 2019's three tasks from hand-made prediction and explanation rows:
 thresholds (strict), the half/half split, the same-class rule, explanation coverage, the test split,
 the randomised A/B sides and the too-few-texts error. (Row builders here are shared with the other
 forced-choice tests.)"""

@@ -1,5 +1,5 @@
 """Answers, scores and agreement of the forced-choice tasks checked against hand-worked values
-(paper 004 Table 1 scores, Table 4 means per split, Fleiss κ with and without confidence levels)."""
+(Lertvittayakumjorn & Toni 2019, Table 1 scores, Table 4 means per split, Fleiss κ with and without confidence levels)."""
 
 from __future__ import annotations
 

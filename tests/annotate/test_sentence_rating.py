@@ -1,4 +1,4 @@
-"""The sentence_rating kind (paper 001): config, items, answers, gold grading; the scoring against
+"""The sentence_rating kind (Pappas & Popescu-Belis 2016): config, items, answers, gold grading; the scoring against
 hand-worked answers; the results page and CSV; no gold answer reaches an annotator."""
 
 from __future__ import annotations

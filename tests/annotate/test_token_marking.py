@@ -1,4 +1,4 @@
-"""The token_marking kind (paper 003's expert oracle): config, items, answers, gold grading; the
+"""The token_marking kind (the NLI importance-alignment paper's expert oracle): config, items, answers, gold grading; the
 expert oracle and importance alignment against hand-worked answers; the results page and CSV; no gold
 marking reaches an annotator."""
 

@@ -1,4 +1,4 @@
-"""The three forced-choice task pages of paper 004 in a real browser: a worker answers one question of
+"""The three forced-choice task pages of Lertvittayakumjorn & Toni 2019 in a real browser: a worker answers one question of
 ``reveal_model`` with the keyboard, one of ``justify`` with the mouse and one of ``investigate`` by
 tapping on a phone; what was stored is checked in the database, and the pages and API answers are
 checked for method names and correct answers. The researcher's results page is drawn at the end."""

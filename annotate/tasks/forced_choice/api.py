@@ -41,7 +41,7 @@ class PreviewResultSerializer(serializers.Serializer):
 class EvaluationResultsView(APIView):
     """Mean score per method (all / correctly predicted / misclassified texts) with intervals and a
     test against the best method, the score distribution per method, and Fleiss κ with and without
-    confidence levels (paper 004 Table 4, Figure 3)."""
+    confidence levels (Lertvittayakumjorn & Toni 2019, Table 4, Figure 3)."""
 
     permission_classes = [IsAuthenticated, IsResearcher]
 

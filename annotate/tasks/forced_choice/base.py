@@ -40,7 +40,7 @@ class MethodField(serializers.Field):
 
     Stored as ``{"method": name, "ngram_sizes": [n, ...] or None, "label": str}``; ``ngram_sizes``
     None means the top-m words are the evidence, else the top-m non-overlapping n-grams
-    (paper 004 §4.3). A plain name takes the study's ``ngram_sizes``.
+    (Lertvittayakumjorn & Toni 2019, §4.3). A plain name takes the study's ``ngram_sizes``.
     """
 
     default_error_messages = {
@@ -90,7 +90,7 @@ def _clean_sizes(value: Any) -> list[int] | None:
 
 
 class ForcedChoiceConfigSerializer(BaseConfigSerializer):
-    """Options every forced-choice study has (paper 004 §4.4 defaults)."""
+    """Options every forced-choice study has (Lertvittayakumjorn & Toni 2019, §4.4 defaults)."""
 
     methods = serializers.ListField(
         child=MethodField(), min_length=1, max_length=50, help_text="The explanation methods to evaluate."
@@ -112,7 +112,7 @@ class ForcedChoiceConfigSerializer(BaseConfigSerializer):
     split = serializers.ChoiceField(
         choices=SPLITS,
         default="test",
-        help_text="Draw texts from the model run's test split (paper 004), another split, or all documents.",
+        help_text="Draw texts from the model run's test split (Lertvittayakumjorn & Toni 2019), another split, or all documents.",
     )
     seed = serializers.IntegerField(min_value=0, default=0, help_text="Seeds text choice, order and sides.")
     one_method_per_text_per_worker = serializers.BooleanField(
@@ -193,7 +193,7 @@ class ForcedChoiceKind(TaskKind):
         return list(study.config.get("labels") or [])
 
     def answer_choices(self, study) -> list[dict[str, Any]]:
-        """The answer buttons in the order of paper 004's Figure 2: for two options
+        """The answer buttons in the order of Lertvittayakumjorn & Toni 2019's Figure 2: for two options
         ``A confident, A unconfident, no preference, B unconfident, B confident``; with more options,
         each option confident then unconfident, "no preference" last."""
         options = self.options(study)
@@ -249,7 +249,7 @@ class ForcedChoiceKind(TaskKind):
 
     def categories(self, study) -> list:
         """Answers with their confidence level: 5 categories for two options with "no preference",
-        4 without it (paper 004 Table 4, α)."""
+        4 without it (Lertvittayakumjorn & Toni 2019, Table 4, α)."""
         return category_set(self.options(study), self.no_preference, with_confidence=True)
 
     def agreement_value(self, answer: dict[str, Any]) -> Any:

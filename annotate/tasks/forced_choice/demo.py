@@ -159,7 +159,7 @@ def seed_evaluation_demo(researcher, annotators_per_item: int = 3, start: bool =
     studies = []
     for kind_name, config in demo_configs(good, poor).items():
         kind = get_kind(kind_name)
-        title = f"Demo: {kind_name.replace('_', ' ')} (paper 004)"
+        title = f"Demo: {kind_name.replace('_', ' ')} (Lertvittayakumjorn & Toni 2019)"
         with transaction.atomic():
             study = Study.objects.filter(owner=researcher, name=title).first()
             if study is None:

@@ -1,4 +1,4 @@
-"""Scores of a forced-choice study: paper 004's Table 4, the score distributions of its Figure 3 and
+"""Scores of a forced-choice study: Lertvittayakumjorn & Toni 2019's Table 4, the score distributions of its Figure 3 and
 the Fleiss κ of Table 4's last row, computed by the engine (:mod:`explain_engine.metrics.forced_choice`).
 
 Every answer scores the method of its question (Table 1: ±1 confident, ±0.5 unconfident, 0 no
@@ -6,7 +6,7 @@ preference). A question's score is the mean of its workers' answers; a method's 
 its questions, for all texts and separately for the correctly predicted (✓) and misclassified (✗)
 texts, with a percentile bootstrap interval over questions. Each method is tested against the best
 method of the same column with the two-sided Wilcoxon signed-rank test on per-text scores paired by
-text (every method explains the same texts); paper 004 does not name its test (see the engine module).
+text (every method explains the same texts); Lertvittayakumjorn & Toni 2019 does not name its test (see the engine module).
 Answers to gold or retired items and answers of workers excluded by their gold trust are left out,
 as in :mod:`annotate.quality.aggregation`.
 """
@@ -125,7 +125,7 @@ def table4(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[dict[
 
 
 def score_distribution(answers: Sequence[ScoredAnswer], methods: Sequence[str]) -> list[dict[str, Any]]:
-    """Per method, how many answers scored each of −1, −0.5, 0, 0.5, 1 (paper 004 Figure 3)."""
+    """Per method, how many answers scored each of −1, −0.5, 0, 0.5, 1 (Lertvittayakumjorn & Toni 2019, Figure 3)."""
     index = {m: i for i, m in enumerate(methods)}
     counts = np.zeros((len(methods), len(SCORE_VALUES)), dtype=np.int64)
     if answers:
@@ -148,7 +148,7 @@ def score_distribution(answers: Sequence[ScoredAnswer], methods: Sequence[str]) 
 
 def kappa(study: Study, answers: Sequence[ScoredAnswer], n_boot: int = N_BOOT, seed: int | None = 0) -> dict:
     """Fleiss κ over the workers' answers to each question, with confidence levels (α) and without
-    (β), paper 004 Table 4's last row."""
+    (β), Lertvittayakumjorn & Toni 2019 Table 4's last row."""
     kind = get_kind(study.kind)
     estimates = forced_choice_kappa(
         [a.item for a in answers],
@@ -215,7 +215,7 @@ def means_chart(results: dict[str, Any]) -> dict[str, Any]:
 
 
 def distribution_chart(results: dict[str, Any]) -> dict[str, Any]:
-    """Bar-chart data: share of answers per score value and method (paper 004 Figure 3)."""
+    """Bar-chart data: share of answers per score value and method (Lertvittayakumjorn & Toni 2019, Figure 3)."""
     rows = results["distribution"]
     series = [
         {"name": f"{v:+g}" if v else "0", "values": [r["shares"][k] for r in rows]}

@@ -1,4 +1,4 @@
-"""The highlight kind: read a text, choose its label, mark the words that show it (paper 000, §3).
+"""The highlight kind: read a text, choose its label, mark the words that show it (Sen et al. 2020, §3).
 
 Read-first (the YELP-HAT protocol) asks for the label before any word may be highlighted; the server
 rejects a read-first response whose timings show a highlight before the label. Free-style lets the
@@ -26,7 +26,7 @@ from annotate.tasks.highlight.forms import StudyForm
 from annotate.tasks.words import is_binary_map, map_overlap, word_payload
 
 
-@register(default=True, label="Highlight the words that show a text's label")
+@register(default=True, attention_maps=True, label="Highlight the words that show a text's label")
 class HighlightKind(TaskKind):
     name = KIND
     title = "Highlight the words that show the label"
@@ -113,7 +113,7 @@ class HighlightKind(TaskKind):
 
     @staticmethod
     def _check_read_first(word_map: list[int], timings: dict[str, Any]) -> None:
-        """Read-first (paper 000): the label is chosen before the first highlight."""
+        """Read-first (Sen et al. 2020): the label is chosen before the first highlight."""
         label_at, first_highlight = timings.get("label_at_ms"), timings.get("first_highlight_at_ms")
         if label_at is None:
             raise ValidationError(
@@ -136,7 +136,7 @@ class HighlightKind(TaskKind):
 
     def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
         """Passed when the label equals the gold label and the map overlaps the gold map by at least
-        ``gold_overlap`` (paper 001's gold test questions, applied to highlights)."""
+        ``gold_overlap`` (Pappas & Popescu-Belis 2016's gold test questions, applied to highlights)."""
         gold = item.secret.get("gold")
         if not gold:
             return None

@@ -1,4 +1,4 @@
-"""The sentence_rating kind: how much does one sentence explain an aspect's star rating? (paper 001, §3)
+"""The sentence_rating kind: how much does one sentence explain an aspect's star rating? (Pappas & Popescu-Belis 2016, §3)
 
 Each item shows the whole review with one sentence highlighted, one aspect with the review's star
 rating for it, and the question "How much does the highlighted sentence explain the given aspect
@@ -59,7 +59,10 @@ class SentenceRatingConfigSerializer(BaseConfigSerializer):
         ],
     )
     rating_max = serializers.IntegerField(
-        min_value=2, max_value=10, default=5, help_text="Stars of the review's rating scale (paper 001: 5)."
+        min_value=2,
+        max_value=10,
+        default=5,
+        help_text="Stars of the review's rating scale (Pappas & Popescu-Belis 2016: 5).",
     )
     gold_tolerance = serializers.IntegerField(
         min_value=0, max_value=4, default=0, help_text="Levels a gold answer may be off and still pass."
@@ -68,7 +71,7 @@ class SentenceRatingConfigSerializer(BaseConfigSerializer):
         min_value=1,
         max_value=50,
         default=PAPER_JUDGES,
-        help_text="Trusted judges a sentence needs before its label counts in the results (paper 001: 4).",
+        help_text="Trusted judges a sentence needs before its label counts in the results (Pappas & Popescu-Belis 2016: 4).",
     )
 
     def validate_aspects(self, aspects: list[dict]) -> list[dict]:
@@ -205,7 +208,7 @@ class SentenceRatingKind(TaskKind):
         return {"rating": rating}
 
     def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
-        """Passed when the answer is within ``gold_tolerance`` levels of the gold level (paper 001's gold
+        """Passed when the answer is within ``gold_tolerance`` levels of the gold level (Pappas & Popescu-Belis 2016's gold
         test questions)."""
         gold = item.secret.get("gold")
         if not gold:

@@ -128,7 +128,7 @@ def _aspect_summary(aspect: str, title: str, rows: list[dict]) -> dict[str, Any]
 
 
 def _agreement(answers, items, names, aspects, n_boot) -> dict[str, Any]:
-    """Table 1 of paper 001: pairwise r and weighted κ per aspect and over all aspects."""
+    """Table 1 of Pappas & Popescu-Belis 2016: pairwise r and weighted κ per aspect and over all aspects."""
     out: dict[str, Any] = {"pairs": [], "averages": []}
     for aspect in [*aspects, ALL_ASPECTS]:
         chosen = [a for a in answers if aspect == ALL_ASPECTS or items[a[0]][3] == aspect]

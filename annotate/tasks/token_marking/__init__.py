@@ -1,4 +1,4 @@
-"""The token_marking kind: mark the input tokens a natural-language explanation refers to (paper 003, §3.2).
+"""The token_marking kind: mark the input tokens a natural-language explanation refers to (the NLI importance-alignment paper, §3.2).
 
 The annotator sees the input, its gold label and the explanation a person wrote for it
 (``Document.metadata["explanation"]``), and marks the input's words that they believe the

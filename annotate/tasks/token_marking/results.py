@@ -30,7 +30,7 @@ def explanation_runs(study: Study):
 
 
 def explanation_methods(run: ModelRun) -> list[str]:
-    """The run's stored methods, integrated gradients first (paper 003), then by name."""
+    """The run's stored methods, integrated gradients first (the NLI importance-alignment paper), then by name."""
     methods = sorted(set(Explanation.objects.filter(model_run=run).values_list("method", flat=True)))
     preferred = [m for m in PREFERRED_METHODS if m in methods]
     return preferred + [m for m in methods if m not in preferred]

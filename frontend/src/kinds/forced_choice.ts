@@ -1,5 +1,5 @@
 /**
- * The page of paper 004's three forced-choice tasks (Lertvittayakumjorn & Toni 2019, Table 1), one
+ * The page of the three forced-choice tasks (Lertvittayakumjorn & Toni 2019, Table 1), one
  * controller parameterised by the task kind and the question's payload:
  *
  * - reveal_model: the text twice, side by side, with model A's and model B's evidence highlighted,

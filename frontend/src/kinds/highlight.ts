@@ -1,5 +1,5 @@
 /**
- * The highlight task page (paper 000's read-first protocol, or free-style): fetch an item, let
+ * The highlight task page (Sen et al. 2020's read-first protocol, or free-style): fetch an item, let
  * the annotator choose a label and highlight words, submit, and go on until the study says done.
  * The item loop (fetch, submit with a submission_key made once per item, finish, the MTurk
  * hand-off) is `TaskFlow` of task_loop.ts.

@@ -1,5 +1,5 @@
 /**
- * The sentence-rating task page (paper 001, HATDOC): the whole review is shown with one sentence
+ * The sentence-rating task page (Pappas & Popescu-Belis 2016, HATDOC): the whole review is shown with one sentence
  * highlighted, with one aspect and the review's star rating for it, and the annotator answers "How
  * much does the highlighted sentence explain the given aspect rating?" on five levels. Keys 1–5 pick
  * a level, Enter submits; the buttons are large enough to tap. The item loop (fetch, submit, finish,

@@ -1,5 +1,5 @@
 /**
- * The token-marking task page (paper 003's expert oracle): the input, its gold label and a
+ * The token-marking task page (the NLI importance-alignment paper's expert oracle): the input, its gold label and a
  * natural-language explanation written for it are shown, and the annotator marks the input's words
  * that the explanation's author thought important. Marking reuses the word-highlight widget in
  * free mode (click, tap, drag, shift-click; arrow keys and space; Ctrl+Z undoes). The item loop
