@@ -8,9 +8,10 @@ Toni 2019 §3, Table 1), three task kinds on one page and one results page.
 * :mod:`.results`: the scoring tables of a study (Table 4, Figure 3, Fleiss κ);
 * :mod:`.forms`, :mod:`.views`, :mod:`.api`, :mod:`.urls`: the researcher's create form, results
   pages and their JSON API; :mod:`.demo`: demo studies built from tiny CNNs trained in-process.
+
+Importing the package registers the three kinds.
 """
 
 from annotate.tasks.forced_choice import investigate, justify, reveal_model
 
-FAMILY = "forced_choice"
-KINDS = (reveal_model.RevealModelKind, justify.JustifyKind, investigate.InvestigateKind)
+__all__ = ["investigate", "justify", "reveal_model"]

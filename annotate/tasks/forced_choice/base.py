@@ -26,6 +26,8 @@ from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.forced_choice.generation import Question, build_items
 from explain_engine.metrics.forced_choice import NO_PREFERENCE, answer_categories, category_set, score_answers
 
+#: The ``family`` the three kinds are registered with.
+FAMILY = "forced_choice"
 SPLITS = ("all", "train", "validation", "test")
 MAX_NGRAM = 20
 

@@ -13,9 +13,8 @@ from annotate.models import ModelRun, Study
 from annotate.providers import PROVIDERS
 from annotate.roles import is_admin
 from annotate.tasks import TASK_KINDS, get_kind
-from annotate.tasks.forced_choice.base import SPLITS
+from annotate.tasks.forced_choice.base import FAMILY, SPLITS
 
-FAMILY = "forced_choice"
 #: The family's kinds in the paper's task order, with their labels from the registry.
 KINDS = [
     (name, TASK_KINDS.meta(name)["label"])

@@ -18,7 +18,7 @@ from rest_framework import serializers
 
 from annotate.models import Document
 from annotate.tasks import register
-from annotate.tasks.forced_choice.base import ForcedChoiceConfigSerializer, ForcedChoiceKind
+from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceConfigSerializer, ForcedChoiceKind
 from annotate.tasks.forced_choice.generation import Pool, Question, evidence_of, single_run_questions
 
 
@@ -38,7 +38,7 @@ class InvestigateConfigSerializer(ForcedChoiceConfigSerializer):
 
 
 @register(
-    family="forced_choice",
+    family=FAMILY,
     task=3,
     label="Investigate an uncertain prediction: what is the true class? (task 3)",
 )

@@ -16,7 +16,7 @@ from rest_framework import serializers
 
 from annotate.models import Document
 from annotate.tasks import register
-from annotate.tasks.forced_choice.base import ForcedChoiceConfigSerializer, ForcedChoiceKind
+from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceConfigSerializer, ForcedChoiceKind
 from annotate.tasks.forced_choice.generation import Pool, Question, evidence_of, single_run_questions
 
 
@@ -36,7 +36,7 @@ class JustifyConfigSerializer(ForcedChoiceConfigSerializer):
 
 
 @register(
-    family="forced_choice",
+    family=FAMILY,
     task=2,
     label="Justify the prediction: which class do the evidence texts point to? (task 2)",
 )

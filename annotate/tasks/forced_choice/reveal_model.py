@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.models import Study
 from annotate.tasks import register
-from annotate.tasks.forced_choice.base import ForcedChoiceConfigSerializer, ForcedChoiceKind
+from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceConfigSerializer, ForcedChoiceKind
 from annotate.tasks.forced_choice.generation import (
     Pool,
     Question,
@@ -58,9 +58,7 @@ class RevealModelConfigSerializer(ForcedChoiceConfigSerializer):
         return data
 
 
-@register(
-    family="forced_choice", task=1, label="Reveal the model: which of two models is more reasonable? (task 1)"
-)
+@register(family=FAMILY, task=1, label="Reveal the model: which of two models is more reasonable? (task 1)")
 class RevealModelKind(ForcedChoiceKind):
     name = "reveal_model"
     title = "Which model is more reasonable?"
