@@ -61,6 +61,7 @@ class MethodField(serializers.Field):
         unknown = sorted(set(data) - {"method", "ngram_sizes", "label"})
         if unknown:
             raise ValidationError(f"unknown key {unknown[0]!r}; use method, ngram_sizes, label")
+        # imported here: the explainers load torch, which a study page need not
         from explain_engine.explainers.registry import get
 
         try:

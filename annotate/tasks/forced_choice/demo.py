@@ -26,7 +26,13 @@ from django.db import transaction
 from annotate.corpus import TextRecord, store_records
 from annotate.demo import NEGATIVE, NEUTRAL, NOUNS, POSITIVE, generate_reviews
 from annotate.lifecycle import start_study
-from annotate.machine import clean_explanation_params, create_model_run, run_explanations, run_training
+from annotate.machine import (
+    clean_explanation_params,
+    create_model_run,
+    run_explanations,
+    run_training,
+    set_torch_threads,
+)
 from annotate.models import Dataset, ModelRun, Study
 from annotate.tasks import get_kind
 
@@ -149,8 +155,6 @@ def demo_configs(good: ModelRun, poor: ModelRun, n_texts: int = DEMO_TEXTS) -> d
 def seed_evaluation_demo(researcher, annotators_per_item: int = 3, start: bool = True) -> list[Study]:
     """Running demo studies of ``reveal_model``, ``justify`` and ``investigate`` owned by
     ``researcher`` (existing ones of the same names are reused)."""
-    from annotate.machine import set_torch_threads
-
     set_torch_threads()
     dataset = evaluation_dataset(researcher)
     names = sorted({m["method"] for m in DEMO_METHODS})

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from rest_framework.exceptions import ValidationError
 
+from annotate.api.serializers import StudySerializer
 from annotate.models import ModelRun, Study
 from annotate.providers import PROVIDERS
 from annotate.roles import is_admin
@@ -24,6 +25,8 @@ KINDS = [
 
 def _method_choices() -> list[tuple[str, str]]:
     import explain_engine.explainers  # noqa: F401  (importing the package registers every method)
+
+    # imported here: the explainers load torch, which only this form's page needs
     from explain_engine.explainers.registry import METHODS
 
     return [(name, name) for name in sorted(METHODS)]
@@ -179,7 +182,6 @@ class EvaluationStudyForm(forms.Form):
 
     def save(self, user) -> Study:
         """A draft study, validated by the study API's serializer (``ValidationError`` otherwise)."""
-        from annotate.api.serializers import StudySerializer
 
         class _Request:
             def __init__(self, u):

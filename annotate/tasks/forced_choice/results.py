@@ -26,7 +26,7 @@ from annotate.models import Response, Study, Worker
 from annotate.quality.exclusion import excluded_worker_ids
 from annotate.tasks import get_kind
 from annotate.tasks.forced_choice.generation import CORRECT, MISCLASSIFIED
-from explain_engine.metrics.bootstrap import LEVEL, N_BOOT
+from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, json_safe
 from explain_engine.metrics.forced_choice import TESTS, forced_choice_kappa, score_answers, summarize_scores
 
 SPLITS = ("all", CORRECT, MISCLASSIFIED)
@@ -329,7 +329,5 @@ def csv_text(results: dict[str, Any], table: str) -> str:
 
 def api_results(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` without the per-answer rows, ready for JSON (NaN as null)."""
-    from explain_engine.metrics.bootstrap import json_safe
-
     data = {k: v for k, v in results.items() if k != "scored"}
     return json_safe(data)

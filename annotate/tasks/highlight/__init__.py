@@ -13,6 +13,7 @@ from typing import Any
 
 from rest_framework.exceptions import ValidationError
 
+from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
 from annotate.tasks.highlight.config import (
@@ -48,8 +49,6 @@ class HighlightKind(TaskKind):
     def build_items(self, study) -> list:
         """One item per document of the study's dataset, in document order. A document whose
         ``metadata["gold"]`` is ``{"label", "map"}`` becomes a gold item graded against it."""
-        from annotate.models import Item
-
         if study.dataset_id is None:
             raise ValidationError({"dataset": ["a highlight study needs a dataset"]})
         labels = study.config.get("labels", list(DEFAULT_LABELS))

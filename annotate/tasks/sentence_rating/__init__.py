@@ -20,6 +20,7 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.words import word_payload
@@ -118,8 +119,6 @@ class SentenceRatingKind(TaskKind):
 
     def build_items(self, study) -> list:
         """One item per (aspect, document, sentence), aspect by aspect, then in document order."""
-        from annotate.models import Item
-
         if study.dataset_id is None:
             raise ValidationError({"dataset": ["a sentence_rating study needs a dataset"]})
         config = study.config

@@ -17,6 +17,7 @@ from typing import Any
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.words import is_binary_map, map_overlap, word_payload
@@ -52,8 +53,6 @@ class TokenMarkingKind(TaskKind):
 
     def build_items(self, study) -> list:
         """One item per document that has an explanation, in document order."""
-        from annotate.models import Item
-
         if study.dataset_id is None:
             raise ValidationError({"dataset": ["a token_marking study needs a dataset"]})
         items = []
