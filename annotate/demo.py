@@ -3,13 +3,18 @@
 Each review mixes sentences that carry its sentiment (an adjective from a small positive or negative
 list) with neutral sentences, so the words a careful annotator should highlight are known: they are
 returned as a 0/1 map over the canonical words. The text is generated here from word lists; no
-review is copied from anywhere.
+review is copied from anywhere. :func:`demo_dataset` and :func:`demo_study` are what every kind's
+``demo.py`` uses to store its demo data once and start its study.
 """
 
 from __future__ import annotations
 
 import random
 
+from annotate.corpus import TextRecord, store_records
+from annotate.lifecycle import start_study
+from annotate.models import Dataset, Study
+from annotate.tasks import get_kind
 from explain_engine.text import word_spans
 
 POSITIVE = (
@@ -101,3 +106,36 @@ def generate_reviews(n: int, seed: int = 0) -> list[dict]:
             {"id": f"demo-{i + 1:04d}", "text": text, "label": label, "map": sentiment_map(text, label)}
         )
     return reviews
+
+
+def demo_dataset(owner, name: str, records: list[TextRecord], description: str) -> Dataset:
+    """``owner``'s dataset ``name``, created with ``records`` when it does not exist yet."""
+    dataset, created = Dataset.objects.get_or_create(
+        owner=owner, name=name, defaults={"description": description, "source": "demo"}
+    )
+    if created:
+        store_records(dataset, records)
+    return dataset
+
+
+def demo_study(
+    owner, dataset: Dataset, name: str, kind: str, config: dict, instructions: str, judges: int
+) -> Study:
+    """``owner``'s running study ``name`` of ``kind`` on ``dataset``, created (open to anyone with the
+    link) and started when it does not exist yet."""
+    study = Study.objects.filter(owner=owner, name=name).first()
+    if study is None:
+        study = Study.objects.create(
+            name=name,
+            owner=owner,
+            dataset=dataset,
+            kind=kind,
+            config=get_kind(kind).validate_config(config),
+            instructions=instructions,
+            annotators_per_item=judges,
+            time_limit_s=900,
+            provider_config={"open_enrollment": True},
+        )
+    if study.status == Study.Status.DRAFT:
+        start_study(study)
+    return study

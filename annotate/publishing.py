@@ -19,8 +19,8 @@ from annotate.jobs.crowd import enqueue_reconcile, reconcile_key
 from annotate.models import Job, PlatformSubmission, Publication, Study, Worker
 from annotate.providers import get_provider
 from annotate.providers.base import ProviderUnsupported
-from annotate.providers.reconcile import spend, unsubmitted_workers
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
+from annotate.providers.reconcile import spend, unsubmitted_workers
 from annotate.quality.gold_mixing import prepare_gold_items
 
 ACTIONS = ("publish", "pause", "resume", "top-up", "expire", "extend", "reconcile", "notify")

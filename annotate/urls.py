@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from annotate.publishing import ACTIONS
+from annotate.tasks import task_urlpatterns
 from annotate.views import admin_quality, dashboards, datasets, docs, home, machine, publish, studies, work
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -88,7 +89,6 @@ urlpatterns = [
     path("models/<int:pk>/train/", machine.model_run_train, name="model-run-train"),
     path("models/<int:pk>/explain/", machine.model_run_explain, name="model-run-explain"),
     path("models/<int:pk>/documents/<int:document_pk>/", machine.model_run_heatmap, name="model-run-heatmap"),
-    # --- task kinds: each kind's own pages and API routes (one include per kind family) ---
-    path("", include("annotate.urls_evaluation")),
-    path("", include("annotate.urls_ratings")),
+    # task kinds: each kind folder's own pages and API routes (annotate/tasks/<kind>/urls.py)
+    path("", include(task_urlpatterns())),
 ]

@@ -61,7 +61,8 @@ WSGI_APPLICATION = "config.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # each task kind's folder keeps its own templates (annotate/tasks/<kind>/templates/<kind>/...)
+        "DIRS": sorted((BASE_DIR / "annotate" / "tasks").glob("*/templates")),
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

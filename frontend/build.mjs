@@ -3,15 +3,16 @@
 import { build } from "esbuild";
 import { readdirSync, rmSync, statSync } from "node:fs";
 
-/** Page scripts: each runs as a classic script (no module loader needed inside crowd platforms' frames). */
-const PAGE_SCRIPTS = [
-  "task_highlight",
-  "task_choice",
-  "task_rating",
-  "task_marking",
-  "progress",
-  "dashboard",
-];
+/**
+ * Page scripts run as classic scripts (no module loader needed inside crowd platforms' frames). Every
+ * file in src/kinds/ is the page script of one task kind (or family), found here without a list, and
+ * built to kinds/<name>.js (the kind's `page_script`); the other pages are named below.
+ */
+const KIND_PAGES = readdirSync("src/kinds")
+  .filter((file) => file.endsWith(".ts"))
+  .map((file) => `kinds/${file.slice(0, -3)}`)
+  .sort();
+const PAGE_SCRIPTS = [...KIND_PAGES, "progress", "dashboard"];
 /** ES modules that templates import from (`import { renderBarChart } from ".../charts.js"`). */
 const MODULES = ["charts"];
 /** Stylesheets of the pages (each imports tokens.css); dashboard.css comes with dashboard.ts. */
@@ -37,7 +38,8 @@ await Promise.all([
   build({ ...common, entryPoints: entries(STYLES, "css") }),
 ]);
 
-for (const file of readdirSync(outdir).sort()) {
+for (const file of readdirSync(outdir, { recursive: true }).sort()) {
+  if (!statSync(`${outdir}/${file}`).isFile()) continue;
   const kib = (statSync(`${outdir}/${file}`).size / 1024).toFixed(1);
   console.log(`${outdir}/${file}  ${kib} KiB`);
 }

@@ -14,7 +14,7 @@ from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_te
 from annotate.models import Dataset, Study
 from annotate.providers import PROVIDERS
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, validate_gold_rate
-from annotate.tasks import TASK_KINDS, get_kind
+from annotate.tasks import TASK_KINDS, default_kind, get_kind
 
 MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 MAX_MS = 7 * 24 * 3600 * 1000
@@ -87,7 +87,7 @@ class StudySerializer(serializers.ModelSerializer):
     dataset = serializers.PrimaryKeyRelatedField(
         queryset=Dataset.objects.all(), required=False, allow_null=True
     )
-    kind = serializers.ChoiceField(choices=[], default="highlight")
+    kind = serializers.ChoiceField(choices=[], default=default_kind)
     provider = serializers.ChoiceField(choices=[], default="local")
     config = serializers.JSONField(required=False, default=dict)
     provider_config = serializers.JSONField(required=False, default=dict)
@@ -133,7 +133,7 @@ class StudySerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, data: dict) -> dict:
-        kind = get_kind(data.get("kind", "highlight"))
+        kind = get_kind(data.get("kind") or default_kind())
         config = data.get("config")
         gold_rate = None
         if isinstance(config, dict) and GOLD_RATE_KEY in config:
@@ -148,8 +148,8 @@ class StudySerializer(serializers.ModelSerializer):
             raise ValidationError({"config": exc.detail}) from None
         if gold_rate is not None:  # opt-in: golds mixed in at this rate instead of at queue positions
             data["config"][GOLD_RATE_KEY] = gold_rate
-        if kind.name == "highlight" and not data.get("dataset"):
-            raise ValidationError({"dataset": ["a highlight study needs a dataset"]})
+        if kind.needs_dataset and not data.get("dataset"):
+            raise ValidationError({"dataset": [f"a {kind.name} study needs a dataset"]})
         return data
 
     def create(self, validated_data: dict) -> Study:
@@ -215,7 +215,9 @@ class SubmissionSerializer(serializers.Serializer):
 
 class WorkItemSerializer(serializers.Serializer):
     kind = serializers.CharField()
-    payload = serializers.DictField(help_text="What the page shows, e.g. {words, breaks} for highlight.")
+    payload = serializers.DictField(
+        help_text="What the page shows, as the study's task kind defines it (e.g. {words, breaks})."
+    )
 
 
 class WorkProgressSerializer(serializers.Serializer):

@@ -23,7 +23,7 @@ from annotate.machine.jsonsafe import json_safe
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study, WorkerTrust
 from annotate.quality.trust import EXCLUDED
-from annotate.tasks.highlight import word_breaks
+from annotate.tasks.words import word_breaks
 from explain_engine.api import similarity_report
 from explain_engine.metrics.behavioral import HumanMaps, human_human_similarity, roc_auc_per_text
 from explain_engine.metrics.bootstrap import N_BOOT

@@ -1,5 +1,5 @@
 """What the heat-map page shows: one document's words shaded by a method's relevance, beside the
-human attention maps of the document (paper 000 §3: each annotator's 0/1 map, their Consensus
+human attention maps of the document (Sen et al. 2020 §3: each annotator's 0/1 map, their Consensus
 Attention Map = AND and Super Attention Map = OR).
 
 Relevance is shown on a signed scale of :data:`LEVELS` steps per sign: each word's score divided
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotate.models import Document, Explanation, ModelRun, Prediction, Response
+from annotate.tasks import TASK_KINDS
 
 LEVELS = 10
 ATTENTION = "attention (training)"
-HIGHLIGHT_KIND = "highlight"
 
 
 @dataclass(frozen=True)
@@ -53,17 +53,20 @@ def level_class(level: int) -> str:
 
 
 def consensus_maps(maps: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
-    """CAM (AND of the maps) and SAM (OR of the maps), paper 000 §3."""
+    """CAM (AND of the maps) and SAM (OR of the maps), Sen et al. 2020 §3."""
     stack = np.asarray(maps, dtype=bool)
     return stack.all(axis=0).astype(int).tolist(), stack.any(axis=0).astype(int).tolist()
 
 
 def human_rows(document: Document) -> list[MapRow]:
-    """The 0/1 maps of highlight responses on ``document`` (one row each), then CAM and SAM
-    when there are at least two maps."""
+    """The 0/1 maps of the responses on ``document`` in studies whose kind collects human attention
+    maps (registered with ``attention_maps=True``), one row each, then CAM and SAM when there are
+    at least two maps."""
     n_words = len(document.words)
     responses = (
-        Response.objects.filter(item__document=document, study__kind=HIGHLIGHT_KIND)
+        Response.objects.filter(
+            item__document=document, study__kind__in=TASK_KINDS.where(attention_maps=True)
+        )
         .select_related("worker")
         .order_by("id")
     )

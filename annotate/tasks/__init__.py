@@ -1,43 +1,82 @@
-"""Task kinds: a registry of :class:`~annotate.tasks.base.TaskKind` singletons.
+"""Task kinds: one folder per kind (or family of kinds), each registered in :data:`TASK_KINDS`.
 
 A study names its kind (``Study.kind``); the kind validates the study's config, builds its items,
-decides what the browser may see of an item, validates and grades answers, and says which answer
-categories agreement is computed over. A kind module in this package registers its class with
-:func:`register`; every module here is imported when the package is.
+decides what the browser may see of an item, validates and grades answers, says which answer
+categories agreement is computed over, and serves its own researcher pages (see
+:class:`~annotate.tasks.base.TaskKind`). A kind's folder holds all of it: the kind class (registered
+with :func:`register`), its ``urls.py`` (gathered by :func:`task_urlpatterns`), its ``templates/``
+(found through ``TEMPLATES["DIRS"]`` in the settings) and its ``demo.py``, whose
+``seed_demo(owner, reviews)`` makes the kind's running demo studies (called by ``manage.py seed_demo``).
+Adding a kind is a new folder here plus one page script in ``frontend/src/kinds/``.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import importlib.util
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 from annotate.tasks.base import TaskKind
+from explain_engine.registry import Registry, discover
 
-TASK_KINDS: dict[str, TaskKind] = {}
+TASK_KINDS: Registry[TaskKind] = Registry("task kind")
+
+#: Modules of this package that hold shared code, not kinds.
+SHARED_MODULES = ("base", "results", "scoring", "words")
 
 
-def register(cls: type[TaskKind]) -> type[TaskKind]:
-    """Class decorator: add one instance of ``cls`` to :data:`TASK_KINDS` under ``cls.name``."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} has no name")
-    TASK_KINDS[cls.name] = cls()
-    return cls
+def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:
+    """Class decorator: register one instance of the class under its ``name`` with ``meta``.
+
+    Metadata the app reads: ``family`` (kinds that share a folder and pages), ``label`` (the
+    kind in a study form's choice list), ``default`` (the kind a study gets when none is named) and
+    ``attention_maps`` (an answer's ``map`` is a human attention map over the document's words,
+    shown beside the machine's on the heat-map page).
+    """
+
+    def decorate(cls: type[TaskKind]) -> type[TaskKind]:
+        TASK_KINDS.add(cls.name, cls(), **meta)
+        return cls
+
+    return decorate
 
 
 def get_kind(name: str) -> TaskKind:
-    """The task kind registered as ``name``; ``KeyError`` naming the known kinds otherwise."""
-    try:
-        return TASK_KINDS[name]
-    except KeyError:
-        raise KeyError(f"unknown task kind {name!r}; known: {sorted(TASK_KINDS)}") from None
+    """The task kind registered as ``name``; :class:`~explain_engine.registry.UnknownName` otherwise."""
+    return TASK_KINDS[name]
 
 
-def _discover() -> None:
-    for module in pkgutil.iter_modules(__path__):
-        if not module.name.startswith("_") and module.name != "base":
-            importlib.import_module(f"{__name__}.{module.name}")
+def default_kind() -> str:
+    """The name of the kind registered with ``default=True``."""
+    return TASK_KINDS.where(default=True)[0]
 
 
-_discover()
+KIND_PACKAGES = discover(__name__, skip=SHARED_MODULES)
 
-__all__ = ["TASK_KINDS", "TaskKind", "get_kind", "register"]
+
+def folder_modules(name: str) -> list[ModuleType]:
+    """The module ``name`` (``urls``, ``demo``) of every kind folder that has one, in discovery order."""
+    found = []
+    for package in KIND_PACKAGES:
+        module = f"{__name__}.{package}.{name}"
+        if importlib.util.find_spec(module) is not None:
+            found.append(importlib.import_module(module))
+    return found
+
+
+def task_urlpatterns() -> list:
+    """The URL patterns every kind folder declares in its ``urls.py``."""
+    return [pattern for module in folder_modules("urls") for pattern in module.urlpatterns]
+
+
+__all__ = [
+    "TASK_KINDS",
+    "TaskKind",
+    "default_kind",
+    "folder_modules",
+    "get_kind",
+    "register",
+    "task_urlpatterns",
+]

@@ -2,7 +2,9 @@
 
 Each kind owns the schema of its study config (a DRF serializer), how a study's items are built,
 what of an item the annotator's browser may see, how an answer is validated and how a gold answer is
-graded, and which answer categories inter-annotator agreement is computed over.
+graded, which answer categories inter-annotator agreement is computed over, which page script and
+template the annotator gets, where its results page is, and its demo studies. The rest of the app
+asks the kind through these hooks and never tests a kind's name.
 """
 
 from __future__ import annotations
@@ -29,13 +31,26 @@ class BaseConfigSerializer(serializers.Serializer):
 class TaskKind(ABC):
     """One kind of annotation task.
 
-    ``template`` is the annotator page template rendered by the entry page with the context
-    ``task_json`` (see :mod:`annotate.views.work`).
+    The annotator page is ``template`` rendered by the entry page (:mod:`annotate.views.work`) with
+    ``kind`` and ``task_json``; the shared frame loads ``page_script``, the kind's module of the
+    frontend's page loop (built from ``frontend/src/kinds/``).
     """
 
+    #: The registered name, stored in ``Study.kind``.
     name: ClassVar[str] = ""
+    #: The question the annotator page is headed with.
     title: ClassVar[str] = ""
-    template: ClassVar[str] = ""
+    #: The annotator page template (a kind's own one extends the shared frame).
+    template: ClassVar[str] = "annotate/work/_task_base.html"
+    #: The static path of the page script, e.g. ``hatlab/kinds/<name>.js``.
+    page_script: ClassVar[str] = ""
+    #: The URL name of the researcher's results page (takes the study's uid); empty: none.
+    results_url_name: ClassVar[str] = ""
+    #: Whether a study of this kind must name a dataset when it is created.
+    needs_dataset: ClassVar[bool] = False
+    #: The researcher's form that creates a study of this kind (``study_data()`` is the study API's
+    #: input); ``None`` when the kind's own pages (its ``urls.py``) create its studies.
+    create_form: ClassVar[type | None] = None
     config_serializer: ClassVar[type[serializers.Serializer]] = BaseConfigSerializer
 
     def validate_config(self, config: dict | None) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import admin_required
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
-from annotate.providers.reconcile import review_submission, send_bonus
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
+from annotate.providers.reconcile import review_submission, send_bonus
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
 from annotate.quality.policy import policy_for

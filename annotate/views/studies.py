@@ -13,11 +13,11 @@ from annotate import exports, lifecycle
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
-from annotate.forms import InviteForm, StudyForm
+from annotate.forms import InviteForm
 from annotate.models import Study
 from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.study_progress import study_progress
-from annotate.tasks import get_kind
+from annotate.tasks import default_kind, get_kind
 
 ACTIONS = ("start", "pause", "finish")
 
@@ -38,7 +38,7 @@ class _Request:
 @researcher_required
 def study_create(request):
     initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else {}
-    form = StudyForm(request.POST or None, user=request.user, initial=initial)
+    form = get_kind(default_kind()).create_form(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         serializer = StudySerializer(data=form.study_data(), context={"request": _Request(request.user)})
         if serializer.is_valid():

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { ANSWER_COPY_FIELD, PREVIEW_ASSIGNMENT_ID } from "../src/mturk";
-import { ChoiceTask } from "../src/task_choice";
-import { HighlightTask } from "../src/task_highlight";
+import { ChoiceTask } from "../src/kinds/forced_choice";
+import { HighlightTask } from "../src/kinds/highlight";
 import {
   type FlowOptions,
   type Missing,
@@ -15,8 +15,8 @@ import {
   submitUrl,
   timeLeft,
 } from "../src/task_loop";
-import { MarkingTask } from "../src/task_marking";
-import { RatingTask } from "../src/task_rating";
+import { MarkingTask } from "../src/kinds/token_marking";
+import { RatingTask } from "../src/kinds/sentence_rating";
 import { $, fakeClock, key, MemoryStorage, server, settle } from "./helpers";
 
 /** A minimal kind: a yes/no question about a word, answered with the keys y and n. */

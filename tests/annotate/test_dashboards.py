@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from annotate.corpus import import_yelphat
 from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
 from annotate.machine.jsonsafe import json_safe
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
+from annotate.tasks.highlight.yelphat import import_yelphat
 from explain_engine.api import agreement_report, similarity_report
 from explain_engine.datasets.yelphat import read_raw
 from explain_engine.metrics.agreement import fleiss_kappa, krippendorff_alpha

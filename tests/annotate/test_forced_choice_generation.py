@@ -1,4 +1,4 @@
-"""Question generation of paper 004's three tasks from hand-made prediction and explanation rows:
+"""Question generation of Lertvittayakumjorn & Toni 2019's three tasks from hand-made prediction and explanation rows:
 thresholds (strict), the half/half split, the same-class rule, explanation coverage, the test split,
 the randomised A/B sides and the too-few-texts error. (Row builders here are shared with the other
 forced-choice tests.)"""
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from rest_framework.exceptions import ValidationError
 
-from annotate.evaluation.generation import TooFewTexts, build_items, half_counts
 from annotate.models import Dataset, Document, Explanation, Item, ModelRun, Prediction, Study
 from annotate.tasks import get_kind
+from annotate.tasks.forced_choice.generation import TooFewTexts, build_items, half_counts
 from explain_engine.api import select_evidence
 from tests.annotate.conftest import make_user
 

@@ -9,15 +9,14 @@ import io
 
 import pytest
 from django.test import Client
-from django.urls import include, path, reverse
+from django.urls import reverse
 
 from annotate.models import Study
 from tests.annotate.conftest import PASSWORD, make_user
 from tests.annotate.test_forced_choice_generation import METHODS, justify_rows, make_texts
 from tests.annotate.test_forced_choice_scoring import HAND, NEG, POS, answer, study_with_items
 
-urlpatterns = [path("", include("annotate.urls_evaluation")), path("", include("config.urls"))]
-pytestmark = [pytest.mark.django_db, pytest.mark.urls(__name__)]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Answers, scores and agreement of the forced-choice tasks checked against hand-worked values
-(paper 004 Table 1 scores, Table 4 means per split, Fleiss κ with and without confidence levels)."""
+(Lertvittayakumjorn & Toni 2019, Table 1 scores, Table 4 means per split, Fleiss κ with and without confidence levels)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 from scipy.stats import wilcoxon
 
-from annotate.evaluation.results import csv_text, evaluation_results
 from annotate.models import Assignment, Item, Response, Study, Worker, WorkerTrust
 from annotate.tasks import get_kind
+from annotate.tasks.forced_choice.results import csv_text, evaluation_results
 from tests.annotate.conftest import make_user
 from tests.annotate.test_forced_choice_generation import make_run, make_texts
 

@@ -13,7 +13,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import override_settings
 
-from annotate.demo_evaluation import (
+from annotate.models import Explanation, ModelRun, Prediction, Study
+from annotate.tasks import get_kind
+from annotate.tasks.forced_choice.demo import (
     DATASET,
     DEMO_METHODS,
     DEMO_TEXTS,
@@ -22,9 +24,7 @@ from annotate.demo_evaluation import (
     demo_configs,
     seed_evaluation_demo,
 )
-from annotate.evaluation.generation import TooFewTexts, build_items, split_external_ids
-from annotate.models import Explanation, ModelRun, Prediction, Study
-from annotate.tasks import get_kind
+from annotate.tasks.forced_choice.generation import TooFewTexts, build_items, split_external_ids
 
 METHODS = ["gradcam", "random"]
 

@@ -84,7 +84,7 @@ def test_nothing_secret_reaches_the_annotator(owner, kind):
     assert len(items) == 4
     annotator = Annotator(study)
     assert annotator.task["kind"] == kind
-    assert f'data-kind="{kind}"' in annotator.html and "hatlab/task_choice.js" in annotator.html
+    assert f'data-kind="{kind}"' in annotator.html and "hatlab/kinds/forced_choice.js" in annotator.html
     seen_payloads = []
     while True:
         data = annotator.next()

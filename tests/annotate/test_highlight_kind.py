@@ -9,7 +9,8 @@ from annotate.demo import NEGATIVE, POSITIVE, generate_reviews, sentiment_map
 from annotate.models import Item, Study
 from annotate.tasks import TASK_KINDS, get_kind
 from annotate.tasks.base import TaskKind
-from annotate.tasks.highlight import highlight_payload, is_binary_map, map_overlap, word_breaks
+from annotate.tasks.words import is_binary_map, map_overlap, word_breaks
+from annotate.tasks.words import word_payload as highlight_payload
 from explain_engine.text import word_spans
 
 KIND = get_kind("highlight")
@@ -17,7 +18,9 @@ KIND = get_kind("highlight")
 
 def test_registry_holds_the_highlight_kind():
     assert isinstance(TASK_KINDS["highlight"], TaskKind)
-    assert KIND.template == "annotate/work/highlight.html"
+    assert (
+        KIND.template == "annotate/work/_task_base.html" and KIND.page_script == "hatlab/kinds/highlight.js"
+    )
     with pytest.raises(KeyError, match="unknown task kind 'nope'"):
         get_kind("nope")
 

@@ -123,7 +123,8 @@ def test_entry_page_serves_the_task_and_remembers_the_worker(study):
     client = Client()
     page = client.get(invite_path(study, make_invite(study, "alice")))
     assert page.status_code == 200
-    assert [t.name for t in page.templates][0] == "annotate/work/highlight.html"
+    assert [t.name for t in page.templates][0] == "annotate/work/_task_base.html"
+    assert "hatlab/kinds/highlight.js" in page.content.decode()
     assert page.context["task_json"]["study"] == str(study.uid)
     worker = Worker.objects.get(provider="local", external_id="invite:alice")
     cookie = client.cookies[WORKERS_COOKIE]

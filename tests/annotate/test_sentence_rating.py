@@ -1,4 +1,4 @@
-"""The sentence_rating kind (paper 001): config, items, answers, gold grading; the scoring against
+"""The sentence_rating kind (Pappas & Popescu-Belis 2016): config, items, answers, gold grading; the scoring against
 hand-worked answers; the results page and CSV; no gold answer reaches an annotator."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 import numpy as np
 import pytest
 from django.test import Client
-from django.urls import include, path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -29,8 +29,8 @@ from annotate.models import (
     WorkerTrust,
 )
 from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.ratings.results import rating_results
-from annotate.ratings.scoring import (
+from annotate.tasks import get_kind
+from annotate.tasks.scoring import (
     attention_levels,
     confidence_curve,
     crowd_labels,
@@ -38,12 +38,8 @@ from annotate.ratings.scoring import (
     rating_matrix,
     sentence_scores,
 )
-from annotate.tasks import get_kind
+from annotate.tasks.sentence_rating.results import rating_results
 from tests.annotate.conftest import PASSWORD
-
-# The site's URLs with the results routes included (the integrator adds them to config.urls).
-urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]
-pytestmark = pytest.mark.urls(__name__)
 
 KIND = get_kind("sentence_rating")
 TEXT_A = "The narrator was superb. The plot dragged in the middle. I listened twice."
@@ -308,7 +304,7 @@ def test_rating_results_labels_agreement_and_model(answered, researcher):
 
 @pytest.mark.django_db
 def test_results_page_csv_and_access(answered, researcher, other_researcher, annotator_user):
-    url = reverse("ratings-results", args=[answered.uid])
+    url = reverse("sentence-rating-results", args=[answered.uid])
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
     page = client.get(url)
@@ -316,13 +312,13 @@ def test_results_page_csv_and_access(answered, researcher, other_researcher, ann
     html = page.content.decode()
     assert "Table 1" in html and "Figure 4" in html and "The narrator was superb." in html
     assert "No model run on this dataset has stored attention yet." in html
-    labels = client.get(reverse("ratings-csv", args=[answered.uid, "labels"]))
+    labels = client.get(reverse("sentence-rating-csv", args=[answered.uid, "labels"]))
     assert labels.status_code == 200 and labels["Content-Type"] == "text/csv"
     rows = list(csv.DictReader(io.StringIO(labels.content.decode())))
     assert len(rows) == 5 and rows[0]["majority_text"] == "very well" and rows[0]["n_5"] == "2"
-    agreement = client.get(reverse("ratings-csv", args=[answered.uid, "agreement"])).content.decode()
+    agreement = client.get(reverse("sentence-rating-csv", args=[answered.uid, "agreement"])).content.decode()
     assert agreement.splitlines()[0] == "aspect,a,b,n,r,r_low,r_high,kappa,kappa_low,kappa_high"
-    assert client.get(reverse("ratings-csv", args=[answered.uid, "oracle"])).status_code == 404
+    assert client.get(f"/studies/{answered.uid}/ratings/oracle.csv").status_code == 404
     assert client.get(url + "?run=abc").status_code == 404
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
@@ -344,10 +340,10 @@ def test_results_page_with_model_chart(answered, researcher):
         )
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    html = client.get(reverse("ratings-results", args=[answered.uid])).content.decode()
+    html = client.get(reverse("sentence-rating-results", args=[answered.uid])).content.decode()
     assert 'id="machine-chart"' in html and "charts.js" in html
     machine = client.get(
-        reverse("ratings-csv", args=[answered.uid, "machine"]) + f"?run={run.pk}"
+        reverse("sentence-rating-csv", args=[answered.uid, "machine"]) + f"?run={run.pk}"
     ).content.decode()
     assert machine.splitlines()[0] == "aspect,threshold,n,accuracy,accuracy_within_1,pearson_r,random"
     assert len(machine.splitlines()) == 1 + 2 * 9  # overall and all, nine thresholds
@@ -362,7 +358,7 @@ def test_annotator_never_sees_a_gold_answer(researcher):
     client = Client(enforce_csrf_checks=True)
     page = client.get(invite_path(study, make_invite(study, "ann")))
     html = page.content.decode()
-    assert page.status_code == 200 and "task_rating.js" in html
+    assert page.status_code == 200 and "hatlab/kinds/sentence_rating.js" in html
     assert "gold" not in html and "secret" not in html
     token = json.loads(
         html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]
@@ -421,7 +417,8 @@ def test_bad_rating_submission_is_a_400_naming_the_field(researcher):
 
 
 def test_demo_gold_levels_and_explanations():
-    from annotate.demo_rating import explanation_for, sentence_gold
+    from annotate.tasks.sentence_rating.demo import sentence_gold
+    from annotate.tasks.token_marking.demo import explanation_for
 
     text = "The pasta was bland. We sat near the window. What a rude waiter!"
     word_map = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0]
@@ -433,7 +430,11 @@ def test_demo_gold_levels_and_explanations():
 
 @pytest.mark.django_db
 def test_seed_rating_demos_builds_running_studies_once(researcher):
-    from annotate.demo_rating import seed_rating_demos
+    from annotate.tasks.sentence_rating.demo import seed_demo as seed_rating_demo
+    from annotate.tasks.token_marking.demo import seed_demo as seed_marking_demo
+
+    def seed_rating_demos(owner, reviews):
+        return seed_rating_demo(owner, reviews) + seed_marking_demo(owner, reviews)
 
     rating, marking = seed_rating_demos(researcher, reviews=6)
     assert rating.kind == "sentence_rating" and marking.kind == "token_marking"

@@ -1,4 +1,4 @@
-"""The token_marking kind (paper 003's expert oracle): config, items, answers, gold grading; the
+"""The token_marking kind (the NLI importance-alignment paper's expert oracle): config, items, answers, gold grading; the
 expert oracle and importance alignment against hand-worked answers; the results page and CSV; no gold
 marking reaches an annotator."""
 
@@ -12,7 +12,7 @@ import uuid
 import numpy as np
 import pytest
 from django.test import Client
-from django.urls import include, path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -30,15 +30,11 @@ from annotate.models import (
     WorkerTrust,
 )
 from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.ratings.results import explanation_methods, marking_results
-from annotate.ratings.scoring import marking_alignment
 from annotate.tasks import get_kind
+from annotate.tasks.scoring import marking_alignment
+from annotate.tasks.token_marking.results import explanation_methods, marking_results
 from explain_engine.metrics.alignment import random_derangement
 from tests.annotate.conftest import PASSWORD
-
-# The site's URLs with the results routes included (the integrator adds them to config.urls).
-urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]
-pytestmark = pytest.mark.urls(__name__)
 
 KIND = get_kind("token_marking")
 INPUTS = [
@@ -248,21 +244,21 @@ def test_results_page_and_csv(marked, researcher, other_researcher):
         )
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    url = reverse("ratings-results", args=[marked.uid])
+    url = reverse("token-marking-results", args=[marked.uid])
     html = client.get(url).content.decode()
     assert "Importance alignment" in html and "grad_dot_int_s" in html and 'id="alignment-chart"' in html
     assert "A guitar is played by a man on a stage." in html
-    oracle = client.get(reverse("ratings-csv", args=[marked.uid, "oracle"])).content.decode()
+    oracle = client.get(reverse("token-marking-csv", args=[marked.uid, "oracle"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(oracle)))
     assert len(rows) == 15 and rows[4]["word"] == "guitar" and float(rows[4]["share"]) == 1.0
     assert rows[4]["attribution"] != ""
-    examples = client.get(reverse("ratings-csv", args=[marked.uid, "examples"])).content.decode()
+    examples = client.get(reverse("token-marking-csv", args=[marked.uid, "examples"])).content.decode()
     assert examples.splitlines()[0] == "item,document,random_partner,c_expert,c_hard,c_random"
     assert len(examples.splitlines()) == 3
     none = client.get(url + "?run=none").content.decode()
     assert "Importance alignment" in none and 'id="alignment-chart"' not in none
     assert client.get(url + f"?run={run.pk}&method=lime").status_code == 404
-    assert client.get(reverse("ratings-csv", args=[marked.uid, "labels"])).status_code == 404
+    assert client.get(f"/studies/{marked.uid}/markings/labels.csv").status_code == 404
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
     assert other.get(url).status_code == 404
@@ -273,7 +269,7 @@ def test_annotator_never_sees_a_gold_marking(researcher):
     study = make_marking_study(researcher, judges=1, gold=True)
     client = Client(enforce_csrf_checks=True)
     html = client.get(invite_path(study, make_invite(study, "ann"))).content.decode()
-    assert "task_marking.js" in html and "gold" not in html and "secret" not in html
+    assert "hatlab/kinds/token_marking.js" in html and "gold" not in html and "secret" not in html
     token = json.loads(
         html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]
     )

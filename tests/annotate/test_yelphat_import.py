@@ -12,9 +12,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import F
 
-from annotate.corpus import CorpusImportError, import_yelphat
+from annotate.corpus import CorpusImportError
 from annotate.exports import item_rows
 from annotate.models import Assignment, Document, Item, Response, Study, Worker
+from annotate.tasks.highlight.yelphat import import_yelphat
 from tests.conftest import require_shared_data
 
 pytestmark = pytest.mark.django_db

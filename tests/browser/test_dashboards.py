@@ -14,7 +14,7 @@ from django.test import Client
 from annotate.access import RESEARCHER_GROUP
 from annotate.dashboards.charts import chart_rows, to_csv
 from annotate.models import Document, Item
-from annotate.tasks.highlight import highlight_payload
+from annotate.tasks.words import word_payload as highlight_payload
 from tests.annotate.conftest import make_dataset, make_study, make_user, make_worker
 from tests.annotate.test_dashboards import answer, machine_run, noisy
 

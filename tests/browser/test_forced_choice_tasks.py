@@ -1,4 +1,4 @@
-"""The three forced-choice task pages of paper 004 in a real browser: a worker answers one question of
+"""The three forced-choice task pages of Lertvittayakumjorn & Toni 2019 in a real browser: a worker answers one question of
 ``reveal_model`` with the keyboard, one of ``justify`` with the mouse and one of ``investigate`` by
 tapping on a phone; what was stored is checked in the database, and the pages and API answers are
 checked for method names and correct answers. The researcher's results page is drawn at the end."""
@@ -10,7 +10,6 @@ import re
 
 import pytest
 from django.contrib.auth.models import Group, User
-from django.urls import include, path
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.lifecycle import start_study
@@ -18,8 +17,7 @@ from annotate.models import Dataset, Document, Item, Response, Study
 from annotate.providers.local.adapter import invite_path, make_invite
 from tests.annotate.test_forced_choice_generation import make_run, make_study, other, predict
 
-urlpatterns = [path("", include("annotate.urls_evaluation")), path("", include("config.urls"))]
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 TEXTS = [
     ("The pasta was fresh and the staff were friendly . We will return .", "positive"),

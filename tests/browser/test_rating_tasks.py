@@ -11,15 +11,13 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.urls import include, path
 
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Document, Response, Study
 from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import get_kind
 
-urlpatterns = [path("", include("annotate.urls_ratings")), path("", include("config.urls"))]
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.urls(__name__)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 REVIEW = "The narrator was <b>superb</b> & warm. The plot dragged in the middle."
 INPUT = "A man plays a guitar on stage ."

@@ -1,7 +1,8 @@
-"""``manage.py seed_demo``: a researcher, an admin, a synthetic dataset and a running study of every kind.
+"""``manage.py seed_demo``: a researcher, an admin, and running demo studies of every task kind.
 
+Each kind folder's ``demo.py`` makes its own datasets and studies (see :mod:`annotate.tasks`).
 Passwords come from ``HATLAB_DEMO_PASSWORD`` (default ``hatlab-demo``). Running it again reuses what
-exists. Prints the URLs to open.
+exists. Prints the URLs to open, and invite links to the default kind's study.
 """
 
 from __future__ import annotations
@@ -16,22 +17,12 @@ from django.db import transaction
 from django.urls import reverse
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.corpus import TextRecord, store_records
-from annotate.demo import generate_reviews
-from annotate.demo_evaluation import seed_evaluation_demo
-from annotate.demo_rating import seed_rating_demos
-from annotate.lifecycle import start_study
-from annotate.models import Dataset, Study
 from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.tasks import get_kind
-
-DATASET = "demo reviews"
-STUDY = "Demo: read-first highlighting"
-GOLD_EVERY = 10
+from annotate.tasks import default_kind, folder_modules, get_kind
 
 
 class Command(BaseCommand):
-    help = "Create demo users, a synthetic review dataset and a running read-first highlight study."
+    help = "Create demo users and a running demo study of every task kind (with their datasets)."
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -53,63 +44,23 @@ class Command(BaseCommand):
             admin.is_staff = admin.is_superuser = True
             admin.set_password(password)
             admin.save()
-            dataset, created = Dataset.objects.get_or_create(
-                owner=researcher,
-                name=DATASET,
-                defaults={
-                    "description": "Synthetic restaurant reviews with known sentiment words.",
-                    "source": "demo",
-                },
-            )
-            if created:
-                records = [
-                    TextRecord(
-                        line=i + 1,
-                        id=r["id"],
-                        text=r["text"],
-                        label=r["label"],
-                        metadata={"sentiment_map": r["map"]}
-                        | ({"gold": {"label": r["label"], "map": r["map"]}} if i % GOLD_EVERY == 0 else {}),
-                    )
-                    for i, r in enumerate(generate_reviews(reviews, seed=7))
-                ]
-                store_records(dataset, records)
-            study = Study.objects.filter(owner=researcher, name=STUDY).first()
-            if study is None:
-                kind = get_kind("highlight")
-                study = Study.objects.create(
-                    name=STUDY,
-                    owner=researcher,
-                    dataset=dataset,
-                    kind=kind.name,
-                    config=kind.validate_config({"mode": "read_first"}),
-                    instructions=(
-                        "Read the review and choose its sentiment first. Then click every word that shows "
-                        "that sentiment. Choose 'cannot decide' when the review gives no clear sentiment."
-                    ),
-                    annotators_per_item=3,
-                    time_limit_s=900,
-                    provider_config={"open_enrollment": True},
-                )
-            if study.status == Study.Status.DRAFT:
-                start_study(study)
         base = settings.HATLAB_PUBLIC_URL.rstrip("/")
         self.stdout.write(
             f"researcher: researcher / {'(from HATLAB_DEMO_PASSWORD)' if 'HATLAB_DEMO_PASSWORD' in os.environ else password}"
         )
         self.stdout.write("admin:      admin / (same password)")
         self.stdout.write(f"sign in:    {base}{reverse('login')}")
-        self.stdout.write(f"study:      {base}{reverse('study-detail', args=[study.uid])}")
-        self.stdout.write(f"annotate:   {base}{reverse('work-entry', args=[study.uid])}  (open link)")
+        studies = [
+            study for module in folder_modules("demo") for study in module.seed_demo(researcher, reviews)
+        ]
+        main = next(study for study in studies if study.kind == default_kind())
+        self.stdout.write(f"study:      {base}{reverse('study-detail', args=[main.uid])}")
+        self.stdout.write(f"annotate:   {base}{reverse('work-entry', args=[main.uid])}  (open link)")
         for _ in range(invites):
-            self.stdout.write(f"invite:     {base}{invite_path(study, make_invite(study))}")
-        self.stdout.write("training the demo classifiers for the evaluation studies ...")
-        for extra in seed_rating_demos(researcher) + seed_evaluation_demo(researcher):
-            results = (
-                "ratings-results"
-                if extra.kind in {"sentence_rating", "token_marking"}
-                else "evaluation-results"
-            )
-            self.stdout.write(f"{extra.kind + ':':<16}{base}{reverse('work-entry', args=[extra.uid])}")
-            self.stdout.write(f"{'  results:':<16}{base}{reverse(results, args=[extra.uid])}")
+            self.stdout.write(f"invite:     {base}{invite_path(main, make_invite(main))}")
+        for study in studies:
+            self.stdout.write(f"{study.kind + ':':<16}{base}{reverse('work-entry', args=[study.uid])}")
+            results = get_kind(study.kind).results_url_name
+            if results:
+                self.stdout.write(f"{'  results:':<16}{base}{reverse(results, args=[study.uid])}")
         self.stdout.write(f"API docs:   {base}{reverse('api-docs')}")

@@ -1,0 +1,79 @@
+"""What the researcher's results pages of every kind share: which answers count, worker trust,
+the model run a page compares the crowd with, and CSV cells.
+
+Only answers to non-gold items count, and not those of workers their gold trust excluded
+(:mod:`annotate.quality`). A worker's weight is their trust (share of golds passed) when they have
+answered a gold item, else 1.0.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+from django.http import Http404
+
+from annotate.models import ModelRun, Response, Study, Worker, WorkerTrust
+from annotate.quality.exclusion import excluded_worker_ids
+
+
+def worker_trust(study: Study, worker_ids) -> dict[int, float]:
+    """Each worker's trust in ``study``: the share of golds passed, 1.0 for one without golds yet."""
+    known = dict(
+        WorkerTrust.objects.filter(
+            study=study, worker_id__in=list(worker_ids), golds_seen__gt=0, trust__isnull=False
+        ).values_list("worker_id", "trust")
+    )
+    return {w: float(known.get(w, 1.0)) for w in worker_ids}
+
+
+def counted_responses(study: Study):
+    return Response.objects.filter(study=study, item__is_gold=False).exclude(
+        worker_id__in=excluded_worker_ids(study)
+    )
+
+
+def worker_names(worker_ids) -> dict[int, str]:
+    return {w.pk: w.anonymous_id for w in Worker.objects.filter(pk__in=list(worker_ids))}
+
+
+def csv_text(columns: list[str], rows: list[list]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([[_cell(v) for v in row] for row in rows])
+    return out.getvalue()
+
+
+def _cell(value) -> Any:
+    """A CSV cell: empty for None/NaN; text that a spreadsheet would run as a formula is quoted."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def finite_or_none(value) -> float | None:
+    """``value`` as a float, or ``None`` when it is missing or not finite (JSON has no NaN)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def chosen_run(request, runs) -> ModelRun | None:
+    """The run named by ``?run=`` among ``runs`` (``?run=none``: no model); the newest otherwise."""
+    wanted = request.GET.get("run", "")
+    if wanted == "none":
+        return None
+    if wanted:
+        if not wanted.isdigit():
+            raise Http404("run must be a model run id")
+        run = runs.filter(pk=int(wanted)).first()
+        if run is None:
+            raise Http404("no such model run with results for this study's dataset")
+        return run
+    return runs.first()

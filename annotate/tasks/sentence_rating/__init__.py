@@ -1,0 +1,222 @@
+"""The sentence_rating kind: how much does one sentence explain an aspect's star rating? (Pappas & Popescu-Belis 2016, §3)
+
+Each item shows the whole review with one sentence highlighted, one aspect with the review's star
+rating for it, and the question "How much does the highlighted sentence explain the given aspect
+rating?" with five answers (Figure 2): not at all / a little / moderately / rather well / very well,
+stored as the level 1–5. Items are one per (aspect, document, sentence), ordered aspect by aspect
+because the paper annotated each aspect separately "to avoid confusion".
+
+The study config lists the aspects as ``{"name", "rating_field", "title"}``; a document's rating for
+an aspect is ``Document.metadata[rating_field]`` (e.g. ``{"overall": 4}``). Sentences are the
+document's stored ``[first_word, end_word)`` ranges. A document whose ``metadata["gold_ratings"]``
+maps an aspect to one level (or ``null``) per sentence yields gold items for those sentences; a gold
+answer passes when it is within ``gold_tolerance`` levels of the gold level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from annotate.models import Item
+from annotate.tasks import register
+from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.words import word_payload
+from explain_engine.text import sentence_spans
+
+#: Paper 001, Figure 2: the five answers, level 1 (not at all) to 5 (very well).
+KIND = "sentence_rating"
+RATING_LABELS = ("not at all", "a little", "moderately", "rather well", "very well")
+LEVELS = tuple(range(1, len(RATING_LABELS) + 1))
+QUESTION = "How much does the highlighted sentence explain the given aspect rating?"
+GOLD_FIELD = "gold_ratings"
+#: Paper 001, §3: at least four reliable judges per sentence.
+PAPER_JUDGES = 4
+
+
+class AspectSerializer(serializers.Serializer):
+    name = serializers.RegexField(r"^[A-Za-z0-9_\-]{1,40}$", help_text="Short id, e.g. overall.")
+    rating_field = serializers.CharField(
+        max_length=100, required=False, help_text="Key of the rating in Document.metadata (default: name)."
+    )
+    title = serializers.CharField(max_length=100, required=False, help_text="Shown to annotators.")
+    description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+    def validate(self, data: dict) -> dict:
+        data.setdefault("rating_field", data["name"])
+        data.setdefault("title", data["name"].replace("_", " ").capitalize())
+        return data
+
+
+class SentenceRatingConfigSerializer(BaseConfigSerializer):
+    aspects = serializers.ListField(
+        child=AspectSerializer(),
+        min_length=1,
+        max_length=20,
+        default=lambda: [
+            {"name": "overall", "rating_field": "overall", "title": "Overall", "description": ""}
+        ],
+    )
+    rating_max = serializers.IntegerField(
+        min_value=2,
+        max_value=10,
+        default=5,
+        help_text="Stars of the review's rating scale (Pappas & Popescu-Belis 2016: 5).",
+    )
+    gold_tolerance = serializers.IntegerField(
+        min_value=0, max_value=4, default=0, help_text="Levels a gold answer may be off and still pass."
+    )
+    min_judges = serializers.IntegerField(
+        min_value=1,
+        max_value=50,
+        default=PAPER_JUDGES,
+        help_text="Trusted judges a sentence needs before its label counts in the results (Pappas & Popescu-Belis 2016: 4).",
+    )
+
+    def validate_aspects(self, aspects: list[dict]) -> list[dict]:
+        names = [a["name"] for a in aspects]
+        if len(set(names)) != len(names):
+            raise ValidationError("aspect names must be distinct")
+        return aspects
+
+
+def star_rating(value: Any, rating_max: int) -> int | None:
+    """``value`` as a whole star rating in 1..rating_max (a number such as 4 or 4.0), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != int(value) or not 1 <= value <= rating_max:
+        return None
+    return int(value)
+
+
+def document_sentences(doc) -> list[list[int]]:
+    """The document's stored sentences; split them from its words when none were stored."""
+    if doc.sentences:
+        return [list(s) for s in doc.sentences]
+    return [list(s) for s in sentence_spans(doc.text, doc.words)]
+
+
+@register(label="Rate how much a highlighted sentence explains an aspect rating")
+class SentenceRatingKind(TaskKind):
+    name = KIND
+    title = "Rate how much a sentence explains the rating"
+    page_script = "hatlab/kinds/sentence_rating.js"
+    results_url_name = "sentence-rating-results"
+    config_serializer = SentenceRatingConfigSerializer
+
+    def public_config(self, study) -> dict[str, Any]:
+        config = study.config
+        return {
+            **super().public_config(study),
+            "question": QUESTION,
+            "labels": [
+                {"value": level, "text": text} for level, text in zip(LEVELS, RATING_LABELS, strict=True)
+            ],
+            "rating_max": config.get("rating_max", 5),
+        }
+
+    def build_items(self, study) -> list:
+        """One item per (aspect, document, sentence), aspect by aspect, then in document order."""
+        if study.dataset_id is None:
+            raise ValidationError({"dataset": ["a sentence_rating study needs a dataset"]})
+        config = study.config
+        aspects = config.get("aspects") or SentenceRatingConfigSerializer().fields["aspects"].get_default()
+        rating_max = config.get("rating_max", 5)
+        documents = list(
+            study.dataset.documents.only(
+                "id", "external_id", "text", "words", "sentences", "metadata"
+            ).order_by("id")
+        )
+        prepared = [(doc, word_payload(doc.text, doc.words), document_sentences(doc)) for doc in documents]
+        items = []
+        for aspect in aspects:
+            for doc, words, sentences in prepared:
+                metadata = doc.metadata if isinstance(doc.metadata, dict) else {}
+                rating = star_rating(metadata.get(aspect["rating_field"]), rating_max)
+                if rating is None:
+                    raise ValidationError(
+                        {
+                            "dataset": [
+                                f"document {doc.external_id!r}: metadata.{aspect['rating_field']} must be a "
+                                f"star rating from 1 to {rating_max} (aspect {aspect['name']!r})"
+                            ]
+                        }
+                    )
+                golds = self._gold_levels(doc, aspect["name"], len(sentences))
+                for index, (first, end) in enumerate(sentences):
+                    gold = golds[index]
+                    items.append(
+                        Item(
+                            study=study,
+                            document=doc,
+                            position=len(items),
+                            payload={
+                                **words,
+                                "sentence": [first, end],
+                                "sentence_index": index,
+                                "aspect": aspect["name"],
+                                "aspect_title": aspect["title"],
+                                "aspect_description": aspect.get("description", ""),
+                                "rating": rating,
+                                "rating_max": rating_max,
+                            },
+                            secret={} if gold is None else {"gold": {"rating": gold}},
+                            is_gold=gold is not None,
+                            responses_needed=study.annotators_per_item,
+                        )
+                    )
+        return items
+
+    @staticmethod
+    def _gold_levels(doc, aspect: str, n_sentences: int) -> list[int | None]:
+        """Gold levels of ``aspect`` per sentence from ``metadata["gold_ratings"]`` (``None``: no gold)."""
+        metadata = doc.metadata if isinstance(doc.metadata, dict) else {}
+        golds = metadata.get(GOLD_FIELD)
+        if not isinstance(golds, dict) or aspect not in golds:
+            return [None] * n_sentences
+        levels = golds[aspect]
+        ok = isinstance(levels, list) and len(levels) == n_sentences
+        ok = ok and all(v is None or (type(v) is int and v in LEVELS) for v in levels)
+        if not ok:
+            raise ValidationError(
+                {
+                    "dataset": [
+                        f"document {doc.external_id!r}: metadata.{GOLD_FIELD}.{aspect} must list "
+                        f"{n_sentences} values (one per sentence), each a level 1–5 or null"
+                    ]
+                }
+            )
+        return list(levels)
+
+    def validate_answer(self, item, answer: Any, timings: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(answer, dict):
+            raise ValidationError({"answer": {"non_field_errors": ["must be an object with a rating"]}})
+        rating = answer.get("rating")
+        if type(rating) is not int or rating not in LEVELS:
+            raise ValidationError(
+                {
+                    "answer": {
+                        "rating": [
+                            f"must be a whole number from 1 to {len(LEVELS)} ({', '.join(RATING_LABELS)})"
+                        ]
+                    }
+                }
+            )
+        return {"rating": rating}
+
+    def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
+        """Passed when the answer is within ``gold_tolerance`` levels of the gold level (Pappas & Popescu-Belis 2016's gold
+        test questions)."""
+        gold = item.secret.get("gold")
+        if not gold:
+            return None
+        return abs(int(answer["rating"]) - int(gold["rating"])) <= item.study.config.get("gold_tolerance", 0)
+
+    def categories(self, study) -> list:
+        return list(LEVELS)
+
+    def agreement_value(self, answer: dict[str, Any]) -> Any:
+        rating = answer.get("rating")
+        return rating if rating in LEVELS else None

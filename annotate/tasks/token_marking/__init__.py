@@ -1,0 +1,125 @@
+"""The token_marking kind: mark the input tokens a natural-language explanation refers to (the NLI importance-alignment paper, §3.2).
+
+The annotator sees the input, its gold label and the explanation a person wrote for it
+(``Document.metadata["explanation"]``), and marks the input's words that they believe the
+explanation's author thought important. The share of annotators who marked a word is the paper's
+expert oracle (eq. 4). The answer is ``{"map": [0/1 per word]}`` over the document's canonical
+words; the browser sees ``{"words", "breaks", "label", "explanation"}``.
+
+A document whose ``metadata["gold_marks"]`` is a 0/1 map becomes a gold item: an answer passes when
+its map overlaps the gold map by at least ``gold_overlap`` (F1 or Jaccard).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from annotate.models import Item
+from annotate.tasks import register
+from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.words import is_binary_map, map_overlap, word_payload
+
+KIND = "token_marking"
+EXPLANATION_FIELD = "explanation"
+GOLD_FIELD = "gold_marks"
+QUESTION = "Mark the words of the input that the explanation's author thought were important."
+
+
+class TokenMarkingConfigSerializer(BaseConfigSerializer):
+    require_mark = serializers.BooleanField(default=True, help_text="An answer must mark at least one word.")
+    gold_overlap = serializers.FloatField(
+        min_value=0.0, max_value=1.0, default=0.5, help_text="Least overlap with a gold map that passes."
+    )
+    overlap_measure = serializers.ChoiceField(choices=["f1", "jaccard"], default="f1")
+
+
+@register(label="Mark the words a written explanation refers to")
+class TokenMarkingKind(TaskKind):
+    name = KIND
+    title = "Mark the words the explanation refers to"
+    page_script = "hatlab/kinds/token_marking.js"
+    results_url_name = "token-marking-results"
+    config_serializer = TokenMarkingConfigSerializer
+
+    def public_config(self, study) -> dict[str, Any]:
+        return {
+            **super().public_config(study),
+            "question": QUESTION,
+            "require_mark": study.config.get("require_mark", True),
+        }
+
+    def build_items(self, study) -> list:
+        """One item per document that has an explanation, in document order."""
+        if study.dataset_id is None:
+            raise ValidationError({"dataset": ["a token_marking study needs a dataset"]})
+        items = []
+        documents = study.dataset.documents.only("id", "external_id", "text", "words", "label", "metadata")
+        for doc in documents.order_by("id").iterator(chunk_size=500):
+            metadata = doc.metadata if isinstance(doc.metadata, dict) else {}
+            explanation = metadata.get(EXPLANATION_FIELD)
+            if not isinstance(explanation, str) or not explanation.strip():
+                raise ValidationError(
+                    {
+                        "dataset": [
+                            f"document {doc.external_id!r}: metadata.{EXPLANATION_FIELD} must be a text"
+                        ]
+                    }
+                )
+            gold = metadata.get(GOLD_FIELD)
+            if gold is not None and not is_binary_map(gold, len(doc.words)):
+                raise ValidationError(
+                    {
+                        "dataset": [
+                            f"document {doc.external_id!r}: metadata.{GOLD_FIELD} must be "
+                            f"{len(doc.words)} values of 0/1 (one per word)"
+                        ]
+                    }
+                )
+            items.append(
+                Item(
+                    study=study,
+                    document=doc,
+                    position=len(items),
+                    payload={
+                        **word_payload(doc.text, doc.words),
+                        "label": doc.label,
+                        "explanation": explanation.strip(),
+                    },
+                    secret={} if gold is None else {"gold": {"map": list(gold)}},
+                    is_gold=gold is not None,
+                    responses_needed=study.annotators_per_item,
+                )
+            )
+        return items
+
+    def validate_answer(self, item, answer: Any, timings: dict[str, Any]) -> dict[str, Any]:
+        n_words = len(item.payload.get("words", ()))
+        if not isinstance(answer, dict):
+            raise ValidationError({"answer": {"non_field_errors": ["must be an object with a map"]}})
+        word_map = answer.get("map")
+        if not is_binary_map(word_map, n_words):
+            raise ValidationError(
+                {"answer": {"map": [f"must be a list of {n_words} values, each 0 or 1 (one per word)"]}}
+            )
+        if item.study.config.get("require_mark", True) and 1 not in word_map:
+            raise ValidationError({"answer": {"map": ["mark at least one word"]}})
+        return {"map": list(word_map)}
+
+    def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
+        gold = item.secret.get("gold")
+        if not gold:
+            return None
+        config = item.study.config
+        overlap = map_overlap(answer["map"], gold["map"], config.get("overlap_measure", "f1"))
+        return overlap >= config.get("gold_overlap", 0.5)
+
+    def categories(self, study) -> list:
+        """Per word: unmarked (0) or marked (1)."""
+        return [0, 1]
+
+    def agreement_value(self, answer: dict[str, Any]) -> Any:
+        """``None``: a marking is a map over words, not one category per item (agreement is per word)."""
+        return None

@@ -1,0 +1,209 @@
+"""Results of a token-marking study (the NLI importance-alignment paper, eq. 4 and §4), read from the
+database: expert oracles (the share of annotators who marked each word), agreement over words and,
+with a model run and method, the importance alignment ΔA. The numbers come from the engine.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from annotate.models import Explanation, ModelRun, Study
+from annotate.tasks.results import counted_responses
+from annotate.tasks.scoring import N_BOOT, marking_alignment
+from explain_engine.metrics.agreement import fleiss_kappa_from_counts
+from explain_engine.metrics.alignment import expert_oracle
+
+TABLES = ("oracle", "examples")
+#: Integrated gradients (dot product with the embedding, class score) first: the alignment paper's method.
+PREFERRED_METHODS = ("grad_dot_int_s", "grad_dot_int_p", "grad_l2_int_s", "grad_l2_int_p")
+
+
+def explanation_runs(study: Study):
+    """Model runs on the study's dataset with stored explanations, newest first."""
+    if study.dataset_id is None:
+        return ModelRun.objects.none()
+    explained = Explanation.objects.values("model_run_id")
+    return ModelRun.objects.filter(dataset_id=study.dataset_id, pk__in=explained).order_by("-created", "-pk")
+
+
+def explanation_methods(run: ModelRun) -> list[str]:
+    """The run's stored methods, integrated gradients first (the NLI importance-alignment paper), then by name."""
+    methods = sorted(set(Explanation.objects.filter(model_run=run).values_list("method", flat=True)))
+    preferred = [m for m in PREFERRED_METHODS if m in methods]
+    return preferred + [m for m in methods if m not in preferred]
+
+
+def marking_results(
+    study: Study, model_run: ModelRun | None = None, method: str | None = None, n_boot: int = N_BOOT
+) -> dict[str, Any]:
+    """Expert oracles, agreement over words and (with a run and method) importance alignment ΔA."""
+    items = {
+        row[0]: row
+        for row in study.items.filter(is_gold=False)
+        .order_by("position", "id")
+        .values_list(
+            "id",
+            "document_id",
+            "document__external_id",
+            "payload__words",
+            "payload__explanation",
+            "payload__label",
+        )
+    }
+    maps: dict[int, list[list[int]]] = defaultdict(list)
+    workers = set()
+    for item_id, worker_id, word_map in counted_responses(study).values_list(
+        "item_id", "worker_id", "answer__map"
+    ):
+        if item_id in items and isinstance(word_map, list) and len(word_map) == len(items[item_id][3] or []):
+            maps[item_id].append(word_map)
+            workers.add(worker_id)
+    examples = []
+    for item_id, (_, doc_id, external, words, explanation, label) in items.items():
+        marked = maps.get(item_id, [])
+        oracle = expert_oracle(marked) if marked else None
+        examples.append(
+            {
+                "item": item_id,
+                "document": external,
+                "document_id": doc_id,
+                "label": label,
+                "explanation": explanation,
+                "words": words or [],
+                "annotators": len(marked),
+                "oracle": None if oracle is None else [round(float(v), 6) for v in oracle],
+                "top_words": [] if oracle is None else _top_words(words or [], oracle),
+            }
+        )
+    result: dict[str, Any] = {
+        "answers": sum(len(m) for m in maps.values()),
+        "workers": len(workers),
+        "items": len(items),
+        "marked_items": sum(1 for e in examples if e["annotators"]),
+        "agreement": _word_agreement(maps.values(), n_boot),
+        "examples": examples,
+        "model_run": None,
+        "method": method,
+        "alignment": None,
+    }
+    if model_run is not None and method:
+        result["model_run"] = {
+            "id": model_run.pk,
+            "name": model_run.name,
+            "architecture": model_run.architecture,
+        }
+        result["alignment"] = _alignment(model_run, method, examples, maps, n_boot)
+    return result
+
+
+def _top_words(words: list[str], oracle: np.ndarray, k: int = 5) -> list[dict]:
+    order = np.argsort(-oracle, kind="stable")[:k]
+    return [{"word": words[i], "share": round(float(oracle[i]), 3)} for i in order if oracle[i] > 0]
+
+
+def _word_agreement(all_maps, n_boot: int) -> dict[str, Any] | None:
+    """Fleiss κ over words (categories marked / not marked), every word of a multiply-marked item a unit."""
+    tables = []
+    for marked in all_maps:
+        if len(marked) >= 2:
+            m = np.asarray(marked, dtype=np.int64)
+            on = m.sum(axis=0)
+            tables.append(np.stack([m.shape[0] - on, on], axis=1))
+    if not tables:
+        return None
+    estimate = fleiss_kappa_from_counts(np.concatenate(tables), n_boot=n_boot)
+    return {"fleiss_kappa": estimate.to_dict(), "items": len(tables)}
+
+
+def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: int) -> dict[str, Any]:
+    """Paper 003's ΔA of the run's ``method`` attributions against the expert and hard oracles."""
+    marked = [e for e in examples if e["annotators"]]
+    rows = Explanation.objects.filter(
+        model_run=run, method=method, document_id__in=[e["document_id"] for e in marked]
+    ).values_list("document_id", "target", "scores")
+    by_doc: dict[int, dict[str, list]] = defaultdict(dict)
+    for doc_id, target, scores in rows:
+        by_doc[doc_id][target] = scores
+    usable = []
+    for example in marked:
+        targets = by_doc.get(example["document_id"], {})
+        # Paper 003 attributes with respect to the gold label; another target only when that is missing.
+        scores = targets.get(example["label"]) or next(iter(targets.values()), None)
+        if isinstance(scores, list) and len(scores) == len(example["words"]):
+            usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
+    out: dict[str, Any] = {"examples": len(usable), "skipped": len(marked) - len(usable), "per_example": []}
+    if len(usable) < 2:
+        out["error"] = "needs at least two marked examples with attributions of this method"
+        return out
+    scored = marking_alignment(
+        [e["words"] for e, _ in usable],
+        [e["explanation"] for e, _ in usable],
+        [maps[e["item"]] for e, _ in usable],
+        [a for _, a in usable],
+        n_boot=n_boot,
+    )
+    out.update(expert=scored["expert"], hard=scored["hard"])
+    for (example, attr), values, partner in zip(usable, scored["examples"], scored["pairing"], strict=True):
+        out["per_example"].append(
+            {
+                "item": example["item"],
+                "document": example["document"],
+                "random_partner": usable[partner][0]["document"],
+                **values,
+            }
+        )
+        example["attribution"] = [round(float(v), 6) for v in attr]
+    return out
+
+
+def alignment_chart(results: dict[str, Any]) -> dict[str, Any] | None:
+    """Bar chart data: ΔA with its bootstrap interval for the expert and the hard oracle."""
+    alignment = results.get("alignment")
+    if not alignment or "expert" not in alignment:
+        return None
+    names = ("expert", "hard")
+    return {
+        "labels": ["expert oracle (markings)", "hard oracle (explanation words)"],
+        "series": [
+            {
+                "name": "ΔA",
+                "values": [alignment[n]["delta_a"]["value"] for n in names],
+                "lower": [alignment[n]["delta_a"]["ci_low"] for n in names],
+                "upper": [alignment[n]["delta_a"]["ci_high"] for n in names],
+            }
+        ],
+        "title": f"Importance alignment ΔA of {results['method']}",
+        "yLabel": "ΔA",
+    }
+
+
+def marking_table(results: dict[str, Any], table: str) -> tuple[list[str], list[list]]:
+    """Columns and rows of one CSV table of :func:`marking_results`."""
+    if table == "oracle":
+        columns = ["item", "document", "word_index", "word", "annotators", "share", "attribution"]
+        rows = []
+        for e in results["examples"]:
+            if e["oracle"] is None:
+                continue
+            attribution = e.get("attribution")
+            for i, (word, share) in enumerate(zip(e["words"], e["oracle"], strict=True)):
+                rows.append(
+                    [
+                        e["item"],
+                        e["document"],
+                        i,
+                        word,
+                        e["annotators"],
+                        share,
+                        None if attribution is None else attribution[i],
+                    ]
+                )
+        return columns, rows
+    if table == "examples":
+        columns = ["item", "document", "random_partner", "c_expert", "c_hard", "c_random"]
+        per_example = (results.get("alignment") or {}).get("per_example", [])
+        return columns, [[p[c] for c in columns] for p in per_example]
+    raise KeyError(table)

@@ -1,0 +1,48 @@
+"""Words on the annotator's page: what the browser sees of a document, and 0/1 maps over its words.
+
+Every kind that shows a document word by word (marking words, rating a sentence in its text,
+evidence highlighted in a text) sends the same view: the canonical words of the Document and the
+indices of the words that follow a line break, so the page lays the text out as it was written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def word_breaks(text: str, words: list[list[int]]) -> list[int]:
+    """Indices of the words preceded by a line break in ``text`` (the first word never is)."""
+    return [i for i in range(1, len(words)) if "\n" in text[words[i - 1][1] : words[i][0]]]
+
+
+def word_payload(text: str, words: list[list[int]]) -> dict[str, list]:
+    """The browser's view of a document: its word strings and where lines break."""
+    return {"words": [text[s:e] for s, e in words], "breaks": word_breaks(text, words)}
+
+
+def map_overlap(a: list[int], b: list[int], measure: str = "f1") -> float:
+    """Overlap of two 0/1 maps: F1 (Dice, ``2|A∩B| / (|A|+|B|)``) or Jaccard (``|A∩B| / |A∪B|``).
+
+    Two empty maps overlap fully (1.0): both say no word shows the label.
+    """
+    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    both = int(np.count_nonzero(x & y))
+    if measure == "f1":
+        total = int(np.count_nonzero(x)) + int(np.count_nonzero(y))
+        return 1.0 if total == 0 else 2.0 * both / total
+    if measure == "jaccard":
+        union = int(np.count_nonzero(x | y))
+        return 1.0 if union == 0 else both / union
+    raise ValueError(f"unknown overlap measure {measure!r}; use 'f1' or 'jaccard'")
+
+
+def is_binary_map(value: Any, length: int) -> bool:
+    """Whether ``value`` is a list of ``length`` integers, each 0 or 1 (booleans are not accepted)."""
+    return (
+        isinstance(value, list)
+        and len(value) == length
+        and set(map(type, value)) <= {int}
+        and set(value) <= {0, 1}
+    )

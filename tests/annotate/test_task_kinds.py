@@ -1,0 +1,77 @@
+"""The task-kind contract: every registered kind is served from its own folder, and nothing outside the
+kinds' folders names a kind."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.template.loader import get_template
+from django.urls import reverse
+
+from annotate.tasks import KIND_PACKAGES, TASK_KINDS, default_kind, folder_modules, get_kind, task_urlpatterns
+from explain_engine.registry import DuplicateName, UnknownName
+
+ROOT = Path(__file__).resolve().parents[2]
+KIND_FOLDERS = [ROOT / "annotate" / "tasks" / package for package in KIND_PACKAGES]
+#: Files outside the kinds' folders allowed to name a kind, and why.
+ALLOWED = {
+    # Django finds management commands only in management/commands; this one imports YELP-HAT's raw
+    # answers, which are highlight answers, so it imports the highlight folder's importer.
+    ROOT / "annotate" / "management" / "commands" / "import_yelphat.py",
+}
+
+
+@pytest.mark.parametrize("name", list(TASK_KINDS))
+def test_every_kind_has_a_page_template_and_script(name):
+    kind = get_kind(name)
+    assert get_template(kind.template)
+    assert kind.page_script.startswith("hatlab/kinds/") and kind.page_script.endswith(".js")
+    source = (
+        ROOT / "frontend" / "src" / "kinds" / (kind.page_script.removeprefix("hatlab/kinds/")[:-3] + ".ts")
+    )
+    assert source.is_file(), f"{name}: no page module {source}"
+    if kind.results_url_name:
+        assert reverse(kind.results_url_name, args=["00000000-0000-0000-0000-000000000000"])
+
+
+def test_registry_refuses_a_second_kind_of_a_name_and_lists_the_known_ones():
+    kind = get_kind(default_kind())
+    with pytest.raises(DuplicateName):
+        TASK_KINDS.add(kind.name, kind)
+    with pytest.raises(UnknownName, match="known: .*" + re.escape(kind.name)):
+        get_kind("no-such-kind")
+
+
+def test_routes_and_demos_are_gathered_from_the_kind_folders():
+    names = {pattern.name for pattern in task_urlpatterns()}
+    assert {get_kind(name).results_url_name for name in TASK_KINDS} - {""} <= names
+    assert all(callable(module.seed_demo) for module in folder_modules("demo"))
+    assert len(folder_modules("demo")) == len(KIND_PACKAGES)
+
+
+def _sources() -> list[Path]:
+    roots = [ROOT / "annotate", ROOT / "config", ROOT / "frontend" / "src"]
+    files = [p for root in roots for p in root.rglob("*") if p.suffix in {".py", ".html", ".ts"}]
+    return [
+        p
+        for p in files
+        if "migrations" not in p.parts
+        and p not in ALLOWED
+        and not any(p.is_relative_to(folder) for folder in KIND_FOLDERS)
+        and not p.is_relative_to(ROOT / "frontend" / "src" / "kinds")
+    ]
+
+
+def test_nothing_outside_the_kind_folders_names_a_kind():
+    """A kind's name in quotes, or its folder in an import path, outside the kinds' own folders."""
+    names = "|".join(sorted({*TASK_KINDS, *KIND_PACKAGES}))
+    pattern = re.compile(rf"""["']({names})["']|tasks[./]({names})\b""")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in _sources()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert found == []
