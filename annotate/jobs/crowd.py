@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import logging
 
-from celery import current_app, shared_task
-from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from annotate.jobs.options import job
 from annotate.models import Job, Study
 from annotate.providers.reconcile import reconcile_study
 from annotate.quality.exclusion import apply_quality
@@ -26,17 +25,6 @@ log = logging.getLogger(__name__)
 RECONCILE_KIND = "crowd.reconcile"
 RECONCILE_EVERY_S = 300.0
 ACTIVE = (Study.Status.RUNNING, Study.Status.PAUSED)
-_TASK_OPTIONS = {
-    "bind": True,
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 5,
-    "retry_backoff_max": 300,
-    "retry_jitter": True,
-    "max_retries": 5,
-    "ignore_result": True,
-}
 
 
 def reconcile_key(study: Study) -> str:
@@ -69,7 +57,7 @@ def run_reconcile(study: Study) -> dict:
     return result
 
 
-@shared_task(name="annotate.crowd.reconcile_study", **_TASK_OPTIONS)
+@job("annotate.crowd.reconcile_study", ignore_result=True)
 def reconcile_study_job(self, study_id: int) -> None:
     study = Study.objects.filter(pk=study_id).first()
     if study is None:
@@ -78,7 +66,13 @@ def reconcile_study_job(self, study_id: int) -> None:
     run_reconcile(study)
 
 
-@shared_task(name="annotate.crowd.reconcile_all", ignore_result=True)
+@job(
+    "annotate.crowd.reconcile_all",
+    retried=False,
+    every_s=RECONCILE_EVERY_S,
+    beat_name="reconcile-crowd-studies",
+    ignore_result=True,
+)
 def reconcile_all() -> int:
     """Queue a reconciliation of every running or paused study; returns how many were queued."""
     ids = list(Study.objects.filter(status__in=ACTIVE).values_list("pk", flat=True))
@@ -97,9 +91,3 @@ def enqueue_reconcile(study: Study) -> bool:
         run_reconcile(study)
         return False
     return True
-
-
-current_app.conf.beat_schedule = {
-    **(current_app.conf.beat_schedule or {}),
-    "reconcile-crowd-studies": {"task": "annotate.crowd.reconcile_all", "schedule": RECONCILE_EVERY_S},
-}

@@ -15,6 +15,7 @@ from xml.sax.saxutils import escape
 import boto3
 import pytest
 from botocore.stub import Stubber
+from celery import current_app
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -371,7 +372,7 @@ def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mtu
     monkeypatch.setattr(crowd.reconcile_study_job, "delay", queued.append)
     assert crowd.reconcile_all() == 1 and queued == [study.pk]
     assert crowd.enqueue_reconcile(study) is True and queued == [study.pk, study.pk]
-    assert "reconcile-crowd-studies" in crowd.current_app.conf.beat_schedule
+    assert "reconcile-crowd-studies" in current_app.conf.beat_schedule
 
 
 def test_the_local_provider_has_no_platform(researcher):
