@@ -33,7 +33,7 @@ PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
 $(VENV)/.installed-%: requirements/%.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --disable-pip-version-check --require-hashes --no-deps -r $<
-	$(PIP) install --quiet --disable-pip-version-check --no-deps $(TORCH_PIP_ARGS) '$(TORCH)'
+	$(PIP) install --quiet --disable-pip-version-check $(TORCH_PIP_ARGS) '$(TORCH)'
 	$(PIP) install --quiet --disable-pip-version-check --no-deps -e .
 	rm -f $(VENV)/.installed-*
 	touch $@
