@@ -82,7 +82,7 @@ bench: install-dev
 	$(PY) bench/annotate_load.py
 
 lock: install-dev
-	PIPTOOLS=$(VENV)/bin/pip-compile bash .ci/lock
+	UV=$(VENV)/bin/uv bash .ci/lock
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist staticfiles demo.sqlite3

@@ -91,3 +91,12 @@ def test_each_lock_pins_what_pyproject_declares_with_hashes(lock, extras):
 
 def test_the_engine_lock_has_no_django():
     assert "django" not in locked("engine.lock") and "django" in locked("runtime.lock")
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_no_lock_asks_for_another_torch_or_a_cuda_build(lock):
+    """torch==2.13.0 is installed on its own (a CPU wheel where there is one); a lock that pinned torch, or
+    PyPI's CUDA build's nvidia-* packages, would download gigabytes."""
+    pins = locked(lock)
+    assert "torch" not in pins
+    assert not [name for name in pins if name.startswith("nvidia-") or name == "triton"]
