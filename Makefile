@@ -24,7 +24,7 @@ TORCH_PIP_ARGS ?=
 TEST_DATABASE_URL ?=
 TEST_ENV_FILE     ?= /etc/hatlab/test.env
 SQLITE_TESTS := tests/annotate/test_assignment.py tests/annotate/test_submission.py \
-                tests/annotate/test_api.py tests/annotate/test_pages.py
+                tests/annotate/test_api.py tests/annotate/test_pages.py tests/annotate/test_portable_database.py
 PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
 
 .PHONY: demo test test-postgres test-sqlite install install-dev tools services frontend lint bench lock clean
