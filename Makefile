@@ -1,7 +1,11 @@
-# hatlab — the two commands a fresh machine needs:
-#   make demo   installs everything, builds the frontend, creates a SQLite database with sample studies
-#               and serves the app on http://127.0.0.1:8000 (jobs run in-process)
-#   make test   installs everything and runs the whole test suite (PostgreSQL, Redis, Chromium)
+# hatlab — the two commands a fresh machine (Debian 12, as root) needs:
+#   make demo   installs the app from requirements/runtime.lock, builds the frontend, creates a SQLite database
+#               with sample studies and serves the app on http://127.0.0.1:8000 (jobs run in-process)
+#   make test   installs what the tests need (.ci/services: PostgreSQL, Redis, Chromium, Node.js, python3-venv,
+#               the test role and database; requirements/dev.lock), then runs the whole suite on PostgreSQL,
+#               and the demo's hand-out, submission, API and page tests again on SQLite
+# Both can run again at once: a second run installs nothing. Two `make test` on one host don't collide (each
+# run has its own test database and Redis database, named after the run's process id).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -11,17 +15,37 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8000
 DEMO_ENV := DATABASE_URL=sqlite:///$(CURDIR)/demo.sqlite3 CELERY_TASK_ALWAYS_EAGER=1 DJANGO_DEBUG=1 \
             HATLAB_MEDIA_ROOT=$(CURDIR)/media HATLAB_PUBLIC_URL=http://$(HOST):$(PORT)
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/hatlab
+# torch is pinned here, not in the locks (see .ci/lock): pip takes torch==2.13.0 from where pip is configured
+# to look (on CI's machine, a local CPU wheel). Elsewhere, for the CPU build rather than PyPI's CUDA one:
+#   make test TORCH_PIP_ARGS=--index-url=https://download.pytorch.org/whl/cpu
+TORCH          := torch==2.13.0
+TORCH_PIP_ARGS ?=
+# The test database: set TEST_DATABASE_URL, or .ci/services writes one (with its password) to TEST_ENV_FILE.
+TEST_DATABASE_URL ?=
+TEST_ENV_FILE     ?= /etc/hatlab/test.env
+SQLITE_TESTS := tests/annotate/test_assignment.py tests/annotate/test_submission.py \
+                tests/annotate/test_api.py tests/annotate/test_pages.py tests/annotate/test_portable_database.py
+PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
 
-.PHONY: demo test install frontend lint bench services clean
+.PHONY: demo test test-postgres test-sqlite install install-dev tools services frontend lint bench lock clean
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev]'
+# One venv; the lock it was last installed from is recorded by a stamp. --no-deps: the lock lists everything.
+$(VENV)/.installed-%: requirements/%.lock pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check --require-hashes --no-deps -r $<
+	$(PIP) install --quiet --disable-pip-version-check $(TORCH_PIP_ARGS) '$(TORCH)'
+	$(PIP) install --quiet --disable-pip-version-check --no-deps -e .
+	rm -f $(VENV)/.installed-*
 	touch $@
 
-install: $(VENV)/.installed
+install: tools $(VENV)/.installed-runtime
+install-dev: tools $(VENV)/.installed-dev
+
+tools:
+	bash .ci/services --tools-only
+
+services:
+	bash .ci/services
 
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
@@ -35,22 +59,30 @@ demo: install frontend
 	$(DEMO_ENV) $(PY) manage.py seed_demo
 	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
 
-lint: install
+lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-services:
-	bash .ci/services
-
-test: install frontend services lint
+test: services install-dev frontend lint
 	cd frontend && npm test
-	DATABASE_URL=$(TEST_DATABASE_URL) $(VENV)/bin/pytest -p no:cacheprovider
+	$(MAKE) --no-print-directory test-postgres test-sqlite
 
-bench: install
+test-postgres: install-dev
+	url='$(TEST_DATABASE_URL)'; [ -n "$$url" ] || url=$$(sed -n 's/^HATLAB_TEST_DATABASE_URL=//p' $(TEST_ENV_FILE)); \
+	DATABASE_URL=$$url HATLAB_TEST_RUN=$$$$ $(PYTEST)
+
+# The demo's database: the same modules on SQLite, less the few that are PostgreSQL-only by design.
+test-sqlite: install-dev
+	DATABASE_URL=sqlite://:memory: $(PYTEST) -m "not postgres_only" $(SQLITE_TESTS)
+
+bench: install-dev
 	$(PY) bench/metrics.py
 	$(PY) bench/train_infer.py
 	$(PY) bench/explain.py
 	$(PY) bench/annotate_load.py
+
+lock: install-dev
+	UV=$(VENV)/bin/uv bash .ci/lock
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/dist staticfiles demo.sqlite3

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection
@@ -131,7 +132,7 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
         assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at)
         if assignment is not None:
             assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
-            total = study_item_count(study.pk)
+            total = study_item_count(study)
             return assignment, {"done": done, "total": min(total, limit) if limit else total}
         if wait:
             return _AGAIN, None
@@ -326,33 +327,38 @@ def _take_slot(
     free = next((s for s in range(needed) if s not in used), None)
     if free is None:
         return None
-    return Assignment.objects.create(
+    assignment = Assignment.objects.create(
         study_id=study_id, item_id=item_id, worker_id=worker_id, slot=free, expires_at=expires_at
     )
+    # ``assigned_at`` is auto_now_add, which would ignore ``now``; set it as the native statement does.
+    Assignment.objects.filter(pk=assignment.pk).update(assigned_at=now)
+    assignment.assigned_at = now
+    return assignment
 
 
 ITEM_COUNT_TTL_S = 30.0
-_item_counts: dict[int, tuple[float, int]] = {}
+_item_counts: dict[uuid.UUID, tuple[float, int]] = {}
 
 
-def study_item_count(study_id: int) -> int:
+def study_item_count(study: Study) -> int:
     """The number of items (not retired) of a study, for progress displays.
 
     Kept for ``ITEM_COUNT_TTL_S`` seconds in this process: counting a large study's items on every
     request would cost as much as handing the item out, and the figure only labels a progress bar.
+    Keyed by the study's uid, not its id: SQLite gives a deleted or rolled-back study's id to the next one.
     """
     now = time.monotonic()
-    cached = _item_counts.get(study_id)
+    cached = _item_counts.get(study.uid)
     if cached is not None and now - cached[0] < ITEM_COUNT_TTL_S:
         return cached[1]
-    count = Item.objects.filter(study_id=study_id, retired=False).count()
-    _item_counts[study_id] = (now, count)
+    count = Item.objects.filter(study_id=study.pk, retired=False).count()
+    _item_counts[study.uid] = (now, count)
     return count
 
 
 def worker_progress(study: Study, worker_id: int) -> dict[str, int]:
     """``{"done": responses this worker submitted, "total": items they may answer at most}``."""
-    total = study_item_count(study.pk)
+    total = study_item_count(study)
     limit = study.config.get("max_items_per_worker")
     return {
         "done": _submitted_count(study.pk, worker_id),

@@ -81,6 +81,12 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
     )
 }
+# A test run's own database, so two runs on one host don't collide: HATLAB_TEST_RUN names the run (the
+# Makefile passes its shell's process id; default: this process's id). SQLite tests use an in-memory database.
+if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {
+        "NAME": f"test_{DATABASES['default']['NAME']}_{os.environ.get('HATLAB_TEST_RUN') or os.getpid()}"
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

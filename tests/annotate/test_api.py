@@ -185,7 +185,14 @@ def test_working_to_the_end(researcher):
     }
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["postgresql", "portable"])
+@pytest.mark.parametrize(
+    "native",
+    [
+        pytest.param(True, marks=pytest.mark.postgres_only(reason="prepared statements, PostgreSQL's SQL")),
+        False,
+    ],
+    ids=["postgresql", "portable"],
+)
 def test_submit_can_hand_out_the_next_item_in_the_same_round_trip(researcher, monkeypatch, native):
     monkeypatch.setattr("annotate.sql.native", lambda: native)
     dataset = make_dataset(researcher, n=3, name="chained")

@@ -181,6 +181,7 @@ def test_a_refused_insert_retries_the_transaction(study, monkeypatch):
         next_assignment(study, make_worker("refused"))
 
 
+@pytest.mark.postgres_only(reason="a BEGIN carried by the first statement is PostgreSQL's")
 @pytest.mark.django_db(transaction=True)
 def test_a_transaction_begun_by_its_first_statement_commits_or_rolls_back(researcher, dataset):
     from django.db import connection

@@ -6,13 +6,16 @@ switched off for these tests (the ORM calls run in that thread while no loop cod
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
+import playwright
 import pytest
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -31,6 +34,46 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+# Chromium majors the pinned Playwright drives: its own build's major and the four before it (Chrome stable
+# and Debian's Chromium trail Playwright's build by a few majors). Debian's chromium is not pinned: its
+# security archive keeps only the newest release, so a pin would stop installing; it is checked instead.
+CHROMIUM_MAJORS_BEHIND = 4
+
+
+def playwright_chromium_major() -> int:
+    """The major version of the Chromium build the installed Playwright was released with."""
+    browsers = Path(playwright.__file__).parent / "driver" / "package" / "browsers.json"
+    entry = next(b for b in json.loads(browsers.read_text())["browsers"] if b["name"] == "chromium")
+    return int(entry["browserVersion"].split(".")[0])
+
+
+def chromium_major(executable: str) -> int:
+    output = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60).stdout
+    match = re.search(r"(\d+)\.\d+\.\d+", output)
+    if match is None:
+        pytest.fail(f"`{executable} --version` printed no version: {output!r}", pytrace=False)
+    return int(match.group(1))
+
+
+def check_chromium_version(executable: str) -> None:
+    """Fail, saying what to do, when ``executable`` is outside the majors the pinned Playwright drives."""
+    found, supported = chromium_major(executable), playwright_chromium_major()
+    if found > supported:
+        pytest.fail(
+            f"Chromium {found} at {executable} is newer than Playwright {version('playwright')}'s Chromium "
+            f"{supported}: raise playwright in pyproject.toml's dev extra to a release whose Chromium is "
+            f">= {found}, then `make lock` (or point HATLAB_CHROMIUM at a Chromium {supported}).",
+            pytrace=False,
+        )
+    if found < supported - CHROMIUM_MAJORS_BEHIND:
+        pytest.fail(
+            f"Chromium {found} at {executable} is older than Playwright {version('playwright')} drives "
+            f"({supported - CHROMIUM_MAJORS_BEHIND} to {supported}): `apt-get update && apt-get install -y "
+            "chromium` (Debian's security archive has the current one), or point HATLAB_CHROMIUM at one.",
+            pytrace=False,
+        )
 
 
 def _newest_source_mtime() -> float:
@@ -85,6 +128,7 @@ def chromium(frontend_bundle) -> Iterator:
             "HATLAB_CHROMIUM at one.",
             pytrace=False,
         )
+    check_chromium_version(CHROMIUM)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -1,5 +1,5 @@
-"""A training job sent through the real Redis broker (database 4) to a real ``celery -A config worker``
-process, which stores the run's machine attention maps in the test PostgreSQL database; and a job
+"""A training job sent through the real Redis broker (this run's own database, tests/services.py) to a
+real ``celery -A config worker`` process, which stores the run's machine attention maps in the test PostgreSQL database; and a job
 whose worker dies mid-run is finished by the next worker."""
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from annotate.jobs import machine as jobs
 from annotate.machine import create_model_run
 from annotate.models import Job, ModelRun, Prediction
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
+from tests.services import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
-BROKER_URL = os.environ.get("HATLAB_TEST_BROKER_URL", "redis://127.0.0.1:6379/4")
+BROKER_URL = os.environ["HATLAB_TEST_BROKER_URL"]  # set per run by tests/conftest.py
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,7 +64,7 @@ def start_worker(tmp_path, settings):
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(db),
         "DATABASE_CONN_MAX_AGE": "0",
         "CELERY_BROKER_URL": BROKER_URL,
         "CELERY_TASK_ALWAYS_EAGER": "false",

@@ -15,6 +15,8 @@ import pytest
 import yaml
 from django.conf import settings
 
+from tests.services import database_url
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
@@ -59,7 +61,7 @@ def test_web_command_serves_the_app_under_gunicorn():
     args[args.index("--bind") + 1] = f"127.0.0.1:{port}"
     db = settings.DATABASES["default"]
     env = os.environ | {
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DATABASE_URL": database_url(db),
         "DJANGO_SECRET_KEY": "entrypoint-test",
     }
     server = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
