@@ -17,7 +17,6 @@ from django.conf import settings
 from annotate.dashboards import gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
-from annotate.exports import consensus_maps
 from annotate.machine.heatmap import signed_levels
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study, WorkerTrust
@@ -27,6 +26,7 @@ from explain_engine.api import (
     N_BOOT,
     HumanMaps,
     Ragged,
+    consensus_maps,
     human_human_similarity,
     json_safe,
     roc_auc_per_text,
