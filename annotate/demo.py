@@ -15,7 +15,7 @@ from annotate.corpus import TextRecord, store_records
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Study
 from annotate.tasks import get_kind
-from explain_engine.text import word_spans
+from explain_engine.api import word_spans
 
 POSITIVE = (
     "delicious",

@@ -2,7 +2,7 @@
 
 ``responses``: one row per response (anonymised worker id, label, 0/1 map, timings, gold grade).
 ``items``: one row per item with its consensus attention map (CAM, bitwise AND of the maps) and
-super attention map (SAM, bitwise OR), paper 000 definitions 2.4 and 2.5.
+super attention map (SAM, bitwise OR), Sen et al. 2020 Defs. 2.4 and 2.5, from the engine.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any
 
-import numpy as np
-
 from annotate.models import Item, Response, Study, Worker
+from explain_engine.api import consensus_maps
 
 WHAT = ("responses", "items")
 FORMATS = ("csv", "jsonl")
@@ -33,14 +32,6 @@ RESPONSE_FIELDS = (
 )
 ITEM_FIELDS = ("item", "document", "document_label", "responses", "labels", "cam", "sam")
 CHUNK = 1000
-
-
-def consensus_maps(maps: list[list[int]]) -> tuple[list[int], list[int]]:
-    """CAM (AND) and SAM (OR) of equally long 0/1 maps (paper 000, definitions 2.4 and 2.5)."""
-    if not maps:
-        return [], []
-    stacked = np.asarray(maps, dtype=bool)
-    return stacked.all(axis=0).astype(int).tolist(), stacked.any(axis=0).astype(int).tolist()
 
 
 class _AnonymousIds(dict):

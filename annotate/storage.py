@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import boto3
 from django.conf import settings
 
 S3_SCHEME = "s3://"
@@ -34,8 +35,6 @@ def s3_bucket() -> str:
 
 def s3_client():
     """A boto3 S3 client (credentials and region from the environment, as boto3 reads them)."""
-    import boto3
-
     return boto3.client("s3", endpoint_url=os.environ.get("HATLAB_S3_ENDPOINT_URL") or None)
 
 

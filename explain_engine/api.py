@@ -19,7 +19,8 @@ explanations           ``METHODS`` (a ``Registry`` of ``MethodSpec``; metadata `
 estimates              ``Estimate`` (value, n, interval), ``N_BOOT``, ``LEVEL``, ``Ragged``, ``json_safe``
 agreement              ``fleiss_kappa``, ``fleiss_kappa_from_counts``, ``cohen_kappa``, ``pearson_r``,
                        ``krippendorff_alpha``, ``pairwise_table``, ``encode_ratings``, ``category_counts``
-human vs machine       ``HumanMaps``, ``roc_auc_per_text``, ``behavioral_similarity``,
+human vs machine       ``HumanMaps``, ``consensus_maps`` (CAM / SAM of one text, Sen et al. 2020
+                       Defs. 2.4–2.5), ``roc_auc_per_text``, ``behavioral_similarity``,
                        ``human_human_similarity``, ``average_k`` (Sen et al. 2020 §4);
                        ``METRICS`` — metrics by name, one call shape
                        ``(human, machine, *, n_boot, seed) -> Estimate``
@@ -80,6 +81,7 @@ from explain_engine.metrics.behavioral import (
     HumanMaps,
     average_k,
     behavioral_similarity,
+    consensus_maps,
     human_human_similarity,
     roc_auc_per_text,
 )
@@ -163,6 +165,7 @@ __all__ = [
     "cohen_kappa",
     "confidence_curve",
     "confidence_summary",
+    "consensus_maps",
     "crowd_labels",
     "dawid_skene",
     "discover",

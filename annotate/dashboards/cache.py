@@ -23,7 +23,7 @@ from annotate.dashboards.gather import ATTENTION, Selection
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, WorkerTrust
 from annotate.models.dashboards import DashboardCache
-from explain_engine.metrics import pos
+from explain_engine.api import tag_documents
 
 # Bump when the shape or the meaning of a computed dashboard changes: every cached row goes stale.
 VERSION = 1
@@ -137,7 +137,7 @@ def pos_row(study: Study) -> DashboardCache | None:
 
 
 def ensure_pos_tags(study: Study, records: list[dict], progress: Progress = no_progress) -> None:
-    """Set ``record["pos"]`` (one Penn tag per word, :func:`explain_engine.metrics.pos.tag_words`) on
+    """Set ``record["pos"]`` (one Penn tag per word, :func:`explain_engine.api.tag_words`) on
     every record, tagging only documents not tagged before, ``POS_CHUNK`` at a time with progress."""
     row = pos_row(study)
     tags: dict[str, list[str]] = dict(row.result.get("tags", {})) if row else {}
@@ -149,7 +149,7 @@ def ensure_pos_tags(study: Study, records: list[dict], progress: Progress = no_p
     for start in range(0, len(missing), POS_CHUNK):
         chunk = missing[start : start + POS_CHUNK]
         for rec, tagged in zip(
-            chunk, pos.tag_documents([r["text"] for r in chunk], [r["words"] for r in chunk]), strict=True
+            chunk, tag_documents([r["text"] for r in chunk], [r["words"] for r in chunk]), strict=True
         ):
             tags[str(rec["document"])] = tagged
         progress(

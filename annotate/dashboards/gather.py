@@ -16,8 +16,8 @@ from typing import Any
 from django.db.models import Count
 
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, Worker, WorkerTrust
-from annotate.quality.trust import EXCLUDED
 from annotate.tasks import get_kind
+from explain_engine.api import EXCLUDED
 
 ATTENTION = "attention (training)"
 TARGET_PREDICTED = "predicted"

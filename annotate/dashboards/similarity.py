@@ -3,7 +3,7 @@ behavioral similarity (Table 2), lexical similarity with its random baseline (Ta
 cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
 tags (Table 5) — and the drill-down to one text with its human maps, CAM, SAM and the machine maps.
 
-The engine computes every figure (``explain_engine.cli.similarity.similarity_report`` per selection,
+The engine computes every figure (:func:`explain_engine.api.similarity_report` per selection,
 ``human_human_similarity``, ``roc_auc_per_text``); this module gathers the maps and shapes the result.
 """
 
@@ -17,17 +17,21 @@ from django.conf import settings
 from annotate.dashboards import gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
-from annotate.exports import consensus_maps
 from annotate.machine.heatmap import signed_levels
-from annotate.machine.jsonsafe import json_safe
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study, WorkerTrust
-from annotate.quality.trust import EXCLUDED
 from annotate.tasks.words import word_breaks
-from explain_engine.api import similarity_report
-from explain_engine.metrics.behavioral import HumanMaps, human_human_similarity, roc_auc_per_text
-from explain_engine.metrics.bootstrap import N_BOOT
-from explain_engine.metrics.ragged import Ragged
+from explain_engine.api import (
+    EXCLUDED,
+    N_BOOT,
+    HumanMaps,
+    Ragged,
+    consensus_maps,
+    human_human_similarity,
+    json_safe,
+    roc_auc_per_text,
+    similarity_report,
+)
 
 MAX_SELECTIONS = 6
 LEXICON_SETTING = "HATLAB_LEXICON_DIR"

@@ -2,7 +2,7 @@
 misleads), the human maps' agreement (Sen et al. 2020: words selected k, human–human behavioral
 similarity) and a per-annotator table.
 
-The figures are the engine's (:mod:`explain_engine.metrics`); this module gathers the labels and maps
+The figures are the engine's (:mod:`explain_engine.api`); this module gathers the labels and maps
 of the counted answers (see :mod:`annotate.dashboards.gather`) and shapes the result for the page.
 Agreement between annotators is computed over the answer categories of the study's task kind.
 """
@@ -16,19 +16,21 @@ import numpy as np
 
 from annotate.dashboards import gather, notes
 from annotate.dashboards.charts import chart, estimate_series, table
-from annotate.machine.jsonsafe import json_safe
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Study
-from annotate.quality.trust import wilson_interval
-from explain_engine.metrics.agreement import (
+from explain_engine.api import (
+    N_BOOT,
+    HumanMaps,
+    average_k,
     category_counts,
     encode_ratings,
     fleiss_kappa,
     fleiss_kappa_from_counts,
+    human_human_similarity,
+    json_safe,
     krippendorff_alpha,
+    wilson_interval,
 )
-from explain_engine.metrics.behavioral import HumanMaps, average_k, human_human_similarity
-from explain_engine.metrics.bootstrap import N_BOOT
 
 NO_LABEL = "(no label)"
 

@@ -4,6 +4,6 @@
 
 from __future__ import annotations
 
-from explain_engine.registry import discover
+from explain_engine.api import discover
 
 discover(__name__)

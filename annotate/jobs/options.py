@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotate.machine.runs import set_torch_threads
 from annotate.models import Job
-from explain_engine.registry import DuplicateName, Registry
+from explain_engine.api import DuplicateName, Registry
 
 log = logging.getLogger(__name__)
 

@@ -15,12 +15,18 @@ import json
 from typing import Any
 
 from annotate.machine.errors import MachineInputError
-from annotate.machine.jsonsafe import json_safe
 from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import documents_with_words
 from annotate.machine.training import load_trained
 from annotate.models import Explanation, ModelRun, Prediction
-from explain_engine.api import METHODS, evidence_and_counter, explain_many, methods_for, resolve_methods
+from explain_engine.api import (
+    METHODS,
+    evidence_and_counter,
+    explain_many,
+    json_safe,
+    methods_for,
+    resolve_methods,
+)
 
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"

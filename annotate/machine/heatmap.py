@@ -16,6 +16,7 @@ import numpy as np
 
 from annotate.models import Document, Explanation, ModelRun, Prediction, Response
 from annotate.tasks import TASK_KINDS
+from explain_engine.api import consensus_maps
 
 LEVELS = 10
 ATTENTION = "attention (training)"
@@ -50,12 +51,6 @@ def level_class(level: int) -> str:
     if level == 0:
         return "heat-0"
     return f"heat-{'p' if level > 0 else 'n'}{abs(level)}"
-
-
-def consensus_maps(maps: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
-    """CAM (AND of the maps) and SAM (OR of the maps), Sen et al. 2020 §3."""
-    stack = np.asarray(maps, dtype=bool)
-    return stack.all(axis=0).astype(int).tolist(), stack.any(axis=0).astype(int).tolist()
 
 
 def human_rows(document: Document) -> list[MapRow]:

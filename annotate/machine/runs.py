@@ -1,8 +1,9 @@
 """Model runs: what a researcher may ask to train, and what a dataset hands the engine.
 
 A ``ModelRun`` stores the architecture and the training parameters (the fields of
-:class:`explain_engine.training.TrainConfig`, e.g. ``{"epochs": 3, "model": {"hidden_size": 50}}``);
-the engine's paper defaults (REFERENCE §2.1) fill in whatever is left out.
+:class:`explain_engine.api.TrainConfig`, e.g. ``{"epochs": 3, "model": {"hidden_size": 50}}``);
+the engine's defaults, the hyper-parameters of the papers (Sen et al. 2020 §5.1), fill in whatever is
+left out.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from django.db import transaction
 
 from annotate.machine.errors import MachineInputError
 from annotate.models import Dataset, Document, ModelRun
-from explain_engine.models import ARCHITECTURES, build_model
-from explain_engine.training import TrainConfig
+from explain_engine.api import ARCHITECTURES, TrainConfig, build_model
 
 # TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the worker.
 TRAIN_FIELDS: tuple[str, ...] = tuple(

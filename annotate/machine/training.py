@@ -13,12 +13,10 @@ import shutil
 from django.utils import timezone
 
 from annotate import storage
-from annotate.machine.jsonsafe import json_safe
 from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import dataset_records, documents_with_words, train_config
 from annotate.models import ModelRun, Prediction
-from explain_engine.artifacts import TrainedModel
-from explain_engine.training import train
+from explain_engine.api import TrainedModel, json_safe, train
 
 TRAIN_SHARE = 0.9  # of the progress bar; storing the predictions takes the rest
 PREDICT_CHUNK = 256

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from explain_engine.text import sentence_spans, word_spans, words_of
+from explain_engine.api import sentence_spans, word_spans, words_of
 
 
 class Dataset(models.Model):
@@ -29,7 +29,7 @@ class Dataset(models.Model):
 
 
 class Document(models.Model):
-    """One text. ``words`` are ``[start, end)`` character offsets (see ``explain_engine.text``);
+    """One text. ``words`` are ``[start, end)`` character offsets (see ``explain_engine.api.word_spans``);
     ``sentences`` are ``[first_word, end_word)`` ranges over them."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="documents")

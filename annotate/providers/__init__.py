@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from annotate.models import Worker
 from annotate.providers.base import CrowdProvider
-from explain_engine.registry import Registry, discover
+from explain_engine.api import Registry, discover
 
 # Metadata of each entry: ``settings`` (the class that validates and declares its study settings, or
 # ``None``), ``bonuses`` (it can pay bonuses), ``blocks`` (it can keep a worker out on the platform).

@@ -58,8 +58,8 @@ from annotate.providers.base import (
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.quality.hooks import on_response_stored
 from annotate.quality.policy import policy_for
-from annotate.quality.trust import EXCLUDED
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
+from explain_engine.api import EXCLUDED
 
 logger = logging.getLogger("annotate.providers")
 WINDOW_SLACK = timedelta(minutes=2)

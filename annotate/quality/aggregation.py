@@ -1,29 +1,31 @@
-"""Aggregating a study's answers into one label per item: majority vote and Dawid-Skene (crowd-kit).
+"""Aggregating a study's answers into one label per item: majority vote and Dawid & Skene (1979).
 
 The label of an answer is its task kind's ``agreement_value`` (the highlight label, the rating, the
 forced choice). Gold items and the answers of workers excluded by their gold trust are left out.
 Per item we report (Pappas & Popescu-Belis 2016 §3):
 
-* ``majority`` — the most frequent answer (crowd-kit ``MajorityVote``);
-* ``confidence`` — the trust-weighted share of the winning answer, i.e. the sum of the trust of the
-  workers who gave it over the sum of the trust of all who answered (crowd-kit ``MajorityVote`` with
-  the trusts as skills). A worker with no gold answered yet weighs the study's threshold;
+* ``majority`` — the most frequent answer (:func:`explain_engine.api.majority_vote`; a tie goes to
+  the first label in sorted order);
+* ``confidence`` — the trust-weighted share of the majority answer, i.e. the sum of the trust of the
+  workers who gave it over the sum of the trust of all who answered (the same vote weighted by each
+  answer's trust). A worker with no gold answered yet weighs the study's threshold;
 * ``ds_label`` / ``ds_probability`` — Dawid & Skene's (1979) EM estimate of the true label and its
-  posterior probability (crowd-kit ``DawidSkene``).
+  posterior probability (:func:`explain_engine.api.dawid_skene`).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from annotate.models import Item, Response, Study, WorkerTrust
 from annotate.quality.exclusion import excluded_worker_ids
 from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
+from explain_engine.api import dawid_skene, majority_vote
 
 COLUMNS = ("task", "worker", "label")
 FIELDS = ("item", "document", "responses", "majority", "confidence", "ds_label", "ds_probability", "labels")
@@ -58,46 +60,31 @@ def trust_weights(study: Study, workers) -> pd.Series:
 
 
 def aggregate(frame: pd.DataFrame, weights: pd.Series, *, ds_iterations: int = 100) -> pd.DataFrame:
-    """Per task: ``responses``, ``majority``, ``confidence``, ``ds_label``, ``ds_probability``."""
+    """Per task: ``responses``, ``majority``, ``confidence``, ``ds_label``, ``ds_probability``.
+
+    ``confidence`` is the trust-weighted vote's share at the unweighted majority label.
+    """
     columns = ["responses", "majority", "confidence", "ds_label", "ds_probability"]
     if frame.empty:
         return pd.DataFrame(columns=columns, index=pd.Index([], name="task"))
-    frame = frame.loc[:, list(COLUMNS)]
-    with warnings.catch_warnings():
-        # crowd-kit 1.4.2 uses pandas keywords that pandas 3 deprecates; the results are unaffected.
-        warnings.filterwarnings("ignore", module=r"crowdkit\.")
-        return _aggregate(frame, weights, ds_iterations, columns)
-
-
-def _aggregate(
-    frame: pd.DataFrame, weights: pd.Series, ds_iterations: int, columns: list[str]
-) -> pd.DataFrame:
-    # crowd-kit takes seconds to import; pages that never aggregate should not pay for it.
-    from crowdkit.aggregation import DawidSkene, MajorityVote
-
-    majority = MajorityVote().fit_predict(frame)
-    weighted = MajorityVote().fit(frame, skills=weights.reindex(pd.unique(frame["worker"])).fillna(0.0))
-    probas = weighted.probas_
-    confidence = pd.Series(
-        [float(probas.at[task, label]) for task, label in majority.items()], index=majority.index, dtype=float
-    )
-    ds = DawidSkene(n_iter=ds_iterations)
-    ds_labels = ds.fit_predict(frame)
-    ds_probability = pd.Series(
-        [float(ds.probas_.at[task, label]) for task, label in ds_labels.items()],
-        index=ds_labels.index,
-        dtype=float,
-    )
+    tasks, workers, labels = frame["task"].to_numpy(), frame["worker"].to_numpy(), frame["label"].tolist()
+    categories = sorted(set(labels))  # ties go to the first category in this order
+    majority = majority_vote(tasks, workers, labels, categories=categories)
+    answer_trust = weights.reindex(frame["worker"]).fillna(0.0).to_numpy()
+    weighted = majority_vote(tasks, workers, labels, weights=answer_trust, categories=categories)
+    column = {category: k for k, category in enumerate(categories)}
+    at_majority = [column[label] for label in majority.label]
+    ds = dawid_skene(tasks, workers, labels, categories=categories, n_iter=ds_iterations)
     out = pd.DataFrame(
         {
-            "responses": frame.groupby("task").size(),
-            "majority": majority,
-            "confidence": confidence,
-            "ds_label": ds_labels,
-            "ds_probability": ds_probability,
-        }
+            "responses": majority.answers,
+            "majority": majority.label,
+            "confidence": weighted.probabilities[np.arange(len(at_majority)), at_majority],
+            "ds_label": ds.label,
+            "ds_probability": ds.probability,
+        },
+        index=pd.Index(majority.tasks, name="task"),
     )
-    out.index.name = "task"
     return out[columns]
 
 

@@ -22,7 +22,7 @@ from annotate.providers import get_provider
 from annotate.providers.base.retry import platform_errors
 from annotate.quality.grading import TrustChange, refresh_trust
 from annotate.quality.policy import policy_for
-from annotate.quality.trust import EXCLUDED, TRUSTED
+from explain_engine.api import EXCLUDED, TRUSTED
 
 logger = logging.getLogger(__name__)
 AUTO_REASON = "Too many hidden check questions were answered incorrectly."

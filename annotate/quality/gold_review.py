@@ -17,8 +17,8 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import GoldReview, Item, Response, Study
 from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
 from annotate.quality.policy import policy_for
-from annotate.quality.trust import leave_one_out_trust
 from annotate.tasks import get_kind
+from explain_engine.api import leave_one_out_trust
 
 # A gold answer is validated as an answer would be; these timings satisfy the read-first rule.
 _GOLD_TIMINGS = {"read_ms": 0, "answer_ms": 0, "label_at_ms": 0, "first_highlight_at_ms": 0}

@@ -1,10 +1,10 @@
-"""Grading gold answers and keeping each worker's trust up to date (Pappas & Popescu-Belis 2016,
-Lertvittayakumjorn & Toni 2019).
+"""Grading gold answers and keeping each worker's trust up to date (Pappas & Popescu-Belis 2016 §3,
+Lertvittayakumjorn & Toni 2019 §5).
 
 ``Response.gold_passed`` is set when an answer is stored (the task kind's ``grade_gold``); this module
 re-grades when a gold answer changes, and turns the grades into ``WorkerTrust`` rows. Retired gold
-items do not count. All counting is one grouped query per study; the arithmetic is vectorised in
-:mod:`annotate.quality.trust`.
+items do not count. All counting is one grouped query per study; the arithmetic (trust, its Wilson interval,
+each worker's status) is the engine's :func:`explain_engine.api.trust_table`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from django.db.models import Count, Q
 
 from annotate.models import Item, Response, Study, WorkerTrust
 from annotate.quality.policy import policy_for
-from annotate.quality.trust import trust_table
 from annotate.tasks import get_kind
+from explain_engine.api import trust_table
 
 TRUST_FIELDS = ("golds_seen", "golds_passed", "trust", "trust_low", "trust_high", "status")
 

@@ -19,12 +19,12 @@ from types import ModuleType
 from typing import Any
 
 from annotate.tasks.base import TaskKind
-from explain_engine.registry import Registry, discover
+from explain_engine.api import Registry, discover
 
 TASK_KINDS: Registry[TaskKind] = Registry("task kind")
 
 #: Modules of this package that hold shared code, not kinds.
-SHARED_MODULES = ("base", "results", "scoring", "words")
+SHARED_MODULES = ("base", "results", "words")
 
 
 def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:
@@ -44,7 +44,7 @@ def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:
 
 
 def get_kind(name: str) -> TaskKind:
-    """The task kind registered as ``name``; :class:`~explain_engine.registry.UnknownName` otherwise."""
+    """The task kind registered as ``name``; :class:`~explain_engine.api.UnknownName` otherwise."""
     return TASK_KINDS[name]
 
 

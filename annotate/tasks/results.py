@@ -18,6 +18,10 @@ from django.http import Http404
 from annotate.models import ModelRun, Response, Study, Worker, WorkerTrust
 from annotate.quality.exclusion import excluded_worker_ids
 
+#: Bootstrap resamples per interval on a results page: fewer than the engine's default, since a page
+#: computes an interval per annotator pair and is rendered while the researcher waits.
+N_BOOT = 500
+
 
 def worker_trust(study: Study, worker_ids) -> dict[int, float]:
     """Each worker's trust in ``study``: the share of golds passed, 1.0 for one without golds yet."""

@@ -101,6 +101,19 @@ def average_k(
     return mean_estimate(as_ragged(maps).sums(), n_boot, seed=seed)
 
 
+def consensus_maps(maps: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
+    """CAM (bitwise AND, Sen et al. 2020 Def. 2.4) and SAM (OR, Def. 2.5) of one text's equally long
+    0/1 maps, as 0/1 lists; two empty lists when there is no map. :class:`HumanMaps` does the same
+    for a whole collection at once."""
+    if len(maps) == 0:
+        return [], []
+    if len({len(m) for m in maps}) != 1:
+        raise ValueError("maps must be equally long lists of 0/1")
+    stacked = np.asarray(maps, dtype=np.int64)
+    selected = stacked != 0
+    return selected.all(axis=0).astype(int).tolist(), selected.any(axis=0).astype(int).tolist()
+
+
 @dataclass(eq=False)
 class HumanMaps:
     """Every human map of a collection of texts, flat.

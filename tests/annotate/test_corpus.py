@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from annotate.corpus import CorpusImportError, detect_format, import_texts, read_texts
 from annotate.models import Dataset, Document
-from explain_engine.text import sentence_spans, word_spans
+from explain_engine.api import sentence_spans, word_spans
 
 pytestmark = pytest.mark.django_db
 

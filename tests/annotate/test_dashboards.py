@@ -18,14 +18,20 @@ from django.utils import timezone
 from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
-from annotate.machine.jsonsafe import json_safe
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
 from annotate.tasks.highlight.yelphat import import_yelphat
-from explain_engine.api import agreement_report, similarity_report
-from explain_engine.datasets.yelphat import read_raw
-from explain_engine.metrics.agreement import fleiss_kappa, krippendorff_alpha
-from explain_engine.metrics.behavioral import roc_auc_per_text
+from explain_engine.api import (
+    agreement_report,
+    fleiss_kappa,
+    json_safe,
+    krippendorff_alpha,
+    read_raw,
+    roc_auc_per_text,
+    similarity_report,
+    tag_documents,
+    tag_words,
+)
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.conftest import require_shared_data
 
@@ -463,8 +469,6 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     assert data["status"] == "done" and len(data["reports"]) == 2
 
     records = records_of(study, plan)
-    from explain_engine.metrics.pos import tag_words
-
     for r in records:
         r["pos"] = tag_words(r["text"], r["words"])
     docs = {str(i.pk): i.document_id for i in Item.objects.filter(study=study)}
@@ -667,8 +671,6 @@ def test_yelphat_slice_equals_the_engine(tmp_path, researcher, client, lexicon):
         f"/api/dashboards/studies/{study.uid}/similarity/", {"select": f"{run.pk}:attention (training)"}
     ).json()
     predictions = {r["id"]: by_text[r["text"]] for r in records}
-    from explain_engine.metrics.pos import tag_documents
-
     for r, tags in zip(
         records, tag_documents([r["text"] for r in records], [r["words"] for r in records]), strict=True
     ):
@@ -684,10 +686,10 @@ def test_pos_tags_are_cached_per_document(answered, monkeypatch):
     data = gather.study_data(study, with_text=True)
     records, _ = gather.map_records(data)
     tagged = []
-    from explain_engine.metrics import pos
-
-    real = pos.tag_documents
-    monkeypatch.setattr(pos, "tag_documents", lambda texts, spans: tagged.extend(texts) or real(texts, spans))
+    real = cache.tag_documents
+    monkeypatch.setattr(
+        cache, "tag_documents", lambda texts, spans: tagged.extend(texts) or real(texts, spans)
+    )
     cache.ensure_pos_tags(study, records)
     assert len(tagged) == len(records) and all(len(r["pos"]) == len(r["words"]) for r in records)
     again = [dict(r) for r in records]

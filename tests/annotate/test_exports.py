@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.assignment import next_assignment
-from annotate.exports import consensus_maps, item_rows, response_rows, stream
+from annotate.exports import item_rows, response_rows, stream
 from annotate.submission import submit
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 
@@ -44,12 +44,6 @@ def answered(researcher):
             )
             maps.setdefault(a.item_id, []).append(word_map)
     return study, workers, maps
-
-
-def test_consensus_maps():
-    assert consensus_maps([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 0]]) == ([1, 0, 0, 0], [1, 1, 1, 0])
-    assert consensus_maps([[0, 1]]) == ([0, 1], [0, 1])
-    assert consensus_maps([]) == ([], [])
 
 
 def test_response_rows_are_anonymised(answered):

@@ -11,7 +11,7 @@ from annotate.tasks import TASK_KINDS, get_kind
 from annotate.tasks.base import TaskKind
 from annotate.tasks.words import is_binary_map, map_overlap, word_breaks
 from annotate.tasks.words import word_payload as highlight_payload
-from explain_engine.text import word_spans
+from explain_engine.api import word_spans
 
 KIND = get_kind("highlight")
 

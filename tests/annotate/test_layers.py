@@ -9,7 +9,7 @@ import pytest
 from celery import current_app
 
 from annotate.jobs import options
-from explain_engine.registry import DuplicateName
+from explain_engine.api import DuplicateName
 from tools.import_circles import circles, import_graph, module_names
 
 ROOT = Path(__file__).resolve().parents[2]

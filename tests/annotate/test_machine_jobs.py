@@ -473,12 +473,6 @@ def test_signed_levels_scale_by_the_largest_magnitude():
     assert [heatmap.level_class(v) for v in (0, 3, -10)] == ["heat-0", "heat-p3", "heat-n10"]
 
 
-def test_consensus_maps_are_and_and_or():
-    cam, sam = heatmap.consensus_maps([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 0, 0]])
-    assert cam == [1, 0, 0, 0]
-    assert sam == [1, 1, 1, 0]
-
-
 def test_human_rows_come_from_highlight_responses(user, dataset):
     from django.utils import timezone
 

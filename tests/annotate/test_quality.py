@@ -1,6 +1,6 @@
-"""Gold questions and worker reliability: trust with its Wilson interval, exclusion and blocking, gold
-review, aggregation (majority vote, Dawid-Skene, trust-weighted confidence), behaviour signals, gold
-mixing."""
+"""Gold questions and worker reliability: grading and trust, exclusion and blocking, gold review,
+aggregation (majority vote, Dawid-Skene, trust-weighted confidence), behaviour signals, gold mixing.
+The trust arithmetic itself is the engine's (tests/engine/test_metrics_crowd.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, W
 from annotate.providers import get_provider
 from annotate.providers.base.retry import Backoff
 from annotate.providers.mturk import client as mturk_client
-from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, signals, trust
+from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, signals
 from annotate.quality.hooks import on_response_stored
 from annotate.quality.policy import policy_for
 from annotate.submission import submit
@@ -31,36 +31,6 @@ def wilson_by_formula(k: int, n: int, z: float) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     return centre - half, centre + half
-
-
-# --- trust arithmetic (pure) ------------------------------------------------------------------------
-
-
-def test_wilson_interval_matches_the_closed_form():
-    passed, seen = np.array([7, 0, 10, 3]), np.array([10, 5, 10, 4])
-    low, high = trust.wilson_interval(passed, seen, 0.95)
-    for i in range(4):
-        expected = wilson_by_formula(int(passed[i]), int(seen[i]), 1.959963984540054)
-        assert low[i] == pytest.approx(expected[0], abs=1e-9)
-        assert high[i] == pytest.approx(expected[1], abs=1e-9)
-    assert np.all(low >= 0) and np.all(high <= 1)
-    low0, high0 = trust.wilson_interval([0], [0])
-    assert (low0[0], high0[0]) == (0.0, 1.0)
-    with pytest.raises(ValueError):
-        trust.wilson_interval([3], [2])
-
-
-def test_trust_table_statuses():
-    table = trust.trust_table([7, 6, 2, 0], [10, 10, 3, 0], threshold=0.7, min_golds=4)
-    assert list(table.status) == ["trusted", "excluded", "pending", "pending"]
-    assert table.trust[0] == pytest.approx(0.7) and math.isnan(table.trust[3])
-    wider = trust.trust_table([7], [10], confidence=0.99)
-    assert wider.low[0] < table.low[0] and wider.high[0] > table.high[0]
-
-
-def test_leave_one_out_trust():
-    loo = trust.leave_one_out_trust([8, 3, 1], [10, 4, 1], [0, 1, 1])
-    assert loo[0] == pytest.approx(8 / 9) and loo[1] == pytest.approx(2 / 3) and math.isnan(loo[2])
 
 
 # --- grading, exclusion, blocking -------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The sentence_rating kind (Pappas & Popescu-Belis 2016): config, items, answers, gold grading; the scoring against
-hand-worked answers; the results page and CSV; no gold answer reaches an annotator."""
+"""The sentence_rating kind (Pappas & Popescu-Belis 2016): config, items, answers, gold grading; the
+results page and CSV against hand-worked answers; no gold answer reaches an annotator. The scoring
+functions themselves are the engine's (tests/engine/test_metrics_crowd.py)."""
 
 from __future__ import annotations
 
@@ -30,14 +31,6 @@ from annotate.models import (
 )
 from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import get_kind
-from annotate.tasks.scoring import (
-    attention_levels,
-    confidence_curve,
-    crowd_labels,
-    pairwise_agreement,
-    rating_matrix,
-    sentence_scores,
-)
 from annotate.tasks.sentence_rating.results import rating_results
 from tests.annotate.conftest import PASSWORD
 
@@ -181,62 +174,6 @@ def test_gold_grading_with_tolerance():
     assert KIND.grade_gold(Item(study=study, secret={}), {"rating": 1}) is None
     assert KIND.categories(study) == [1, 2, 3, 4, 5]
     assert KIND.agreement_value({"rating": 2}) == 2 and KIND.agreement_value({}) is None
-
-
-# ------------------------------------------------------------------------- scoring, by hand
-
-
-def test_majority_and_trust_weighted_confidence():
-    # item 1: levels 4, 4, 2, 5 with trusts 1, 0.5, 1, 1 -> majority 4, confidence 1.5 / 3.5
-    # item 2: 3, 3, 1, 1 with trusts 1, 1, 0.8, 0.8 -> tie broken by trust: 3, confidence 2 / 3.6
-    # item 3: 2, 5 with equal trust -> tie broken towards the lower level
-    labels = crowd_labels(
-        [1, 1, 1, 1, 2, 2, 2, 2, 3, 3], [4, 4, 2, 5, 3, 3, 1, 1, 5, 2], [1, 0.5, 1, 1, 1, 1, 0.8, 0.8, 1, 1]
-    )
-    assert labels.items.tolist() == [1, 2, 3]
-    assert labels.majority.tolist() == [4, 3, 2]
-    assert labels.confidence == pytest.approx([1.5 / 3.5, 2 / 3.6, 0.5])
-    assert labels.mean == pytest.approx([3.75, 2.0, 3.5])
-    assert labels.responses.tolist() == [4, 4, 2]
-    with pytest.raises(ValueError, match="levels"):
-        crowd_labels([1], [7], [1.0])
-
-
-def test_pairwise_r_and_absolute_weighted_kappa_by_hand():
-    # a = 1 2 3 4, b = 1 2 4 4. r = 5.5 / sqrt(5 * 6.75) = 0.946729.
-    # κ with |i - j| / 4 disagreement: observed 0.25 / 4 = 0.0625; expected 0.34375 -> 1 - 0.0625 / 0.34375.
-    matrix, items, workers = rating_matrix(
-        [1, 2, 3, 4, 1, 2, 3, 4, 1], [7, 7, 7, 7, 8, 8, 8, 8, 9], [1, 2, 3, 4, 1, 2, 4, 4, 5]
-    )
-    assert items.tolist() == [1, 2, 3, 4] and workers.tolist() == [7, 8, 9]
-    assert np.isnan(matrix[1, 2])
-    rows = pairwise_agreement(matrix, ["a", "b", "c"], min_shared=3, n_boot=50)
-    assert len(rows) == 1  # c shares one item only
-    row = rows[0]
-    assert (row["a"], row["b"], row["n"]) == ("a", "b", 4)
-    assert row["r"] == pytest.approx(5.5 / np.sqrt(33.75))
-    assert row["kappa"] == pytest.approx(1 - 0.0625 / 0.34375)
-    assert row["r_low"] <= row["r"] <= row["r_high"]
-
-
-def test_sentence_scores_and_levels():
-    assert sentence_scores([0.1, 0.2, 0.3, 0.4, 0.0], [[0, 2], [2, 5]]) == pytest.approx([0.3, 0.7])
-    # relative to the top sentence: 0.3 / 0.7 = 0.43 -> bin 3; 1.0 -> 5; 0 -> 1
-    assert attention_levels([0.3, 0.7, 0.0]).tolist() == [3, 5, 1]
-    assert attention_levels([0.0, 0.0]).tolist() == [1, 1]
-    with pytest.raises(ValueError, match="run past"):
-        sentence_scores([0.5], [[0, 2]])
-
-
-def test_confidence_curve_by_hand():
-    rows = confidence_curve(
-        [3, 5, 1, 2], [0.5, 0.9, 0.3, 0.8], [3, 4, 1, 5], [0.3, 0.6, 0.1, 0.2], [0.0, 0.5, 0.85]
-    )
-    assert [r["n"] for r in rows] == [4, 3, 1]
-    assert [r["accuracy"] for r in rows] == pytest.approx([0.5, 1 / 3, 0.0])
-    assert [r["accuracy_within_1"] for r in rows] == pytest.approx([0.75, 2 / 3, 1.0])
-    assert rows[0]["pearson_r"] == pytest.approx(1.1 / np.sqrt(0.14 * 8.75))
-    assert rows[2]["pearson_r"] is None and rows[0]["random"] == 0.2
 
 
 # -------------------------------------------------------------------------- results from the DB

@@ -11,7 +11,7 @@ from django.template.loader import get_template
 from django.urls import reverse
 
 from annotate.tasks import KIND_PACKAGES, TASK_KINDS, default_kind, folder_modules, get_kind, task_urlpatterns
-from explain_engine.registry import DuplicateName, UnknownName
+from explain_engine.api import DuplicateName, UnknownName
 
 ROOT = Path(__file__).resolve().parents[2]
 KIND_FOLDERS = [ROOT / "annotate" / "tasks" / package for package in KIND_PACKAGES]

@@ -1,6 +1,7 @@
-"""The token_marking kind (the NLI importance-alignment paper's expert oracle): config, items, answers, gold grading; the
-expert oracle and importance alignment against hand-worked answers; the results page and CSV; no gold
-marking reaches an annotator."""
+"""The token_marking kind (Prasad et al. 2021's expert oracle): config, items, answers, gold grading;
+the results page's expert oracle, agreement and importance alignment against hand-worked answers, and
+its CSV; no gold marking reaches an annotator. The alignment arithmetic itself is the engine's
+(tests/engine/test_metrics_crowd.py)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,7 @@ from annotate.models import (
 )
 from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import get_kind
-from annotate.tasks.scoring import marking_alignment
 from annotate.tasks.token_marking.results import explanation_methods, marking_results
-from explain_engine.metrics.alignment import random_derangement
 from tests.annotate.conftest import PASSWORD
 
 KIND = get_kind("token_marking")
@@ -142,38 +141,6 @@ def test_answers_and_gold_grading():
     assert KIND.grade_gold(item, {"map": [0, 0, 1, 1]}) is False
     assert KIND.grade_gold(Item(study=study, secret={}), {"map": [1, 0, 0, 0]}) is None
     assert KIND.categories(study) == [0, 1] and KIND.agreement_value({"map": [1]}) is None
-
-
-def test_marking_alignment_by_hand():
-    words = [["red", "big", "cat"], ["red", "small", "dog"], ["blue", "big", "dog"]]
-    explanations = ["the red cat", "a small dog", "big and blue"]
-    markings = [[[1, 0, 1], [1, 0, 0]], [[0, 1, 1]], [[1, 1, 0], [1, 0, 0], [0, 1, 0]]]
-    attributions = [[0.9, -0.3, 0.4], [0.1, -0.8, 0.6], [0.7, 0.2, -0.1]]
-    result = marking_alignment(words, explanations, markings, attributions, n_boot=50)
-    pairing = random_derangement(3, seed=0)
-    assert result["pairing"] == pairing.tolist()
-    expert = [np.mean(m, axis=0) for m in markings]  # shares: [1, 0, .5], [0, 1, 1], [2/3, 2/3, 0]
-    assert expert[2] == pytest.approx([2 / 3, 2 / 3, 0])
-    hard = [[1, 0, 1], [0, 1, 1], [1, 1, 0]]
-    vocab = [set(e.split()) - {"the", "a", "and"} for e in explanations]
-    random_hard = [[float(w in vocab[pairing[i]]) for w in words[i]] for i in range(3)]
-
-    def c(attr, oracle):
-        if np.ptp(oracle) == 0:
-            return np.nan
-        return np.arctanh(np.corrcoef(np.abs(attr), oracle)[0, 1])
-
-    c_expert = np.array([c(a, o) for a, o in zip(attributions, expert, strict=True)])
-    c_hard = np.array([c(a, o) for a, o in zip(attributions, hard, strict=True)])
-    c_random = np.array([c(a, o) for a, o in zip(attributions, random_hard, strict=True)])
-    got = result["examples"]
-    assert [e["c_expert"] for e in got] == pytest.approx(c_expert.tolist(), nan_ok=True)
-    assert [e["c_hard"] for e in got] == pytest.approx(c_hard.tolist(), nan_ok=True)
-    ok = np.isfinite(c_expert) & np.isfinite(c_random)
-    assert result["expert"]["delta_a"]["value"] == pytest.approx(np.tanh(np.mean((c_expert - c_random)[ok])))
-    assert result["expert"]["delta_a"]["n"] == int(ok.sum())
-    with pytest.raises(ValueError, match="one value per word"):
-        marking_alignment(words, explanations, markings, [[0.1], [0.2, 0.1, 0.0], [0.0, 0.1, 0.2]])
 
 
 @pytest.fixture

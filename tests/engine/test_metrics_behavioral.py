@@ -12,6 +12,7 @@ from explain_engine.metrics.behavioral import (
     HumanMaps,
     average_k,
     behavioral_similarity,
+    consensus_maps,
     human_human_similarity,
     roc_auc_per_text,
 )
@@ -171,3 +172,18 @@ def test_average_ranks_binary_shortcut_and_exact_sort_fallback():
     close = Ragged.from_lists([[1e9, 1e9 + 1e-6, 0.0, 1e9]])
     assert sort_within_texts(close).tolist() == [2, 0, 3, 1]
     assert descending_ranks(close).to_lists() == [[1, 0, 3, 2]]
+
+
+def test_consensus_maps_of_one_text_match_the_collection():
+    maps = [[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 0]]
+    assert consensus_maps(maps) == ([1, 0, 0, 0], [1, 1, 1, 0])
+    humans = HumanMaps.from_records(
+        [{"id": "t", "words": ["a"] * 4, "annotations": [{"map": m} for m in maps]}]
+    )
+    assert humans.consensus()[1].values.tolist() == consensus_maps(maps)[0]
+    assert humans.super_map()[1].values.tolist() == consensus_maps(maps)[1]
+    assert consensus_maps([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 0, 0]]) == ([1, 0, 0, 0], [1, 1, 1, 0])
+    assert consensus_maps([[0, 1]]) == ([0, 1], [0, 1])
+    assert consensus_maps([]) == ([], [])
+    with pytest.raises(ValueError, match="equally long"):
+        consensus_maps([[1, 0], [1]])

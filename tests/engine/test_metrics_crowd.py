@@ -16,7 +16,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from statsmodels.stats.proportion import proportion_confint
 
 from explain_engine.metrics.aggregation import dawid_skene, majority_vote
-from explain_engine.metrics.alignment import marking_alignment
+from explain_engine.metrics.alignment import marking_alignment, random_derangement
 from explain_engine.metrics.ratings import (
     attention_levels,
     confidence_curve,
@@ -136,6 +136,40 @@ def test_trust_table_statuses_and_leave_one_out():
     np.testing.assert_allclose(leave_one_out_trust([7, 1], [10, 1], [1, 1]), [6 / 9, np.nan])
 
 
+def wilson_by_formula(k: int, n: int, z: float) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def test_wilson_interval_matches_the_closed_form():
+    passed, seen = np.array([7, 0, 10, 3]), np.array([10, 5, 10, 4])
+    low, high = wilson_interval(passed, seen, 0.95)
+    for i in range(4):
+        expected = wilson_by_formula(int(passed[i]), int(seen[i]), 1.959963984540054)
+        assert low[i] == pytest.approx(expected[0], abs=1e-9)
+        assert high[i] == pytest.approx(expected[1], abs=1e-9)
+    assert np.all(low >= 0) and np.all(high <= 1)
+    low0, high0 = wilson_interval([0], [0])
+    assert (low0[0], high0[0]) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson_interval([3], [2])
+
+
+def test_trust_table_statuses_before_any_gold_and_at_a_higher_confidence():
+    table = trust_table([7, 6, 2, 0], [10, 10, 3, 0], threshold=0.7, min_golds=4)
+    assert list(table.status) == ["trusted", "excluded", "pending", "pending"]
+    assert table.trust[0] == pytest.approx(0.7) and math.isnan(table.trust[3])
+    wider = trust_table([7], [10], confidence=0.99)
+    assert wider.low[0] < table.low[0] and wider.high[0] > table.high[0]
+
+
+def test_leave_one_out_trust_on_the_other_golds():
+    loo = leave_one_out_trust([8, 3, 1], [10, 4, 1], [0, 1, 1])
+    assert loo[0] == pytest.approx(8 / 9) and loo[1] == pytest.approx(2 / 3) and math.isnan(loo[2])
+
+
 # ------------------------------------------------------------------------------------------- ratings
 
 
@@ -189,6 +223,62 @@ def test_sentence_scores_levels_and_confidence_curve():
     assert curve[1]["accuracy"] == pytest.approx(1 / 3) and curve[1]["random"] == 0.2
 
 
+# ----------------------------------------------------------------------------- ratings, by hand
+
+
+def test_majority_and_trust_weighted_confidence():
+    # item 1: levels 4, 4, 2, 5 with trusts 1, 0.5, 1, 1 -> majority 4, confidence 1.5 / 3.5
+    # item 2: 3, 3, 1, 1 with trusts 1, 1, 0.8, 0.8 -> tie broken by trust: 3, confidence 2 / 3.6
+    # item 3: 2, 5 with equal trust -> tie broken towards the lower level
+    labels = crowd_labels(
+        [1, 1, 1, 1, 2, 2, 2, 2, 3, 3], [4, 4, 2, 5, 3, 3, 1, 1, 5, 2], [1, 0.5, 1, 1, 1, 1, 0.8, 0.8, 1, 1]
+    )
+    assert labels.items.tolist() == [1, 2, 3]
+    assert labels.majority.tolist() == [4, 3, 2]
+    assert labels.confidence == pytest.approx([1.5 / 3.5, 2 / 3.6, 0.5])
+    assert labels.mean == pytest.approx([3.75, 2.0, 3.5])
+    assert labels.responses.tolist() == [4, 4, 2]
+    with pytest.raises(ValueError, match="levels"):
+        crowd_labels([1], [7], [1.0])
+
+
+def test_pairwise_r_and_absolute_weighted_kappa_by_hand():
+    # a = 1 2 3 4, b = 1 2 4 4. r = 5.5 / sqrt(5 * 6.75) = 0.946729.
+    # κ with |i - j| / 4 disagreement: observed 0.25 / 4 = 0.0625; expected 0.34375 -> 1 - 0.0625 / 0.34375.
+    matrix, items, workers = rating_matrix(
+        [1, 2, 3, 4, 1, 2, 3, 4, 1], [7, 7, 7, 7, 8, 8, 8, 8, 9], [1, 2, 3, 4, 1, 2, 4, 4, 5]
+    )
+    assert items.tolist() == [1, 2, 3, 4] and workers.tolist() == [7, 8, 9]
+    assert np.isnan(matrix[1, 2])
+    rows = pairwise_agreement(matrix, ["a", "b", "c"], min_shared=3, n_boot=50)
+    assert len(rows) == 1  # c shares one item only
+    row = rows[0]
+    assert (row["a"], row["b"], row["n"]) == ("a", "b", 4)
+    assert row["r"] == pytest.approx(5.5 / np.sqrt(33.75))
+    assert row["kappa"] == pytest.approx(1 - 0.0625 / 0.34375)
+    assert row["r_low"] <= row["r"] <= row["r_high"]
+
+
+def test_sentence_scores_and_levels():
+    assert sentence_scores([0.1, 0.2, 0.3, 0.4, 0.0], [[0, 2], [2, 5]]) == pytest.approx([0.3, 0.7])
+    # relative to the top sentence: 0.3 / 0.7 = 0.43 -> bin 3; 1.0 -> 5; 0 -> 1
+    assert attention_levels([0.3, 0.7, 0.0]).tolist() == [3, 5, 1]
+    assert attention_levels([0.0, 0.0]).tolist() == [1, 1]
+    with pytest.raises(ValueError, match="run past"):
+        sentence_scores([0.5], [[0, 2]])
+
+
+def test_confidence_curve_by_hand():
+    rows = confidence_curve(
+        [3, 5, 1, 2], [0.5, 0.9, 0.3, 0.8], [3, 4, 1, 5], [0.3, 0.6, 0.1, 0.2], [0.0, 0.5, 0.85]
+    )
+    assert [r["n"] for r in rows] == [4, 3, 1]
+    assert [r["accuracy"] for r in rows] == pytest.approx([0.5, 1 / 3, 0.0])
+    assert [r["accuracy_within_1"] for r in rows] == pytest.approx([0.75, 2 / 3, 1.0])
+    assert rows[0]["pearson_r"] == pytest.approx(1.1 / np.sqrt(0.14 * 8.75))
+    assert rows[2]["pearson_r"] is None and rows[0]["random"] == 0.2
+
+
 def test_replacement_std_by_hand():
     matrix = np.array([[1.0, 1.0, 5.0], [2.0, 4.0, np.nan], [3.0, np.nan, np.nan]])
     out = replacement_std(matrix, machine=[1.0, 3.0, 3.0], seed=0)
@@ -226,3 +316,35 @@ def test_marking_alignment_rewards_attributions_on_marked_words():
     assert sorted(out["pairing"]) == [0, 1, 2] and all(i != p for i, p in enumerate(out["pairing"]))
     with pytest.raises(ValueError, match="one value per word"):
         marking_alignment(words, explanations, markings, [[0.0], *good[1:]])
+
+
+def test_marking_alignment_by_hand():
+    words = [["red", "big", "cat"], ["red", "small", "dog"], ["blue", "big", "dog"]]
+    explanations = ["the red cat", "a small dog", "big and blue"]
+    markings = [[[1, 0, 1], [1, 0, 0]], [[0, 1, 1]], [[1, 1, 0], [1, 0, 0], [0, 1, 0]]]
+    attributions = [[0.9, -0.3, 0.4], [0.1, -0.8, 0.6], [0.7, 0.2, -0.1]]
+    result = marking_alignment(words, explanations, markings, attributions, n_boot=50)
+    pairing = random_derangement(3, seed=0)
+    assert result["pairing"] == pairing.tolist()
+    expert = [np.mean(m, axis=0) for m in markings]  # shares: [1, 0, .5], [0, 1, 1], [2/3, 2/3, 0]
+    assert expert[2] == pytest.approx([2 / 3, 2 / 3, 0])
+    hard = [[1, 0, 1], [0, 1, 1], [1, 1, 0]]
+    vocab = [set(e.split()) - {"the", "a", "and"} for e in explanations]
+    random_hard = [[float(w in vocab[pairing[i]]) for w in words[i]] for i in range(3)]
+
+    def c(attr, oracle):
+        if np.ptp(oracle) == 0:
+            return np.nan
+        return np.arctanh(np.corrcoef(np.abs(attr), oracle)[0, 1])
+
+    c_expert = np.array([c(a, o) for a, o in zip(attributions, expert, strict=True)])
+    c_hard = np.array([c(a, o) for a, o in zip(attributions, hard, strict=True)])
+    c_random = np.array([c(a, o) for a, o in zip(attributions, random_hard, strict=True)])
+    got = result["examples"]
+    assert [e["c_expert"] for e in got] == pytest.approx(c_expert.tolist(), nan_ok=True)
+    assert [e["c_hard"] for e in got] == pytest.approx(c_hard.tolist(), nan_ok=True)
+    ok = np.isfinite(c_expert) & np.isfinite(c_random)
+    assert result["expert"]["delta_a"]["value"] == pytest.approx(np.tanh(np.mean((c_expert - c_random)[ok])))
+    assert result["expert"]["delta_a"]["n"] == int(ok.sum())
+    with pytest.raises(ValueError, match="one value per word"):
+        marking_alignment(words, explanations, markings, [[0.1], [0.2, 0.1, 0.0], [0.0, 0.1, 0.2]])

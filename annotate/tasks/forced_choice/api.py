@@ -18,7 +18,7 @@ from annotate.tasks import get_kind
 from annotate.tasks.forced_choice.base import ForcedChoiceKind
 from annotate.tasks.forced_choice.forms import KINDS, preview
 from annotate.tasks.forced_choice.results import api_results, evaluation_results
-from explain_engine.metrics.forced_choice import TESTS
+from explain_engine.api import TESTS
 
 
 class ResultsQuerySerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ The item's ``secret`` holds everything the browser must not see: the method and 
 correct option (``answer``), the text's split (correctly predicted or misclassified), the true and
 predicted classes and, in ``reveal_model``, which model was shown on which side. Scores follow
 Table 1: ±1 (in)correct and confident, ±0.5 unconfident, 0 no preference
-(:func:`explain_engine.metrics.forced_choice.score_answers`).
+(:func:`explain_engine.api.score_answers`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.forced_choice.generation import Question, build_items
-from explain_engine.metrics.forced_choice import NO_PREFERENCE, answer_categories, category_set, score_answers
+from explain_engine.api import NO_PREFERENCE, answer_categories, category_set, get_method, score_answers
 
 #: The ``family`` the three kinds are registered with.
 FAMILY = "forced_choice"
@@ -33,7 +33,7 @@ MAX_NGRAM = 20
 
 
 def _method_label(method: str, sizes: list[int] | None) -> str:
-    """Paper 004's naming: "(W)" for word evidence, "(N)" for n-gram evidence (Table 2)."""
+    """Lertvittayakumjorn & Toni 2019's naming: "(W)" for word evidence, "(N)" for n-gram evidence (Table 2)."""
     return f"{method} ({'W' if sizes is None else 'N'})"
 
 
@@ -61,11 +61,8 @@ class MethodField(serializers.Field):
         unknown = sorted(set(data) - {"method", "ngram_sizes", "label"})
         if unknown:
             raise ValidationError(f"unknown key {unknown[0]!r}; use method, ngram_sizes, label")
-        # imported here: the explainers load torch, which a study page need not
-        from explain_engine.explainers.registry import get
-
         try:
-            get(data["method"].strip())
+            get_method(data["method"].strip())
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
         out: dict[str, Any] = {"method": data["method"].strip()}
@@ -263,7 +260,7 @@ class ForcedChoiceKind(TaskKind):
 
     @staticmethod
     def score(item_secret: dict[str, Any], answer: dict[str, Any]) -> float:
-        """Paper 004 Table 1: +1 / +0.5 correct, −0.5 / −1 wrong (unconfident / confident), 0 no preference."""
+        """Lertvittayakumjorn & Toni 2019, Table 1: +1 / +0.5 correct, −0.5 / −1 wrong (unconfident / confident), 0 no preference."""
         return float(
             score_answers([answer.get("choice")], [item_secret["answer"]], [bool(answer.get("confident"))])[0]
         )

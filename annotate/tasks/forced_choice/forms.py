@@ -15,6 +15,7 @@ from annotate.models import ModelRun, Study
 from annotate.providers import PROVIDERS
 from annotate.tasks import TASK_KINDS, get_kind
 from annotate.tasks.forced_choice.base import FAMILY, SPLITS
+from explain_engine.api import METHODS
 
 #: The family's kinds in the paper's task order, with their labels from the registry.
 KINDS = [
@@ -24,11 +25,6 @@ KINDS = [
 
 
 def _method_choices() -> list[tuple[str, str]]:
-    import explain_engine.explainers  # noqa: F401  (importing the package registers every method)
-
-    # imported here: the explainers load torch, which only this form's page needs
-    from explain_engine.explainers.registry import METHODS
-
     return [(name, name) for name in sorted(METHODS)]
 
 

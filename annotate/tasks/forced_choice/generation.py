@@ -5,7 +5,7 @@ In every task half of the texts are predicted correctly (by both models in the m
 and half are not; each chosen text becomes one question per explanation method. A text qualifies
 only when every selected method has explained it for the predicted class (``Explanation.target``);
 evidence is taken from the stored word scores by the engine
-(:func:`explain_engine.explainers.evidence.select_evidence`) with the study's ``m`` and n-gram
+(:func:`explain_engine.api.select_evidence`) with the study's ``m`` and n-gram
 sizes, so one explanation run serves both the word (W) and the n-gram (N) variant of a method.
 Which texts, the order of the questions and the left/right side of each model are drawn from a
 generator seeded by the study's ``seed``. Each task's module says which texts qualify and what a

@@ -1,5 +1,5 @@
 """Scores of a forced-choice study: Lertvittayakumjorn & Toni 2019's Table 4, the score distributions of its Figure 3 and
-the Fleiss κ of Table 4's last row, computed by the engine (:mod:`explain_engine.metrics.forced_choice`).
+the Fleiss κ of Table 4's last row, computed by the engine (:mod:`explain_engine.api`).
 
 Every answer scores the method of its question (Table 1: ±1 confident, ±0.5 unconfident, 0 no
 preference). A question's score is the mean of its workers' answers; a method's mean is taken over
@@ -26,8 +26,15 @@ from annotate.models import Response, Study, Worker
 from annotate.quality.exclusion import excluded_worker_ids
 from annotate.tasks import get_kind
 from annotate.tasks.forced_choice.generation import CORRECT, MISCLASSIFIED
-from explain_engine.metrics.bootstrap import LEVEL, N_BOOT
-from explain_engine.metrics.forced_choice import TESTS, forced_choice_kappa, score_answers, summarize_scores
+from explain_engine.api import (
+    LEVEL,
+    N_BOOT,
+    TESTS,
+    forced_choice_kappa,
+    json_safe,
+    score_answers,
+    summarize_scores,
+)
 
 SPLITS = ("all", CORRECT, MISCLASSIFIED)
 SPLIT_TITLES = {"all": "all texts", CORRECT: "correctly predicted", MISCLASSIFIED: "misclassified"}
@@ -118,7 +125,7 @@ def score_table(
 
 
 def table4(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[dict[str, Any]]:
-    """Paper 004's Table 4 layout: one row per method, one cell per split (all / ✓ / ✗), each cell
+    """Lertvittayakumjorn & Toni 2019's Table 4 layout: one row per method, one cell per split (all / ✓ / ✗), each cell
     the engine's row or None when the method has no answer in that split."""
     cells = {(r["method"], r["split"]): r for r in rows}
     return [{"method": m, "cells": [cells.get((m, s)) for s in SPLITS]} for m in methods]
@@ -329,7 +336,5 @@ def csv_text(results: dict[str, Any], table: str) -> str:
 
 def api_results(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` without the per-answer rows, ready for JSON (NaN as null)."""
-    from explain_engine.api import json_safe
-
     data = {k: v for k, v in results.items() if k != "scored"}
     return json_safe(data)

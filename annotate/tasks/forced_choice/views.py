@@ -24,7 +24,7 @@ from annotate.tasks.forced_choice.results import (
     evaluation_results,
     means_chart,
 )
-from explain_engine.metrics.forced_choice import TESTS
+from explain_engine.api import TESTS
 
 
 def forced_choice_study(request, uid) -> Study:

@@ -19,7 +19,7 @@ from annotate.models import Assignment, Dataset, Document, Item, Response, Study
 from annotate.tasks import get_kind
 from annotate.tasks.highlight.config import KIND
 from annotate.tasks.words import word_payload
-from explain_engine.datasets.yelphat import read_raw
+from explain_engine.api import read_raw
 
 YELP_LABELS = {0: "negative", 1: "positive"}
 YELPHAT_PROVIDER = "yelphat"

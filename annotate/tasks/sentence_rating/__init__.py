@@ -24,15 +24,15 @@ from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.words import word_payload
-from explain_engine.text import sentence_spans
+from explain_engine.api import sentence_spans
 
-#: Paper 001, Figure 2: the five answers, level 1 (not at all) to 5 (very well).
+#: Pappas & Popescu-Belis 2016, Figure 2: the five answers, level 1 (not at all) to 5 (very well).
 KIND = "sentence_rating"
 RATING_LABELS = ("not at all", "a little", "moderately", "rather well", "very well")
 LEVELS = tuple(range(1, len(RATING_LABELS) + 1))
 QUESTION = "How much does the highlighted sentence explain the given aspect rating?"
 GOLD_FIELD = "gold_ratings"
-#: Paper 001, §3: at least four reliable judges per sentence.
+#: Pappas & Popescu-Belis 2016 §3: at least four reliable judges per sentence.
 PAPER_JUDGES = 4
 
 

@@ -14,7 +14,7 @@ from annotate.corpus import TextRecord
 from annotate.demo import demo_dataset, demo_study, generate_reviews
 from annotate.models import Study
 from annotate.tasks.sentence_rating import KIND
-from explain_engine.text import sentence_spans, word_spans
+from explain_engine.api import sentence_spans, word_spans
 
 DATASET = "demo reviews: sentence ratings"
 STUDY = "Demo: sentence rating (overall, service)"

@@ -1,6 +1,7 @@
 """Results of a sentence-rating study (Pappas & Popescu-Belis 2016 §4, Figure 4), read from the database:
 crowd labels with their confidence, agreement between annotators and, with a model run, how well the
-model's sentence attention predicts the crowd's levels. The numbers come from :mod:`annotate.tasks.scoring`.
+model's sentence attention predicts the crowd's levels. The numbers come from the engine
+(:mod:`explain_engine.api`); this module reads the answers and lays the figures out.
 """
 
 from __future__ import annotations
@@ -10,20 +11,19 @@ from typing import Any
 import numpy as np
 
 from annotate.models import Document, ModelRun, Prediction, Study
-from annotate.tasks.results import counted_responses, finite_or_none, worker_names, worker_trust
-from annotate.tasks.scoring import (
-    LEVELS,
-    N_BOOT,
-    THRESHOLDS,
+from annotate.tasks.results import N_BOOT, counted_responses, finite_or_none, worker_names, worker_trust
+from annotate.tasks.sentence_rating import PAPER_JUDGES, RATING_LABELS, document_sentences
+from explain_engine.api import RATING_LEVELS as LEVELS
+from explain_engine.api import (
     attention_levels,
     confidence_curve,
+    confidence_summary,
     crowd_labels,
     mean_of,
     pairwise_agreement,
     rating_matrix,
     sentence_scores,
 )
-from annotate.tasks.sentence_rating import PAPER_JUDGES, RATING_LABELS, document_sentences
 
 TABLES = ("labels", "agreement", "machine")
 ALL_ASPECTS = "all"
@@ -111,7 +111,7 @@ def rating_results(study: Study, model_run: ModelRun | None = None, n_boot: int 
 def _aspect_summary(aspect: str, title: str, rows: list[dict]) -> dict[str, Any]:
     chosen = [r for r in rows if aspect == ALL_ASPECTS or r["aspect"] == aspect]
     done = [r for r in chosen if r["responses"]]
-    conf = np.array([r["confidence"] for r in done if r["confidence"] is not None], dtype=float)
+    confidence = confidence_summary([r["confidence"] for r in done])
     distribution = [sum(1 for r in done if r["majority"] == level) for level in LEVELS]
     return {
         "aspect": aspect,
@@ -120,9 +120,9 @@ def _aspect_summary(aspect: str, title: str, rows: list[dict]) -> dict[str, Any]
         "labelled": len(done),
         "judgments": sum(r["responses"] for r in done),
         "enough_judges": sum(1 for r in done if r["enough_judges"]),
-        "mean_confidence": finite_or_none(conf.mean()) if conf.size else None,
-        "share_confidence_05": finite_or_none((conf >= 0.5).mean()) if conf.size else None,
-        "share_confidence_08": finite_or_none((conf >= 0.8).mean()) if conf.size else None,
+        "mean_confidence": confidence["mean_confidence"],
+        "share_confidence_05": confidence["share_confidence_05"],
+        "share_confidence_08": confidence["share_confidence_08"],
         "distribution": distribution,
     }
 
@@ -148,7 +148,7 @@ def _agreement(answers, items, names, aspects, n_boot) -> dict[str, Any]:
 
 
 def _machine_comparison(run: ModelRun, rows: list[dict], aspects: list[str]) -> dict[str, Any]:
-    """Paper 001, Figure 4: sentence attention (sum of word attention) against crowd labels."""
+    """Pappas & Popescu-Belis 2016 §5, Figure 4: sentence attention (sum of word attention) against crowd labels."""
     doc_ids = {r["document_id"] for r in rows if r["majority"] is not None}
     attention = dict(
         Prediction.objects.filter(
@@ -201,9 +201,10 @@ def machine_chart(results: dict[str, Any]) -> dict[str, Any] | None:
     for aspect in aspects:
         points = [p for p in machine["curve"] if p["aspect"] == aspect]
         series.append({"name": aspect, "values": [p["accuracy"] for p in points]})
-    series.append({"name": "random", "values": [1.0 / len(LEVELS)] * len(THRESHOLDS)})
+    overall = [p for p in machine["curve"] if p["aspect"] == ALL_ASPECTS]
+    series.append({"name": "random", "values": [p["random"] for p in overall]})
     return {
-        "labels": [f"≥ {t:g}" for t in THRESHOLDS],
+        "labels": [f"≥ {p['threshold']:g}" for p in overall],
         "series": series,
         "title": "Accuracy of the model's sentence attention against the crowd label",
         "yLabel": "accuracy",

@@ -1,4 +1,4 @@
-"""The token-marking demo (the NLI importance-alignment paper's expert token marking, on reviews):
+"""The token-marking demo (Prasad et al. 2021's expert token marking, on reviews):
 each synthetic review gets a one-sentence explanation that names its sentiment words, and every fifth
 review carries those words as its gold marks. Running :func:`seed_demo` again reuses what exists.
 """
@@ -11,7 +11,7 @@ from annotate.corpus import TextRecord
 from annotate.demo import NEGATIVE, POSITIVE, demo_dataset, demo_study, generate_reviews
 from annotate.models import Study
 from annotate.tasks.token_marking import KIND
-from explain_engine.text import word_spans
+from explain_engine.api import word_spans
 
 DATASET = "demo reviews: explanations"
 STUDY = "Demo: token marking from explanations"

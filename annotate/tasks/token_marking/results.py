@@ -1,4 +1,4 @@
-"""Results of a token-marking study (the NLI importance-alignment paper, eq. 4 and §4), read from the
+"""Results of a token-marking study (Prasad et al. 2021, eq. 4 and §4), read from the
 database: expert oracles (the share of annotators who marked each word), agreement over words and,
 with a model run and method, the importance alignment ΔA. The numbers come from the engine.
 """
@@ -11,13 +11,11 @@ from typing import Any
 import numpy as np
 
 from annotate.models import Explanation, ModelRun, Study
-from annotate.tasks.results import counted_responses
-from annotate.tasks.scoring import N_BOOT, marking_alignment
-from explain_engine.metrics.agreement import fleiss_kappa_from_counts
-from explain_engine.metrics.alignment import expert_oracle
+from annotate.tasks.results import N_BOOT, counted_responses
+from explain_engine.api import expert_oracle, marking_agreement, marking_alignment
 
 TABLES = ("oracle", "examples")
-#: Integrated gradients (dot product with the embedding, class score) first: the alignment paper's method.
+#: Integrated gradients (dot product with the embedding, class score) first: Prasad et al. 2021's method.
 PREFERRED_METHODS = ("grad_dot_int_s", "grad_dot_int_p", "grad_l2_int_s", "grad_l2_int_p")
 
 
@@ -30,7 +28,7 @@ def explanation_runs(study: Study):
 
 
 def explanation_methods(run: ModelRun) -> list[str]:
-    """The run's stored methods, integrated gradients first (the NLI importance-alignment paper), then by name."""
+    """The run's stored methods, integrated gradients first (Prasad et al. 2021), then by name."""
     methods = sorted(set(Explanation.objects.filter(model_run=run).values_list("method", flat=True)))
     preferred = [m for m in PREFERRED_METHODS if m in methods]
     return preferred + [m for m in methods if m not in preferred]
@@ -83,7 +81,7 @@ def marking_results(
         "workers": len(workers),
         "items": len(items),
         "marked_items": sum(1 for e in examples if e["annotators"]),
-        "agreement": _word_agreement(maps.values(), n_boot),
+        "agreement": _word_agreement(list(maps.values()), n_boot),
         "examples": examples,
         "model_run": None,
         "method": method,
@@ -104,22 +102,16 @@ def _top_words(words: list[str], oracle: np.ndarray, k: int = 5) -> list[dict]:
     return [{"word": words[i], "share": round(float(oracle[i]), 3)} for i in order if oracle[i] > 0]
 
 
-def _word_agreement(all_maps, n_boot: int) -> dict[str, Any] | None:
-    """Fleiss κ over words (categories marked / not marked), every word of a multiply-marked item a unit."""
-    tables = []
-    for marked in all_maps:
-        if len(marked) >= 2:
-            m = np.asarray(marked, dtype=np.int64)
-            on = m.sum(axis=0)
-            tables.append(np.stack([m.shape[0] - on, on], axis=1))
-    if not tables:
+def _word_agreement(all_maps: list[list[list[int]]], n_boot: int) -> dict[str, Any] | None:
+    """Fleiss κ over words (marked / not marked) of the items marked by at least two annotators."""
+    estimate = marking_agreement(all_maps, n_boot=n_boot)
+    if estimate is None:
         return None
-    estimate = fleiss_kappa_from_counts(np.concatenate(tables), n_boot=n_boot)
-    return {"fleiss_kappa": estimate.to_dict(), "items": len(tables)}
+    return {"fleiss_kappa": estimate.to_dict(), "items": sum(1 for marked in all_maps if len(marked) >= 2)}
 
 
 def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: int) -> dict[str, Any]:
-    """Paper 003's ΔA of the run's ``method`` attributions against the expert and hard oracles."""
+    """Prasad et al. 2021 §3.3: ΔA of the run's ``method`` attributions against the expert and hard oracles."""
     marked = [e for e in examples if e["annotators"]]
     rows = Explanation.objects.filter(
         model_run=run, method=method, document_id__in=[e["document_id"] for e in marked]
@@ -130,7 +122,7 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
     usable = []
     for example in marked:
         targets = by_doc.get(example["document_id"], {})
-        # Paper 003 attributes with respect to the gold label; another target only when that is missing.
+        # Prasad et al. 2021 attribute with respect to the gold label; another target only when that is missing.
         scores = targets.get(example["label"]) or next(iter(targets.values()), None)
         if isinstance(scores, list) and len(scores) == len(example["words"]):
             usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
