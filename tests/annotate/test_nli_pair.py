@@ -15,6 +15,7 @@ from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
 from annotate.corpus import CorpusImportError
+from annotate.dashboards.study import study_dashboard
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Item, Response, Study
 from annotate.providers.local.adapter import invite_path, make_invite
@@ -375,6 +376,13 @@ def test_results_page_and_exports(answered_study, researcher, other_researcher):
     assert first["hypothesis_map"] == [0, 0, 1, 0] and first["label"] == "contradiction"
     pairs = client.get(reverse("nli-pair-export", args=[study.uid, "pairs", "jsonl"])).content.decode()
     assert [json.loads(line)["premise_cam"] for line in pairs.splitlines()] == [["man"], ["dogs"]]
+    # The pages every study has work for a pair study too.
+    for what in ("responses", "items"):
+        generic = client.get(reverse("study-export", args=[study.uid, what, "jsonl"]))
+        assert generic.status_code == 200 and len(b"".join(generic.streaming_content).splitlines()) >= 3
+    assert client.get(reverse("study-dashboard", args=[study.uid])).status_code == 200
+    dashboard = study_dashboard(study, n_boot=20)
+    assert dashboard["agreement"]["fleiss_kappa"]["n"] == 2
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
     assert other.get(reverse("nli-pair-results", args=[study.uid])).status_code == 404
