@@ -255,6 +255,7 @@ def test_bad_pairs_name_the_pair(researcher, metadata, message):
 def test_cam_and_sam_per_text_by_hand():
     records = [
         {"id": "a", "words": ["w"] * 4, "annotations": [{"map": [1, 1, 0, 0]}, {"map": [1, 0, 1, 0]}]},
+        {"id": "none", "words": ["w"] * 5, "annotations": []},
         {"id": "b", "words": ["w"] * 2, "annotations": [{"map": [0, 1]}]},
         {
             "id": "c",
@@ -263,8 +264,8 @@ def test_cam_and_sam_per_text_by_hand():
         },
     ]
     figures = side_figures(records, n_boot=50)
-    assert figures["cam"] == [[1, 0, 0, 0], None, [0, 1, 0]]
-    assert figures["sam"] == [[1, 1, 1, 0], None, [1, 1, 1]]
+    assert figures["cam"] == {"a": [1, 0, 0, 0], "c": [0, 1, 0]}
+    assert figures["sam"] == {"a": [1, 1, 1, 0], "c": [1, 1, 1]}
     assert figures["k"]["CAM"]["value"] == pytest.approx(1.0) and figures["k"]["CAM"]["texts"] == 2
     assert figures["k"]["SAM"]["value"] == pytest.approx(3.0)
     # Word units of texts a and c: Fleiss κ from the engine's counts table
@@ -415,3 +416,35 @@ def test_demo_seeds_a_running_pair_study(researcher):
     assert study.kind == "nli_pair" and study.status == Study.Status.RUNNING
     assert study.items.count() == 8 and study.items.filter(is_gold=True).count() == 1
     assert seed_demo(researcher, 5) == [study]
+
+
+@pytest.mark.django_db
+def test_results_before_and_with_few_answers(researcher):
+    study = make_pair_study(researcher, judges=2)
+    empty = pair_results(study, n_boot=20)
+    assert (empty["answers"], empty["answered"]) == (0, 0) and empty["pairs"][0]["premise_cam"] is None
+    client = Client()
+    client.login(username=researcher.username, password=PASSWORD)
+    assert client.get(reverse("nli-pair-results", args=[study.uid])).status_code == 200
+    # One answer to the first pair only: it is counted, but one map makes no CAM or SAM.
+    one = Client(enforce_csrf_checks=True)
+    token = page_token(one, study, "ann-1")
+    headers = {"HTTP_X_CSRFTOKEN": token["csrf_token"]}
+    first = one.post(token["next_url"], "{}", content_type="application/json", **headers).json()
+    assert first["item"]["payload"]["premise"]["words"][0] == "A"
+    one.post(
+        token["submit_url_template"].replace("ASSIGNMENT", first["assignment"]),
+        json.dumps(
+            {
+                "submission_key": str(uuid.uuid4()),
+                "answer": contradiction(first["item"]["payload"]),
+                "timings": TIMINGS,
+            }
+        ),
+        content_type="application/json",
+        **headers,
+    )
+    results = pair_results(study, n_boot=20)
+    assert [p["answers"] for p in results["pairs"]] == [1, 0]
+    assert results["pairs"][0]["premise_sam"] is None and results["sides"]["premise"]["word_kappa"] is None
+    assert client.get(reverse("nli-pair-results", args=[study.uid])).status_code == 200

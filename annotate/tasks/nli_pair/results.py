@@ -63,22 +63,25 @@ def highlighted(words: list[str], word_map: list[int] | None) -> list[str]:
 
 def side_figures(records: list[dict], n_boot: int, seed: int = 0) -> dict[str, Any]:
     """One text's human-map figures over ``records`` (``{"id", "words", "annotations": [{"map"}]}``):
-    per record its CAM and SAM (``None`` with fewer than two maps), k of each reference, human–human
-    similarity and Fleiss κ over words (each word of a text with two or more maps a unit)."""
-    humans = HumanMaps.from_records(records)
+    CAM and SAM by record id (only records with two or more maps have them), k of each reference,
+    human–human similarity and Fleiss κ over words (each word of a text with two or more maps a unit).
+    Records without maps are left out."""
+    humans = HumanMaps.from_records(records, min_maps=1)
     refs = humans.references(min_maps=2)
-    cam_idx, cam = refs["CAM"]
-    sam_idx, sam = refs["SAM"]
-    consensus = {int(i): m for i, m in zip(cam_idx, cam.to_lists(), strict=True)}
-    union = {int(i): m for i, m in zip(sam_idx, sam.to_lists(), strict=True)}
+    combined = {}
+    for name in ("CAM", "SAM"):
+        idx, maps = refs[name]
+        combined[name] = {
+            humans.ids[int(i)]: [int(v) for v in m] for i, m in zip(idx, maps.to_lists(), strict=True)
+        }
     n_maps = humans.maps_per_text
     per_word_n = np.repeat(n_maps, humans.lengths)
     selected = humans.word_sums()
     keep = per_word_n >= 2
     word_table = np.stack([per_word_n[keep] - selected[keep], selected[keep]], axis=1).astype(np.int64)
     return {
-        "cam": [[int(v) for v in consensus[i]] if i in consensus else None for i in range(len(records))],
-        "sam": [[int(v) for v in union[i]] if i in union else None for i in range(len(records))],
+        "cam": combined["CAM"],
+        "sam": combined["SAM"],
         "k": {
             name: average_k(maps, n_boot, seed).to_dict() | {"texts": int(len(idx))}
             for name, (idx, maps) in refs.items()
@@ -130,7 +133,7 @@ def pair_results(study: Study, n_boot: int = N_BOOT) -> dict[str, Any]:
         for side in SIDES
     }
     pairs = []
-    for i, (item_id, external, gold_label, payload) in enumerate(items):
+    for item_id, external, gold_label, payload in items:
         given = [a["label"] for a in answers[item_id]]
         counts = Counter(given)
         top = max(counts.values(), default=0)
@@ -145,7 +148,7 @@ def pair_results(study: Study, n_boot: int = N_BOOT) -> dict[str, Any]:
         }
         for side in SIDES:
             words = payload[side]["words"]
-            cam, sam = sides[side]["cam"][i], sides[side]["sam"][i]
+            cam, sam = sides[side]["cam"].get(str(item_id)), sides[side]["sam"].get(str(item_id))
             row[side] = {"words": words, "cam": cam, "sam": sam}
             row[f"{side}_cam"] = None if cam is None else highlighted(words, cam)
             row[f"{side}_sam"] = None if sam is None else highlighted(words, sam)
