@@ -1,0 +1,138 @@
+"""Importing NLI pairs from CSV or JSONL: one pair per row (CSV) or line (JSONL).
+
+Fields: ``premise`` and ``hypothesis`` (non-empty texts), ``label`` (optional: empty, or one of the
+study's labels), ``id`` (optional: ``pair-<line>`` when missing) and ``gold`` (optional: a JSON
+object ``{"label", "premise_map", "hypothesis_map"}``, checked when the study's items are built).
+Any other field is kept in the pair's metadata. Everything is checked before anything is stored; a
+problem raises :class:`~annotate.corpus.CorpusImportError` saying in plain words which line and
+field are wrong. A pair is stored as a Document whose text is the premise (its canonical words are
+the premise's) and whose ``metadata["hypothesis"]`` is the hypothesis.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from annotate.corpus import FORMATS, MAX_ID_LENGTH, CorpusImportError, TextRecord, store_records
+from annotate.models import Dataset
+from annotate.tasks.nli_pair import GOLD_FIELD, HYPOTHESIS_FIELD
+from explain_engine.api import word_spans
+
+REQUIRED = ("premise", "hypothesis")
+KNOWN = ("id", "premise", "hypothesis", "label", GOLD_FIELD)
+
+
+def _clean_pair(line: int, values: dict[str, Any], labels: Sequence[str]) -> TextRecord:
+    """Check one pair's fields and turn it into a record (premise as text, hypothesis in metadata)."""
+    for name in REQUIRED:
+        text = values.get(name)
+        if name not in values:
+            raise CorpusImportError(line, name, f"missing: every pair needs a {name}")
+        if not isinstance(text, str) or not word_spans(text):
+            raise CorpusImportError(line, name, f"the {name} is empty; write at least one word")
+    raw_id = values.get("id")
+    if raw_id is None or str(raw_id).strip() == "":
+        pair_id = f"pair-{line}"
+    elif isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
+        raise CorpusImportError(line, "id", "must be a text or a whole number")
+    else:
+        pair_id = str(raw_id).strip()
+    if len(pair_id) > MAX_ID_LENGTH:
+        raise CorpusImportError(line, "id", f"longer than {MAX_ID_LENGTH} characters")
+    label = values.get("label")
+    label = "" if label is None else label
+    if not isinstance(label, str) or (label.strip() and label.strip() not in labels):
+        raise CorpusImportError(
+            line,
+            "label",
+            f"{label!r} is not a label of this study; use one of {list(labels)} or leave it empty",
+        )
+    gold = values.get(GOLD_FIELD)
+    if isinstance(gold, str) and gold.strip():
+        try:
+            gold = json.loads(gold)
+        except json.JSONDecodeError as exc:
+            raise CorpusImportError(line, GOLD_FIELD, f"not valid JSON ({exc.msg})") from None
+    if gold not in (None, "") and not isinstance(gold, dict):
+        raise CorpusImportError(
+            line, GOLD_FIELD, "must be an object with label, premise_map and hypothesis_map"
+        )
+    metadata = {k: v for k, v in values.items() if k not in KNOWN}
+    metadata[HYPOTHESIS_FIELD] = values["hypothesis"]
+    if isinstance(gold, dict):
+        metadata[GOLD_FIELD] = gold
+    return TextRecord(line, pair_id, values["premise"], label.strip(), metadata)
+
+
+def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise CorpusImportError(1, None, "the file is empty: the first row must name the columns") from None
+    except csv.Error as exc:
+        raise CorpusImportError(1, None, f"the header row cannot be read ({exc})") from None
+    for name in REQUIRED:
+        if name not in header:
+            raise CorpusImportError(1, name, f"no {name!r} column; the header row has {header}")
+    rows, start = [], reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return rows
+        except csv.Error as exc:
+            raise CorpusImportError(start, None, f"this row cannot be read ({exc})") from None
+        if any(cell.strip() for cell in row):
+            if len(row) > len(header):
+                raise CorpusImportError(start, None, f"{len(row)} cells where the header names {len(header)}")
+            rows.append((start, dict(zip(header, row, strict=False))))
+        start = reader.line_num + 1
+
+
+def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    for line, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            values = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise CorpusImportError(line, None, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(values, dict):
+            raise CorpusImportError(line, None, "each line must be a JSON object with premise and hypothesis")
+        rows.append((line, values))
+    return rows
+
+
+def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]:
+    """Parse and check a CSV or JSONL file of pairs; ids must be unique within the file."""
+    if fmt not in FORMATS:
+        raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise CorpusImportError(line, None, "not valid UTF-8; save the file as UTF-8") from None
+    rows = _csv_rows(text) if fmt == "csv" else _jsonl_rows(text)
+    if not rows:
+        raise CorpusImportError(None, None, "the file holds no pairs")
+    records, first_line = [], {}
+    for line, values in rows:
+        record = _clean_pair(line, values, labels)
+        if record.id in first_line:
+            raise CorpusImportError(
+                line, "id", f"{record.id!r} was already used on line {first_line[record.id]}"
+            )
+        first_line[record.id] = line
+        records.append(record)
+    return records
+
+
+def import_pairs(dataset: Dataset, data: bytes, fmt: str, labels: Sequence[str]) -> int:
+    """Add the pairs of a CSV or JSONL file to ``dataset`` (all or nothing); returns how many."""
+    return store_records(dataset, read_pairs(data, fmt, labels))

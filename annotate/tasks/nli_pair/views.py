@@ -1,0 +1,104 @@
+"""The researcher's pages of an NLI pair study: the import page (a file of pairs becomes a dataset
+and a draft study), the results page (label agreement, CAM/SAM and map agreement per text) and the
+exports (per response and per pair, CSV or JSON lines)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import transaction
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from rest_framework.exceptions import ValidationError
+
+from annotate.access import owned_or_404, researcher_required
+from annotate.api.serializers import StudySerializer
+from annotate.api.work import flatten_errors
+from annotate.corpus import CorpusImportError, detect_format
+from annotate.models import Dataset, Study
+from annotate.tasks import get_kind
+from annotate.tasks.nli_pair.config import KIND
+from annotate.tasks.nli_pair.forms import PairImportForm
+from annotate.tasks.nli_pair.pairs import import_pairs
+from annotate.tasks.nli_pair.results import EXPORTS, FORMATS, csv_cells, export_rows, jsonl_text, pair_results
+from annotate.tasks.results import csv_text
+
+
+class _Request:
+    """The page's request as the study serializer's context (it reads ``user`` only)."""
+
+    def __init__(self, user):
+        self.user = user
+
+
+def pair_study(request, uid) -> Study:
+    """The researcher's NLI pair study ``uid``; 404 otherwise."""
+    study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
+    if study.kind != KIND:
+        raise Http404("not an NLI pair study")
+    return study
+
+
+def _create(form: PairImportForm, user) -> Study:
+    """The imported pairs as a dataset and a draft study over it, both or neither."""
+    data = form.cleaned_data
+    upload = data["file"]
+    fmt = detect_format(upload.name)
+    with transaction.atomic():
+        if Dataset.objects.filter(owner=user, name=data["name"]).exists():
+            raise CorpusImportError(None, "name", f"you already have a dataset called {data['name']!r}")
+        dataset = Dataset.objects.create(owner=user, name=data["name"], source=upload.name)
+        import_pairs(dataset, upload.read(), fmt, data["labels"])
+        serializer = StudySerializer(data=form.study_data(dataset.pk), context={"request": _Request(user)})
+        serializer.is_valid(raise_exception=True)
+        return serializer.save()
+
+
+@researcher_required
+def import_page(request):
+    form = PairImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = _create(form, request.user)
+        except CorpusImportError as exc:
+            form.add_error("name" if exc.field == "name" else "file", str(exc))
+        except ValidationError as exc:
+            for field, problems in flatten_errors(exc.detail).items():
+                target = field.split(".")[-1]
+                form.add_error(target if target in form.fields else None, "; ".join(problems))
+        else:
+            messages.success(
+                request, f"Study {study.name} created with its pairs. Start it when you are ready."
+            )
+            return redirect("study-detail", uid=study.uid)
+    return render(request, "nli_pair/import.html", {"form": form})
+
+
+@researcher_required
+def results_page(request, uid):
+    study = pair_study(request, uid)
+    context = {
+        "study": study,
+        "kind": get_kind(study.kind),
+        "results": pair_results(study),
+        "downloads": [
+            (what, fmt, reverse("nli-pair-export", args=[study.uid, what, fmt]))
+            for what in EXPORTS
+            for fmt in FORMATS
+        ],
+    }
+    return render(request, "nli_pair/results.html", context)
+
+
+@researcher_required
+def export(request, uid, what: str, fmt: str):
+    study = pair_study(request, uid)
+    if what not in EXPORTS or fmt not in FORMATS:
+        raise Http404("no such export")
+    columns, rows = export_rows(study, what)
+    if fmt == "csv":
+        response = HttpResponse(csv_text(list(columns), csv_cells(columns, rows)), content_type="text/csv")
+    else:
+        response = HttpResponse(jsonl_text(rows), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{what}.{fmt}"'
+    return response
