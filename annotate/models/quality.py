@@ -1,7 +1,7 @@
 """Quality control: a study's gold policy, each worker's trust, and the review state of each gold item.
 
-Trust is the share of gold items a worker passed, kept with its Wilson interval (papers 001 and 004:
-only workers with trust >= 0.70 count). ``WorkerTrust`` and ``GoldReview`` are caches recomputed from
+Trust is the share of gold items a worker passed, kept with its Wilson interval (Pappas & Popescu-Belis
+2016 §3: only workers with trust >= 0.70 count). ``WorkerTrust`` and ``GoldReview`` are caches recomputed from
 ``Response.gold_passed`` by ``annotate.quality``; the policy row is the researcher's choice.
 """
 

@@ -2,7 +2,7 @@
  * The dashboards of a study: fetch the figures from the dashboards API, wait (with a progress bar)
  * while a background job computes them, then draw them — notes, bar charts with confidence
  * intervals and a CSV link each, and tables — or, on a text's page, its human maps, CAM / SAM and
- * the machine map as an overlay over the words (paper 000 Figure 1).
+ * the machine map as an overlay over the words (Sen et al. 2020 Figure 1).
  *
  * Markup: `#hatlab-dashboard[data-kind=study|similarity|text][data-api=<url>]` holding
  * `[data-dashboard-status]` and `[data-section=…]` containers (see the dashboard templates).

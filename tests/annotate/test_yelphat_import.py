@@ -1,4 +1,4 @@
-"""The raw YELP-HAT MTurk files imported as a dataset and a finished highlight study (paper 000).
+"""The raw YELP-HAT MTurk files imported as a dataset and a finished highlight study (Sen et al. 2020).
 
 Checked against the real files in ``../shared/data/yelp-hat/raw`` (counts from its PROVENANCE.md).
 """

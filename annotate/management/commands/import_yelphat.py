@@ -12,7 +12,7 @@ from annotate.tasks.highlight.yelphat import import_yelphat
 
 class Command(BaseCommand):
     help = (
-        "Import raw YELP-HAT MTurk CSVs (paper 000): one document per review, one response per worker "
+        "Import raw YELP-HAT MTurk CSVs (Sen et al. 2020): one document per review, one response per worker "
         "answer, grouped in a finished read-first highlight study."
     )
 
