@@ -44,88 +44,195 @@ registries             ``Registry``, ``UnknownName``, ``DuplicateName``, ``disco
 
 from __future__ import annotations
 
-from explain_engine.artifacts import TrainedModel
-from explain_engine.datasets.yelphat import read_raw
-from explain_engine.evidence import Evidence, evidence_and_counter, select_evidence
-from explain_engine.explainers import (
-    METHODS,
-    Fitting,
-    MethodSpec,
-    explain,
-    explain_many,
-    methods_for,
-    resolve_methods,
-)
-from explain_engine.explainers import get as get_method
-from explain_engine.jsonsafe import json_safe
-from explain_engine.metrics import METRICS
-from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote
-from explain_engine.metrics.agreement import (
-    category_counts,
-    cohen_kappa,
-    encode_ratings,
-    fleiss_kappa,
-    fleiss_kappa_from_counts,
-    krippendorff_alpha,
-    pairwise_table,
-    pearson_r,
-)
-from explain_engine.metrics.alignment import (
-    expert_oracle,
-    hard_oracle,
-    importance_alignment,
-    marking_alignment,
-    random_derangement,
-)
-from explain_engine.metrics.behavioral import (
-    HumanMaps,
-    average_k,
-    behavioral_similarity,
-    consensus_maps,
-    human_human_similarity,
-    roc_auc_per_text,
-)
-from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate
-from explain_engine.metrics.forced_choice import (
-    NO_PREFERENCE,
-    TESTS,
-    answer_categories,
-    category_set,
-    forced_choice_kappa,
-    score_answers,
-    summarize_scores,
-)
-from explain_engine.metrics.pos import tag_documents, tag_words
-from explain_engine.metrics.ragged import Ragged
-from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
-from explain_engine.metrics.ratings import (
-    CrowdLabels,
-    attention_levels,
-    confidence_curve,
-    confidence_summary,
-    crowd_labels,
-    marking_agreement,
-    mean_of,
-    pairwise_agreement,
-    rating_matrix,
-    replacement_std,
-    sentence_scores,
-)
-from explain_engine.metrics.trust import DEFAULT_THRESHOLD as DEFAULT_TRUST_THRESHOLD
-from explain_engine.metrics.trust import (
-    EXCLUDED,
-    PENDING,
-    TRUSTED,
-    TrustTable,
-    leave_one_out_trust,
-    trust_table,
-    wilson_interval,
-)
-from explain_engine.models import ARCHITECTURES, build_model
-from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
-from explain_engine.reports import agreement_report, similarity_report
-from explain_engine.text import sentence_spans, word_spans, words_of
-from explain_engine.training import TrainConfig, train
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Where each name lives. A name is imported on its first use (PEP 562), so a process that needs only the
+# tokeniser or a metric (a management command, the annotator API) does not load torch.
+_HOMES: dict[str, tuple[str, str]] = {
+    "TrainedModel": ("explain_engine.artifacts", "TrainedModel"),
+    "read_raw": ("explain_engine.datasets.yelphat", "read_raw"),
+    "Evidence": ("explain_engine.evidence", "Evidence"),
+    "evidence_and_counter": ("explain_engine.evidence", "evidence_and_counter"),
+    "select_evidence": ("explain_engine.evidence", "select_evidence"),
+    "Fitting": ("explain_engine.explainers", "Fitting"),
+    "METHODS": ("explain_engine.explainers", "METHODS"),
+    "MethodSpec": ("explain_engine.explainers", "MethodSpec"),
+    "explain": ("explain_engine.explainers", "explain"),
+    "explain_many": ("explain_engine.explainers", "explain_many"),
+    "get_method": ("explain_engine.explainers", "get"),
+    "methods_for": ("explain_engine.explainers", "methods_for"),
+    "resolve_methods": ("explain_engine.explainers", "resolve_methods"),
+    "json_safe": ("explain_engine.jsonsafe", "json_safe"),
+    "METRICS": ("explain_engine.metrics", "METRICS"),
+    "Aggregation": ("explain_engine.metrics.aggregation", "Aggregation"),
+    "dawid_skene": ("explain_engine.metrics.aggregation", "dawid_skene"),
+    "majority_vote": ("explain_engine.metrics.aggregation", "majority_vote"),
+    "category_counts": ("explain_engine.metrics.agreement", "category_counts"),
+    "cohen_kappa": ("explain_engine.metrics.agreement", "cohen_kappa"),
+    "encode_ratings": ("explain_engine.metrics.agreement", "encode_ratings"),
+    "fleiss_kappa": ("explain_engine.metrics.agreement", "fleiss_kappa"),
+    "fleiss_kappa_from_counts": ("explain_engine.metrics.agreement", "fleiss_kappa_from_counts"),
+    "krippendorff_alpha": ("explain_engine.metrics.agreement", "krippendorff_alpha"),
+    "pairwise_table": ("explain_engine.metrics.agreement", "pairwise_table"),
+    "pearson_r": ("explain_engine.metrics.agreement", "pearson_r"),
+    "expert_oracle": ("explain_engine.metrics.alignment", "expert_oracle"),
+    "hard_oracle": ("explain_engine.metrics.alignment", "hard_oracle"),
+    "importance_alignment": ("explain_engine.metrics.alignment", "importance_alignment"),
+    "marking_alignment": ("explain_engine.metrics.alignment", "marking_alignment"),
+    "random_derangement": ("explain_engine.metrics.alignment", "random_derangement"),
+    "HumanMaps": ("explain_engine.metrics.behavioral", "HumanMaps"),
+    "average_k": ("explain_engine.metrics.behavioral", "average_k"),
+    "behavioral_similarity": ("explain_engine.metrics.behavioral", "behavioral_similarity"),
+    "consensus_maps": ("explain_engine.metrics.behavioral", "consensus_maps"),
+    "human_human_similarity": ("explain_engine.metrics.behavioral", "human_human_similarity"),
+    "roc_auc_per_text": ("explain_engine.metrics.behavioral", "roc_auc_per_text"),
+    "Estimate": ("explain_engine.metrics.bootstrap", "Estimate"),
+    "LEVEL": ("explain_engine.metrics.bootstrap", "LEVEL"),
+    "N_BOOT": ("explain_engine.metrics.bootstrap", "N_BOOT"),
+    "NO_PREFERENCE": ("explain_engine.metrics.forced_choice", "NO_PREFERENCE"),
+    "TESTS": ("explain_engine.metrics.forced_choice", "TESTS"),
+    "answer_categories": ("explain_engine.metrics.forced_choice", "answer_categories"),
+    "category_set": ("explain_engine.metrics.forced_choice", "category_set"),
+    "forced_choice_kappa": ("explain_engine.metrics.forced_choice", "forced_choice_kappa"),
+    "score_answers": ("explain_engine.metrics.forced_choice", "score_answers"),
+    "summarize_scores": ("explain_engine.metrics.forced_choice", "summarize_scores"),
+    "tag_documents": ("explain_engine.metrics.pos", "tag_documents"),
+    "tag_words": ("explain_engine.metrics.pos", "tag_words"),
+    "Ragged": ("explain_engine.metrics.ragged", "Ragged"),
+    "CrowdLabels": ("explain_engine.metrics.ratings", "CrowdLabels"),
+    "RATING_LEVELS": ("explain_engine.metrics.ratings", "LEVELS"),
+    "attention_levels": ("explain_engine.metrics.ratings", "attention_levels"),
+    "confidence_curve": ("explain_engine.metrics.ratings", "confidence_curve"),
+    "confidence_summary": ("explain_engine.metrics.ratings", "confidence_summary"),
+    "crowd_labels": ("explain_engine.metrics.ratings", "crowd_labels"),
+    "marking_agreement": ("explain_engine.metrics.ratings", "marking_agreement"),
+    "mean_of": ("explain_engine.metrics.ratings", "mean_of"),
+    "pairwise_agreement": ("explain_engine.metrics.ratings", "pairwise_agreement"),
+    "rating_matrix": ("explain_engine.metrics.ratings", "rating_matrix"),
+    "replacement_std": ("explain_engine.metrics.ratings", "replacement_std"),
+    "sentence_scores": ("explain_engine.metrics.ratings", "sentence_scores"),
+    "DEFAULT_TRUST_THRESHOLD": ("explain_engine.metrics.trust", "DEFAULT_THRESHOLD"),
+    "EXCLUDED": ("explain_engine.metrics.trust", "EXCLUDED"),
+    "PENDING": ("explain_engine.metrics.trust", "PENDING"),
+    "TRUSTED": ("explain_engine.metrics.trust", "TRUSTED"),
+    "TrustTable": ("explain_engine.metrics.trust", "TrustTable"),
+    "leave_one_out_trust": ("explain_engine.metrics.trust", "leave_one_out_trust"),
+    "trust_table": ("explain_engine.metrics.trust", "trust_table"),
+    "wilson_interval": ("explain_engine.metrics.trust", "wilson_interval"),
+    "ARCHITECTURES": ("explain_engine.models", "ARCHITECTURES"),
+    "build_model": ("explain_engine.models", "build_model"),
+    "DuplicateName": ("explain_engine.registry", "DuplicateName"),
+    "Registry": ("explain_engine.registry", "Registry"),
+    "UnknownName": ("explain_engine.registry", "UnknownName"),
+    "discover": ("explain_engine.registry", "discover"),
+    "agreement_report": ("explain_engine.reports", "agreement_report"),
+    "similarity_report": ("explain_engine.reports", "similarity_report"),
+    "sentence_spans": ("explain_engine.text", "sentence_spans"),
+    "word_spans": ("explain_engine.text", "word_spans"),
+    "words_of": ("explain_engine.text", "words_of"),
+    "TrainConfig": ("explain_engine.training", "TrainConfig"),
+    "train": ("explain_engine.training", "train"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _HOMES[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # the same names, imported for type checkers and editors
+    from explain_engine.artifacts import TrainedModel
+    from explain_engine.datasets.yelphat import read_raw
+    from explain_engine.evidence import Evidence, evidence_and_counter, select_evidence
+    from explain_engine.explainers import (
+        METHODS,
+        Fitting,
+        MethodSpec,
+        explain,
+        explain_many,
+        methods_for,
+        resolve_methods,
+    )
+    from explain_engine.explainers import get as get_method
+    from explain_engine.jsonsafe import json_safe
+    from explain_engine.metrics import METRICS
+    from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote
+    from explain_engine.metrics.agreement import (
+        category_counts,
+        cohen_kappa,
+        encode_ratings,
+        fleiss_kappa,
+        fleiss_kappa_from_counts,
+        krippendorff_alpha,
+        pairwise_table,
+        pearson_r,
+    )
+    from explain_engine.metrics.alignment import (
+        expert_oracle,
+        hard_oracle,
+        importance_alignment,
+        marking_alignment,
+        random_derangement,
+    )
+    from explain_engine.metrics.behavioral import (
+        HumanMaps,
+        average_k,
+        behavioral_similarity,
+        consensus_maps,
+        human_human_similarity,
+        roc_auc_per_text,
+    )
+    from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate
+    from explain_engine.metrics.forced_choice import (
+        NO_PREFERENCE,
+        TESTS,
+        answer_categories,
+        category_set,
+        forced_choice_kappa,
+        score_answers,
+        summarize_scores,
+    )
+    from explain_engine.metrics.pos import tag_documents, tag_words
+    from explain_engine.metrics.ragged import Ragged
+    from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
+    from explain_engine.metrics.ratings import (
+        CrowdLabels,
+        attention_levels,
+        confidence_curve,
+        confidence_summary,
+        crowd_labels,
+        marking_agreement,
+        mean_of,
+        pairwise_agreement,
+        rating_matrix,
+        replacement_std,
+        sentence_scores,
+    )
+    from explain_engine.metrics.trust import DEFAULT_THRESHOLD as DEFAULT_TRUST_THRESHOLD
+    from explain_engine.metrics.trust import (
+        EXCLUDED,
+        PENDING,
+        TRUSTED,
+        TrustTable,
+        leave_one_out_trust,
+        trust_table,
+        wilson_interval,
+    )
+    from explain_engine.models import ARCHITECTURES, build_model
+    from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
+    from explain_engine.reports import agreement_report, similarity_report
+    from explain_engine.text import sentence_spans, word_spans, words_of
+    from explain_engine.training import TrainConfig, train
 
 __all__ = [
     "ARCHITECTURES",

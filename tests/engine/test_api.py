@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import explain_engine
 from explain_engine import api
 
@@ -57,3 +59,19 @@ def test_engine_and_its_cli_never_import_django_nor_test_only_packages():
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "loaded": []}
     assert "pointing-game" in out.stdout and "similarity" in out.stdout
+
+
+def test_names_load_on_first_use_so_the_tokeniser_does_not_bring_torch():
+    """api imports a name's module on first use: the web app's models need the tokeniser, not torch."""
+    assert set(api._HOMES) == set(api.__all__)
+    script = (
+        "import sys, json\n"
+        "from explain_engine.api import word_spans\n"
+        "before = 'torch' in sys.modules\n"
+        "from explain_engine.api import METHODS\n"
+        "print(json.dumps([before, 'torch' in sys.modules, word_spans('a b') == [(0, 1), (2, 3)]]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert json.loads(out.stdout) == [False, True, True]
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        api.no_such_name  # noqa: B018
