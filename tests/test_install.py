@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-OWN = {"annotate", "explain_engine", "config", "tests", "bench", "manage"}
+OWN = {"annotate", "explain_engine", "config", "tests", "bench", "manage", "tools"}
 SOURCES = ("annotate", "explain_engine", "config", "bench", "tests")
 LOCKS = {
     "runtime.lock": ("web",),
