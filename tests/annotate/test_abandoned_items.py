@@ -32,7 +32,7 @@ def path(request, monkeypatch) -> str:
     return request.param
 
 
-def answer(assignment, worker, now):
+def answer(assignment, worker):
     ans, timings = good_answer(assignment.item)
     return submit(assignment.uid, {worker.pk}, uuid.uuid4(), ans, timings)
 
@@ -52,17 +52,17 @@ def test_a_worker_never_gets_back_an_item_they_abandoned(researcher, path):
     back = next_assignment(study, quitter, now=later)
     assert Assignment.objects.get(pk=held.pk).status == Assignment.Status.RELEASED
     assert back.item_id == second.pk, "the hand-out gave a worker back an item they had abandoned"
-    answer(back, quitter, later)
+    answer(back, quitter)
     # Only the abandoned item is left open for them: nothing.
     assert next_assignment(study, quitter, now=later) is None
 
     # Everybody else may take the abandoned item, on both of its slots.
     a = next_assignment(study, other, now=later)
     assert (a.item_id, a.slot) == (first.pk, 0)
-    answer(a, other, later)
+    answer(a, other)
     b = next_assignment(study, third, now=later)
     assert (b.item_id, b.slot) == (first.pk, 1)
-    answer(b, third, later)
+    answer(b, third)
     assert next_assignment(study, quitter, now=later) is None
 
     takers = set(
