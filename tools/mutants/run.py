@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         tree = copy_tree(workdir)
         everything = list(dict.fromkeys(t for m in mutants for t in m.tests))
         rc, seconds, log = pytest(tree, everything, "--create-db")
-        print(f"unmutated: {len(everything)} test selections, exit {rc}, {seconds:.1f}s")
+        print(f"unmutated: {len(everything)} test selections, exit {rc}, {seconds:.1f}s", flush=True)
         if rc != 0:
             print(log, file=sys.stderr)
             print(
@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(
                 {"mutant": m.name, "tests": list(m.tests), "outcome": outcome(rc), "seconds": seconds}
             )
+            print(f"{m.name}: {outcome(rc)} ({seconds:.1f}s)", flush=True)
             if rc == 0 or outcome(rc).startswith("error"):
                 print(f"--- {m.name}: {outcome(rc)}\n{log}", file=sys.stderr)
     finally:
