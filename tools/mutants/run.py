@@ -5,10 +5,11 @@ survives, when its source text is no longer found, or when the unmutated copy do
     python tools/mutants/run.py            # every mutant
     python tools/mutants/run.py --only fleiss-pbar-unweighted --only submit-not-counted
     python tools/mutants/run.py --list
+    python tools/mutants/run.py --jobs 1   # one lane (default: two side by side)
 
 Prints a table (mutant, tests, outcome, seconds) and one JSON line. The tests use the database of
-``DATABASE_URL`` (pytest-django's ``test_`` copy of it): created once by the unmutated run, reused
-by the mutants.
+``DATABASE_URL`` (pytest-django's ``test_`` copy of it; the second lane a ``_mutants1`` sibling):
+created by each lane's unmutated run, reused by its mutants.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: the mutant list beside it
@@ -29,6 +31,7 @@ from mutants import MUTANTS, Mutant  # noqa: E402 (after the path line above)
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 240
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/hatlab"  # config/settings.py's default
 
 
 def check_patterns(mutants: list[Mutant], root: Path) -> list[str]:
@@ -64,8 +67,8 @@ def copy_tree(dest: Path) -> Path:
     return tree
 
 
-def pytest(tree: Path, tests: list[str], *extra: str) -> tuple[int, float, str]:
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+def pytest(tree: Path, tests: list[str], *extra: str, env: dict[str, str]) -> tuple[int, float, str]:
+    env = {**os.environ, **env, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-x", *extra, *tests]
     start = time.monotonic()
     try:
@@ -83,10 +86,53 @@ def outcome(rc: int) -> str:
     return f"error (pytest exit {rc})"
 
 
+def lane_database(lane: int) -> dict[str, str]:
+    """Lane 0 uses ``DATABASE_URL`` as given; lane k its own database (``<name>_mutants<k>``), so
+    that lanes running side by side never share pytest-django's test database."""
+    if lane == 0:
+        return {}
+    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    base, _, query = url.partition("?")
+    return {"DATABASE_URL": f"{base}_mutants{lane}" + (f"?{query}" if query else "")}
+
+
+def run_lane(lane: int, mutants: list[Mutant], workdir: Path) -> list[dict] | None:
+    """Apply ``mutants`` one at a time to this lane's copy of the tree; ``None`` when the unmutated
+    copy does not pass their tests (no mutant can be judged then)."""
+    if not mutants:
+        return []
+    tree = copy_tree(workdir / f"lane{lane}")
+    env = lane_database(lane)
+    everything = list(dict.fromkeys(t for m in mutants for t in m.tests))
+    rc, seconds, log = pytest(tree, everything, "--create-db", env=env)
+    print(f"lane {lane} unmutated: {len(everything)} test selections, exit {rc}, {seconds:.1f}s", flush=True)
+    if rc != 0:
+        print(log, file=sys.stderr)
+        print("the unmutated tree does not pass the selected tests: no mutant can be judged", file=sys.stderr)
+        return None
+    results = []
+    for m in mutants:
+        path = tree / m.path
+        original = path.read_text()
+        try:
+            path.write_text(original.replace(m.old, m.new, 1))
+            rc, seconds, log = pytest(tree, list(m.tests), "--reuse-db", env=env)
+        finally:
+            path.write_text(original)
+        results.append({"mutant": m.name, "tests": list(m.tests), "outcome": outcome(rc), "seconds": seconds})
+        print(f"{m.name}: {outcome(rc)} ({seconds:.1f}s)", flush=True)
+        if rc == 0 or outcome(rc).startswith("error"):
+            print(f"--- {m.name}: {outcome(rc)}\n{log}", file=sys.stderr)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", default=[], help="run only this mutant (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="lanes side by side, each with its own copy and database"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary copy")
     args = parser.parse_args(argv)
 
@@ -106,36 +152,17 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="hatlab-mutants-"))
-    results = []
+    lanes = [mutants[k :: args.jobs] for k in range(args.jobs)]
     try:
-        tree = copy_tree(workdir)
-        everything = list(dict.fromkeys(t for m in mutants for t in m.tests))
-        rc, seconds, log = pytest(tree, everything, "--create-db")
-        print(f"unmutated: {len(everything)} test selections, exit {rc}, {seconds:.1f}s", flush=True)
-        if rc != 0:
-            print(log, file=sys.stderr)
-            print(
-                "the unmutated tree does not pass the selected tests: no mutant can be judged",
-                file=sys.stderr,
-            )
-            return 2
-        for m in mutants:
-            path = tree / m.path
-            original = path.read_text()
-            try:
-                path.write_text(original.replace(m.old, m.new, 1))
-                rc, seconds, log = pytest(tree, list(m.tests), "--reuse-db")
-            finally:
-                path.write_text(original)
-            results.append(
-                {"mutant": m.name, "tests": list(m.tests), "outcome": outcome(rc), "seconds": seconds}
-            )
-            print(f"{m.name}: {outcome(rc)} ({seconds:.1f}s)", flush=True)
-            if rc == 0 or outcome(rc).startswith("error"):
-                print(f"--- {m.name}: {outcome(rc)}\n{log}", file=sys.stderr)
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            outcomes = list(pool.map(run_lane, range(args.jobs), lanes, [workdir] * args.jobs))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+    if any(lane is None for lane in outcomes):
+        return 2
+    by_name = {r["mutant"]: r for lane in outcomes for r in lane}
+    results = [by_name[m.name] for m in mutants]
 
     width = max(len(r["mutant"]) for r in results)
     print(f"{'mutant':{width}}  {'tests':58}  {'outcome':18}  seconds")
