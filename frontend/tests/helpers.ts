@@ -1,3 +1,5 @@
+import { appendFileSync } from "node:fs";
+
 /**
  * Event helpers for jsdom, which has no PointerEvent: a MouseEvent of the pointer type carries the
  * fields the widget reads.
@@ -56,6 +58,16 @@ export class MemoryStorage implements Storage {
 /** One answer of the fake API: a status and a JSON body, or a network failure. */
 export type Step = { status: number; body: unknown } | Error;
 
+/**
+ * With HATLAB_FAKE_API_LOG set, every answer the fake API gives is appended to that file as a JSON
+ * line (URL, request body, status, body): tests/annotate/test_frontend_fake_api.py checks them
+ * against the app's OpenAPI schema.
+ */
+function logExchange(url: string, request: unknown, step: { status: number; body: unknown }): void {
+  const log = process.env.HATLAB_FAKE_API_LOG;
+  if (log) appendFileSync(log, JSON.stringify({ url, request, status: step.status, body: step.body }) + "\n");
+}
+
 /** A fetch that answers the given steps in order and records each request (URL, JSON body, headers). */
 export function server(steps: Step[]) {
   const calls: Array<{ url: string; body: Record<string, unknown>; headers: Record<string, string> }> = [];
@@ -68,6 +80,7 @@ export function server(steps: Step[]) {
     const step = steps.shift();
     if (!step) throw new Error(`unexpected request to ${url}`);
     if (step instanceof Error) throw step;
+    logExchange(url, calls[calls.length - 1].body, step);
     return new Response(JSON.stringify(step.body), { status: step.status });
   }) as unknown as typeof fetch;
   return { fetchImpl, calls };

@@ -45,7 +45,7 @@ class YesNoTask extends TaskFlow<{ word: string }, YesNoConfig> {
   }
 
   protected timings(): Record<string, number | null> {
-    return { answer_ms: this.now() - this.shownAt };
+    return { answer_ms: Math.round(this.now() - this.shownAt) };
   }
 
   protected signals(): Record<string, unknown> {
@@ -158,7 +158,14 @@ describe("the item loop", () => {
       { status: 200, body: item("a2", "blorp", 1) },
       new TypeError("offline"),
       { status: 200, body: { response: 2 } },
-      { status: 200, body: { done: true, completion: { message: "Thanks!", code: "CODE-7" } } },
+      {
+        status: 200,
+        body: {
+          done: true,
+          progress: { done: 2, total: 2 },
+          completion: { message: "Thanks!", code: "CODE-7" },
+        },
+      },
     ]);
     const keys = ["k1", "k2"];
     const storage = new MemoryStorage();
@@ -214,7 +221,13 @@ describe("the item loop", () => {
     const { fetchImpl, calls } = server([
       { status: 200, body: item("a1", "tree", 0) },
       { status: 201, body: { response: 1, next: item("a2", "blorp", 1) } },
-      { status: 201, body: { response: 2, next: { done: true, completion: { message: "All done" } } } },
+      {
+        status: 201,
+        body: {
+          response: 2,
+          next: { done: true, progress: { done: 2, total: 2 }, completion: { message: "All done" } },
+        },
+      },
     ]);
     const flow = track(new YesNoTask(root, TASK, { fetchImpl, retryDelayMs: 0, search: "" }));
     await flow.start();
@@ -297,6 +310,7 @@ describe("the item loop", () => {
         status: 200,
         body: {
           done: true,
+          progress: { done: 2, total: 2 },
           completion: { redirect_url: "https://app.prolific.com/submissions/complete?cc=C1" },
         },
       },
@@ -338,7 +352,11 @@ describe("the MTurk hand-off", () => {
       { status: 201, body: { response: 2 } },
       {
         status: 200,
-        body: { done: true, completion: { message: "Submit your work to MTurk.", form: FORM } },
+        body: {
+          done: true,
+          progress: { done: 2, total: 2 },
+          completion: { message: "Submit your work to MTurk.", form: FORM },
+        },
       },
     ]);
     const storage = new MemoryStorage();
@@ -404,7 +422,9 @@ describe("the MTurk hand-off", () => {
   });
 
   it("posts the form without a copy outside MTurk's frame and refuses forms to other sites", async () => {
-    const first = server([{ status: 200, body: { done: true, completion: { form: FORM } } }]);
+    const first = server([
+      { status: 200, body: { done: true, progress: { done: 2, total: 2 }, completion: { form: FORM } } },
+    ]);
     const posted: HTMLFormElement[] = [];
     const storage = new MemoryStorage();
     const options = { storage, search: "", submitForm: (form: HTMLFormElement) => posted.push(form) };
@@ -413,7 +433,9 @@ describe("the MTurk hand-off", () => {
     expect(JSON.parse(fieldsOf(posted[0])[ANSWER_COPY_FIELD])).toEqual({ study: "s-7", submissions: [] });
 
     const evil = { action: "https://evil.example/collect", fields: { assignmentId: "ASG1" } };
-    const second = server([{ status: 200, body: { done: true, completion: { form: evil } } }]);
+    const second = server([
+      { status: 200, body: { done: true, progress: { done: 2, total: 2 }, completion: { form: evil } } },
+    ]);
     await track(new YesNoTask(root, TASK, { ...options, fetchImpl: second.fetchImpl })).start();
     expect(posted).toHaveLength(1);
     expect(($(".ht-done-link") as HTMLAnchorElement).getAttribute("href")).toBe("/w/s-7/done/");
@@ -440,7 +462,9 @@ describe("every task page", () => {
       expect(preview.calls).toHaveLength(0);
       expect(root.dataset.state).toBe("preview");
 
-      const { fetchImpl } = server([{ status: 200, body: { done: true, completion: { form: FORM } } }]);
+      const { fetchImpl } = server([
+        { status: 200, body: { done: true, progress: { done: 2, total: 2 }, completion: { form: FORM } } },
+      ]);
       const posted: HTMLFormElement[] = [];
       const storage = new MemoryStorage();
       const flow = track(

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 PAGE_SIZE = 2
+JOINED = "2026-08-01T10:00:00Z"
 PLACEHOLDERS = ("{{%PROLIFIC_PID%}}", "{{%STUDY_ID%}}", "{{%SESSION_ID%}}")
 STUDY_REQUIRED = {
     "name": str,
@@ -66,7 +67,13 @@ class FakeProlific:
         self.token = token
         self.workspaces = [{"id": "ws0001", "title": "Lab workspace"}]
         self.balances = {
-            "ws0001": {"currency_code": "GBP", "total_balance": 60000, "available_balance": 50000}
+            "ws0001": {
+                "currency_code": "GBP",
+                "total_balance": 60000,
+                "balance_breakdown": {"rewards": 45000, "fees": 12500, "vat": 2500},
+                "available_balance": 50000,
+                "available_balance_breakdown": {"rewards": 37500, "fees": 10417, "vat": 2083},
+            }
         }
         self.studies: dict[str, dict] = {}
         self.submissions: dict[str, dict] = {}
@@ -235,15 +242,29 @@ class FakeProlific:
             raise ApiError(404, "submission not found")
         return self.submissions[submission_id]
 
+    @staticmethod
+    def detailed(submission: dict) -> dict:
+        """A submission as ``submissions/{id}/`` and its transition answer show it: ``participant`` and
+        ``entered_code`` where the study's list shows ``participant_id`` and ``study_code``."""
+        return {
+            "id": submission["id"],
+            "started_at": submission["started_at"],
+            "status": submission["status"],
+            "study_id": submission["study_id"],
+            "completed_at": submission["completed_at"],
+            "entered_code": submission["study_code"] or None,
+            "participant": submission["participant_id"],
+        }
+
     def get_submission(self, submission_id, query, body):
-        return 200, self._submission(submission_id)
+        return 200, self.detailed(self._submission(submission_id))
 
     def transition_submission(self, submission_id, query, body):
         """Documented as idempotent: a repeated transition is ignored."""
         submission = self._submission(submission_id)
         action = body.get("action")
         if submission["status"] == {"APPROVE": "APPROVED", "REJECT": "REJECTED"}.get(action):
-            return 200, submission
+            return 200, self.detailed(submission)
         if submission["status"] != "AWAITING REVIEW":
             raise ApiError(400, {"action": [f"submission is {submission['status']}"]})
         if action == "APPROVE":
@@ -257,7 +278,7 @@ class FakeProlific:
             submission["rejection"] = body
         else:
             raise ApiError(400, {"action": ["must be APPROVE or REJECT"]})
-        return 200, submission
+        return 200, self.detailed(submission)
 
     def set_up_bonus(self, query, body):
         study_id = body.get("study_id")
@@ -279,6 +300,7 @@ class FakeProlific:
             "amount": amount,
             "fees": fees,
             "total_amount": amount + fees,
+            "vat": 0,
             "csv_bonuses": body["csv_bonuses"],
             "payments": 0,
         }
@@ -290,7 +312,7 @@ class FakeProlific:
         if bonus is None:
             raise ApiError(404, "bonus not found")
         bonus["payments"] += 1
-        return 202, None
+        return 202, f"Bulk bonus payment with ID {bonus_id} is being processed asynchronously."
 
     def list_groups(self, query, body):
         workspace = query.get("workspace_id", [""])[0]
@@ -325,12 +347,17 @@ class FakeProlific:
     def add_participants(self, group_id, query, body):
         group, ids = self._group_participants(group_id, body)
         group["participants"] = sorted(set(group["participants"]) | set(ids))
-        return 200, {"results": [{"participant_id": p} for p in group["participants"]]}
+        return 200, self._members(group)
 
     def remove_participants(self, group_id, query, body):
         group, ids = self._group_participants(group_id, body)
         group["participants"] = sorted(set(group["participants"]) - set(ids))
-        return 200, {"results": [{"participant_id": p} for p in group["participants"]]}
+        return 200, self._members(group)
+
+    @staticmethod
+    def _members(group: dict) -> dict:
+        """Everyone now in the group, with the time they joined it (one fixed time here)."""
+        return {"results": [{"participant_id": p, "datetime_created": JOINED} for p in group["participants"]]}
 
     def send_message(self, query, body):
         if not all(isinstance(body.get(k), str) and body[k] for k in ("recipient_id", "study_id", "body")):

@@ -154,7 +154,14 @@ describe("reveal_model", () => {
         }),
       },
       { status: 201, body: { response: 1 } },
-      { status: 200, body: { done: true, completion: { message: "Thanks!", code: "C0DE" } } },
+      {
+        status: 200,
+        body: {
+          done: true,
+          progress: { done: 2, total: 2 },
+          completion: { message: "Thanks!", code: "C0DE" },
+        },
+      },
     ]);
     const t = startTask(REVEAL, { fetchImpl, now: clock.now, keyFactory: () => "key-1" });
     await t.start();
@@ -206,7 +213,7 @@ describe("justify", () => {
     const { fetchImpl, calls } = server([
       { status: 200, body: item("a1", "justify", { evidence: ["cold soup", "<i>rude</i>", "never again"] }) },
       { status: 201, body: { response: 1 } },
-      { status: 200, body: { done: true } },
+      { status: 200, body: { done: true, progress: { done: 2, total: 2 } } },
     ]);
     const t = startTask(JUSTIFY, { fetchImpl, keyFactory: () => "key-9" });
     await t.start();
@@ -243,7 +250,7 @@ describe("investigate", () => {
       },
       new Error("offline"),
       { status: 201, body: { response: 7 } },
-      { status: 200, body: { done: true } },
+      { status: 200, body: { done: true, progress: { done: 2, total: 2 } } },
     ]);
     const keys = ["key-a", "key-b"];
     const t = startTask(INVESTIGATE, { fetchImpl, retryDelayMs: 0, keyFactory: () => keys.shift()! });

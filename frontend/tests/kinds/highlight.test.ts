@@ -7,8 +7,8 @@ import { $, fakeClock, key, pointer, server, settle } from "../helpers";
 const TASK: TaskConfig = {
   study: "s-1",
   kind: "highlight",
-  next_url: "/api/w/s-1/next/",
-  submit_url_template: "/api/w/assignments/ASSIGNMENT/submit/",
+  next_url: "/api/work/s-1/next/",
+  submit_url_template: "/api/work/assignments/ASSIGNMENT/submit/",
   done_url: "/w/s-1/done/",
   csrf_token: "csrf-abc",
   config: {
@@ -72,7 +72,7 @@ describe("configuration", () => {
   });
 
   it("fills the assignment into the submit URL and accepts labels as strings or objects", () => {
-    expect(submitUrl(TASK.submit_url_template, "a b")).toBe("/api/w/assignments/a%20b/submit/");
+    expect(submitUrl(TASK.submit_url_template, "a b")).toBe("/api/work/assignments/a%20b/submit/");
     expect(normaliseLabels(["pos", { value: "neg", text: "Negative" }, { value: "x" }])).toEqual([
       { value: "pos", text: "pos" },
       { value: "neg", text: "Negative" },
@@ -89,7 +89,14 @@ describe("a session of two items", () => {
       { status: 201, body: { response: 1 } },
       { status: 200, body: item("a2", ["Cold", "and", "bland"], 1) },
       { status: 201, body: { response: 2 } },
-      { status: 200, body: { done: true, completion: { message: "Thanks!", code: "C0DE-42" } } },
+      {
+        status: 200,
+        body: {
+          done: true,
+          progress: { done: 2, total: 2 },
+          completion: { message: "Thanks!", code: "C0DE-42" },
+        },
+      },
     ]);
     const keys = ["key-1", "key-2"];
     const task = startTask({ fetchImpl, now: clock.now, keyFactory: () => keys.shift()! });
@@ -117,7 +124,7 @@ describe("a session of two items", () => {
     await settle();
 
     expect(calls[0]).toMatchObject({ url: TASK.next_url, body: {} });
-    expect(calls[1].url).toBe("/api/w/assignments/a1/submit/");
+    expect(calls[1].url).toBe("/api/work/assignments/a1/submit/");
     expect(calls[1].body).toMatchObject({
       submission_key: "key-1",
       answer: { label: "positive", map: [1, 1, 0] },
@@ -135,7 +142,7 @@ describe("a session of two items", () => {
     submit.click();
     await settle();
 
-    expect(calls[3].url).toBe("/api/w/assignments/a2/submit/");
+    expect(calls[3].url).toBe("/api/work/assignments/a2/submit/");
     expect(calls[3].body).toMatchObject({
       submission_key: "key-2",
       answer: { label: "negative", map: [0, 1, 1] },
@@ -149,7 +156,14 @@ describe("a session of two items", () => {
 
   it("hands the worker back to the platform's completion URL", async () => {
     const { fetchImpl } = server([
-      { status: 200, body: { done: true, completion: { redirect_url: "https://x.test/ok?c=1" } } },
+      {
+        status: 200,
+        body: {
+          done: true,
+          progress: { done: 2, total: 2 },
+          completion: { redirect_url: "https://x.test/ok?c=1" },
+        },
+      },
     ]);
     const visited: string[] = [];
     const task = startTask({ fetchImpl, navigate: (url) => visited.push(url) });
@@ -202,10 +216,10 @@ describe("failures", () => {
   it("shows a 400 naming the field and resends with the same submission_key", async () => {
     const { fetchImpl, calls } = server([
       { status: 200, body: item("a1", ["ok", "fine"], 0, 1) },
-      { status: 400, body: { errors: { answer: { label: ["must be one of ['good', 'bad']"] } } } },
+      { status: 400, body: { errors: { "answer.label": ["must be one of ['good', 'bad']"] } } },
       new TypeError("offline"),
       { status: 200, body: { response: 9 } },
-      { status: 200, body: { done: true, completion: {} } },
+      { status: 200, body: { done: true, progress: { done: 2, total: 2 }, completion: {} } },
     ]);
     const task = startTask({ fetchImpl, retryDelayMs: 0, keyFactory: () => "same-key" });
     await task.start();
@@ -234,7 +248,7 @@ describe("failures", () => {
   it("offers another item when the assignment is gone", async () => {
     const { fetchImpl } = server([
       { status: 200, body: item("a1", ["x"], 0, 1) },
-      { status: 410, body: { detail: "This assignment expired." } },
+      { status: 409, body: { errors: { assignment: ["This assignment expired."] } } },
       { status: 200, body: item("a3", ["y"], 0, 1) },
     ]);
     const task = startTask({ fetchImpl, retryDelayMs: 0 });
@@ -242,7 +256,7 @@ describe("failures", () => {
     key(document.body, "3");
     $(".ht-submit").click();
     await settle();
-    expect($(".ht-errors").textContent).toBe("This assignment expired.");
+    expect($(".ht-errors").textContent).toBe("assignment: This assignment expired.");
     expect(($(".ht-submit") as HTMLButtonElement).disabled).toBe(true);
     $(".ht-retry").click();
     await settle();

@@ -7,8 +7,8 @@ import { fakeClock, key, server, settle } from "../helpers";
 const TASK: TaskConfig<RatingConfig> = {
   study: "s-1",
   kind: "sentence_rating",
-  next_url: "/api/w/s-1/next/",
-  submit_url_template: "/api/w/assignments/ASSIGNMENT/submit/",
+  next_url: "/api/work/s-1/next/",
+  submit_url_template: "/api/work/assignments/ASSIGNMENT/submit/",
   done_url: "/w/s-1/done/",
   csrf_token: "csrf-abc",
   config: {
@@ -82,7 +82,10 @@ describe("RatingTask", () => {
       { status: 201, body: { response: 1 } },
       { status: 200, body: item("a-2", [2, 6], 1) },
       { status: 201, body: { response: 2 } },
-      { status: 200, body: { done: true, completion: { message: "Thanks" } } },
+      {
+        status: 200,
+        body: { done: true, progress: { done: 2, total: 2 }, completion: { message: "Thanks" } },
+      },
     ]);
     let n = 0;
     task = new RatingTask(root, TASK, { fetchImpl, now: clock.now, keyFactory: () => `key-${++n}` });
@@ -107,7 +110,7 @@ describe("RatingTask", () => {
     clock.advance(500);
     key(document, "Enter");
     await settle();
-    expect(calls[1].url).toBe("/api/w/assignments/a-1/submit/");
+    expect(calls[1].url).toBe("/api/work/assignments/a-1/submit/");
     expect(calls[1].body).toMatchObject({
       submission_key: "key-1",
       answer: { rating: 4 },

@@ -7,8 +7,8 @@ import { fakeClock, pointer, server, settle } from "../helpers";
 const TASK: TaskConfig<MarkingConfig> = {
   study: "s-2",
   kind: "token_marking",
-  next_url: "/api/w/s-2/next/",
-  submit_url_template: "/api/w/assignments/ASSIGNMENT/submit/",
+  next_url: "/api/work/s-2/next/",
+  submit_url_template: "/api/work/assignments/ASSIGNMENT/submit/",
   csrf_token: "csrf",
   config: { require_mark: true },
 };
@@ -46,7 +46,7 @@ describe("MarkingTask", () => {
         },
       },
       { status: 201, body: { response: 5 } },
-      { status: 200, body: { done: true } },
+      { status: 200, body: { done: true, progress: { done: 2, total: 2 } } },
     ]);
     task = new MarkingTask(root, TASK, { fetchImpl, now: clock.now, keyFactory: () => "k-1" });
     await task.start();
