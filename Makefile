@@ -26,8 +26,9 @@ TEST_ENV_FILE     ?= /etc/hatlab/test.env
 SQLITE_TESTS := tests/annotate/test_assignment.py tests/annotate/test_submission.py \
                 tests/annotate/test_api.py tests/annotate/test_pages.py tests/annotate/test_portable_database.py
 PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
+TEST_URL = url='$(TEST_DATABASE_URL)'; [ -n "$$url" ] || url=$$(sed -n 's/^HATLAB_TEST_DATABASE_URL=//p' $(TEST_ENV_FILE))
 
-.PHONY: demo test test-postgres test-sqlite install install-dev tools services frontend lint bench lock clean
+.PHONY: demo test test-postgres test-sqlite mutants install install-dev tools services frontend lint bench lock clean
 
 # One venv; the lock it was last installed from is recorded by a stamp. --no-deps: the lock lists everything.
 $(VENV)/.installed-%: requirements/%.lock pyproject.toml
@@ -68,8 +69,11 @@ test: services install-dev frontend lint
 	$(MAKE) --no-print-directory test-postgres test-sqlite
 
 test-postgres: install-dev
-	url='$(TEST_DATABASE_URL)'; [ -n "$$url" ] || url=$$(sed -n 's/^HATLAB_TEST_DATABASE_URL=//p' $(TEST_ENV_FILE)); \
-	DATABASE_URL=$$url HATLAB_TEST_RUN=$$$$ $(PYTEST)
+	$(TEST_URL); DATABASE_URL=$$url HATLAB_TEST_RUN=$$$$ $(PYTEST)
+
+# Hand-made mutants of the hand-out, submission, agreement and forced-choice code: each must be killed.
+mutants: install-dev
+	$(TEST_URL); DATABASE_URL=$$url HATLAB_TEST_RUN=mutants$$$$ $(PY) tools/mutants/run.py
 
 # The demo's database: the same modules on SQLite, less the few that are PostgreSQL-only by design.
 test-sqlite: install-dev
