@@ -15,12 +15,22 @@ from typing import Any
 
 from django.http import Http404
 
+from annotate.access import owned_or_404
 from annotate.models import ModelRun, Response, Study, Worker, WorkerTrust
 from annotate.quality.exclusion import excluded_worker_ids
 
 #: Bootstrap resamples per interval on a results page: fewer than the engine's default, since a page
 #: computes an interval per annotator pair and is rendered while the researcher waits.
 N_BOOT = 500
+
+
+def owned_study_or_404(user, uid, kinds, noun: str) -> Study:
+    """The study ``uid`` when ``user`` owns it (or is an admin) and its kind is one of ``kinds``; else 404
+    saying it is not ``noun`` (a results page of one kind never shows another kind's study)."""
+    study = owned_or_404(Study.objects.select_related("dataset", "owner"), user, uid=uid)
+    if study.kind not in kinds:
+        raise Http404(f"not {noun}")
+    return study
 
 
 def worker_trust(study: Study, worker_ids) -> dict[int, float]:

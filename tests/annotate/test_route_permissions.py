@@ -40,6 +40,7 @@ from annotate.providers.local.adapter import invite_path, make_invite
 from tests.annotate.conftest import make_dataset, make_study, make_user
 from tests.annotate.test_forced_choice_generation import make_run
 from tests.annotate.test_forced_choice_scoring import study_with_items
+from tests.annotate.test_nli_pair import make_pair_study
 from tests.annotate.test_sentence_rating import make_rating_study
 from tests.annotate.test_token_marking import make_marking_study
 
@@ -83,6 +84,7 @@ RULES: dict[str, Rule] = {
     "dataset-list": A(RESEARCHER),
     "study-list": A(RESEARCHER),
     "study-create": A(RESEARCHER),
+    "nli-pair-import": A(RESEARCHER),
     "model-run-list": A(RESEARCHER),
     "model-run-create": A(RESEARCHER),
     "evaluation-new": A(RESEARCHER),
@@ -114,6 +116,8 @@ RULES: dict[str, Rule] = {
     "sentence-rating-csv": A(OWNED, study="sentence_rating"),
     "token-marking-results": A(OWNED, study="token_marking"),
     "token-marking-csv": A(OWNED, study="token_marking"),
+    "nli-pair-results": A(OWNED, study="nli_pair"),
+    "nli-pair-export": A(OWNED, study="nli_pair"),
     "api-dataset-detail": A(OWNED, pk="dataset"),
     "api-dataset-import-file": A(OWNED, pk="dataset"),
     "api-study-detail": A(OWNED),
@@ -213,6 +217,7 @@ def world(researcher, other_researcher, admin_user, monkeypatch):
         "justify": study_with_items(researcher, "justify", [(0, "occ_1", "correct", "positive")], 1)[0],
         "sentence_rating": make_rating_study(researcher),
         "token_marking": make_marking_study(researcher),
+        "nli_pair": make_pair_study(researcher),
     }
     worker_client = Client()
     assert worker_client.get(invite_path(study, make_invite(study, "matrix-worker"))).status_code == 200

@@ -179,6 +179,17 @@ class ForcedChoiceConfigSerializer(BaseConfigSerializer):
             raise ValidationError({"labels": [f"must be the model run's classes {known} (in any order)"]})
 
 
+class OneRunConfigSerializer(ForcedChoiceConfigSerializer):
+    """Options of a task that explains one well-trained classifier (justify, investigate)."""
+
+    model_run = serializers.IntegerField(help_text="The well-trained classifier (a finished model run).")
+
+    def validate(self, data: dict) -> dict:
+        data = super().validate(data)
+        self.fill_labels(data, self.finished_run(data["model_run"], "model_run"), "model_run")
+        return data
+
+
 class ForcedChoiceKind(TaskKind):
     """A forced-choice question per (text, method); subclasses name their options and generator."""
 

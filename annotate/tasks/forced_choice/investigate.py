@@ -18,23 +18,17 @@ from rest_framework import serializers
 
 from annotate.models import Document
 from annotate.tasks import register
-from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceConfigSerializer, ForcedChoiceKind
+from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceKind, OneRunConfigSerializer
 from annotate.tasks.forced_choice.generation import Pool, Question, evidence_of, single_run_questions
 
 
-class InvestigateConfigSerializer(ForcedChoiceConfigSerializer):
-    model_run = serializers.IntegerField(help_text="The well-trained classifier (a finished model run).")
+class InvestigateConfigSerializer(OneRunConfigSerializer):
     tau_l = serializers.FloatField(
         min_value=0.0,
         max_value=1.0,
         default=0.7,
         help_text="Texts predicted with max probability below this.",
     )
-
-    def validate(self, data: dict) -> dict:
-        data = super().validate(data)
-        self.fill_labels(data, self.finished_run(data["model_run"], "model_run"), "model_run")
-        return data
 
 
 @register(

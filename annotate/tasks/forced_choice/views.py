@@ -11,11 +11,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
-from annotate.access import owned_or_404, researcher_required
+from annotate.access import researcher_required
 from annotate.api.work import flatten_errors
 from annotate.models import Study
-from annotate.tasks import get_kind
-from annotate.tasks.forced_choice.base import ForcedChoiceKind
+from annotate.tasks import TASK_KINDS, get_kind
+from annotate.tasks.forced_choice.base import FAMILY
 from annotate.tasks.forced_choice.forms import KINDS, EvaluationStudyForm, dry_run
 from annotate.tasks.forced_choice.results import (
     TABLES,
@@ -24,15 +24,13 @@ from annotate.tasks.forced_choice.results import (
     evaluation_results,
     means_chart,
 )
+from annotate.tasks.results import owned_study_or_404
 from explain_engine.api import TESTS
 
 
 def forced_choice_study(request, uid) -> Study:
     """The researcher's study ``uid`` when it is a forced-choice study; 404 otherwise."""
-    study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
-    if not isinstance(get_kind(study.kind), ForcedChoiceKind):
-        raise Http404("not a forced-choice study")
-    return study
+    return owned_study_or_404(request.user, uid, TASK_KINDS.where(family=FAMILY), "a forced-choice study")
 
 
 def _test_and_alpha(request) -> tuple[str, float]:

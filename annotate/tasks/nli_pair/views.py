@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
-from annotate.access import owned_or_404, researcher_required
+from annotate.access import researcher_required
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
 from annotate.corpus import CorpusImportError, detect_format
@@ -21,7 +21,7 @@ from annotate.tasks.nli_pair.config import KIND
 from annotate.tasks.nli_pair.forms import PairImportForm
 from annotate.tasks.nli_pair.pairs import import_pairs
 from annotate.tasks.nli_pair.results import EXPORTS, FORMATS, csv_cells, export_rows, jsonl_text, pair_results
-from annotate.tasks.results import csv_text
+from annotate.tasks.results import csv_text, owned_study_or_404
 
 
 class _Request:
@@ -33,10 +33,7 @@ class _Request:
 
 def pair_study(request, uid) -> Study:
     """The researcher's NLI pair study ``uid``; 404 otherwise."""
-    study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
-    if study.kind != KIND:
-        raise Http404("not an NLI pair study")
-    return study
+    return owned_study_or_404(request.user, uid, {KIND}, "an NLI pair study")
 
 
 def _create(form: PairImportForm, user) -> Study:

@@ -8,10 +8,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotate.access import owned_or_404, researcher_required
+from annotate.access import researcher_required
 from annotate.models import Study
 from annotate.tasks import get_kind
-from annotate.tasks.results import chosen_run, csv_text
+from annotate.tasks.results import chosen_run, csv_text, owned_study_or_404
 from annotate.tasks.sentence_rating import KIND
 from annotate.tasks.sentence_rating.results import (
     TABLES,
@@ -24,10 +24,7 @@ from annotate.tasks.sentence_rating.results import (
 
 def rating_study(request, uid) -> Study:
     """The researcher's sentence-rating study ``uid``; 404 otherwise."""
-    study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
-    if study.kind != KIND:
-        raise Http404("not a sentence-rating study")
-    return study
+    return owned_study_or_404(request.user, uid, {KIND}, "a sentence-rating study")
 
 
 def _compute(request, study: Study) -> dict:

@@ -9,10 +9,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotate.access import owned_or_404, researcher_required
+from annotate.access import researcher_required
 from annotate.models import Study
 from annotate.tasks import get_kind
-from annotate.tasks.results import chosen_run, csv_text
+from annotate.tasks.results import chosen_run, csv_text, owned_study_or_404
 from annotate.tasks.token_marking import KIND
 from annotate.tasks.token_marking.results import (
     TABLES,
@@ -26,10 +26,7 @@ from annotate.tasks.token_marking.results import (
 
 def marking_study(request, uid) -> Study:
     """The researcher's token-marking study ``uid``; 404 otherwise."""
-    study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
-    if study.kind != KIND:
-        raise Http404("not a token-marking study")
-    return study
+    return owned_study_or_404(request.user, uid, {KIND}, "a token-marking study")
 
 
 def _compute(request, study: Study) -> dict:
