@@ -12,8 +12,8 @@ const RULES = {
 const TASK: TaskConfig = {
   study: "s-1",
   kind: "nli_pair",
-  next_url: "/api/w/s-1/next/",
-  submit_url_template: "/api/w/assignments/ASSIGNMENT/submit/",
+  next_url: "/api/work/s-1/next/",
+  submit_url_template: "/api/work/assignments/ASSIGNMENT/submit/",
   done_url: "/w/s-1/done/",
   config: { labels: ["entailment", "neutral", "contradiction"], rules: RULES },
 };
@@ -81,7 +81,10 @@ describe("a session of two pairs", () => {
       { status: 201, body: { response: 1 } },
       { status: 200, body: item("a2", ["Two", "dogs", "sleep"], ["Dogs", "run"], 1) },
       { status: 201, body: { response: 2 } },
-      { status: 200, body: { done: true, completion: { message: "Thanks!" } } },
+      {
+        status: 200,
+        body: { done: true, progress: { done: 2, total: 2 }, completion: { message: "Thanks!" } },
+      },
     ]);
     const keys = ["key-1", "key-2"];
     const task = startTask({ fetchImpl, now: clock.now, keyFactory: () => keys.shift()! });
@@ -123,7 +126,7 @@ describe("a session of two pairs", () => {
     $(".ht-submit").click();
     await settle();
 
-    expect(calls[1].url).toBe("/api/w/assignments/a1/submit/");
+    expect(calls[1].url).toBe("/api/work/assignments/a1/submit/");
     expect(calls[1].body).toMatchObject({
       submission_key: "key-1",
       answer: { label: "entailment", premise_map: [0, 0, 1, 0, 1], hypothesis_map: [0, 0, 1] },
