@@ -35,6 +35,7 @@ from annotate import sql
 from annotate.models import Assignment, Item, Study, Worker
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, gold_wanted
 from annotate.sql import Prepared
+from annotate.tasks import get_kind
 
 ASSIGNED = Assignment.Status.ASSIGNED
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -155,8 +156,6 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
 
 
 def _exclusion_hook(study: Study):
-    from annotate.tasks import get_kind
-
     return getattr(get_kind(study.kind), "excluded_items", None)
 
 
