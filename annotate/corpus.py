@@ -114,44 +114,45 @@ def _clean_record(line: int, values: dict[str, Any], present: Sequence[str]) -> 
     return TextRecord(line, doc_id, text, label, {**extra, **metadata})
 
 
-def _read_csv(text: str) -> list[TextRecord]:
+def read_rows(text: str, fmt: str, required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+    """The rows of a CSV file (a header row naming the columns, ``required`` among them) or a JSONL file
+    (one JSON object a line) as ``(line, values)``; blank rows are skipped. A CSV row's values hold only
+    the cells it has. Errors name the line (and the column when one is missing)."""
+    return _csv_rows(text, required) if fmt == "csv" else _jsonl_rows(text)
+
+
+def _csv_rows(text: str, required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
-        raise CorpusImportError(1, None, "empty file (no header row)") from None
+        raise CorpusImportError(
+            1, None, "the file is empty (no header row): the first row must name the columns"
+        ) from None
     except csv.Error as exc:
-        raise CorpusImportError(1, None, f"unreadable CSV header ({exc})") from None
-    for name in REQUIRED_FIELDS:
+        raise CorpusImportError(1, None, f"the header row cannot be read ({exc})") from None
+    for name in required:
         if name not in header:
-            raise CorpusImportError(1, name, f"missing column; the header has {header}")
+            raise CorpusImportError(1, name, f"no {name!r} column; the header row has {header}")
     if len(set(header)) != len(header):
         raise CorpusImportError(1, None, f"repeated column names in the header {header}")
-    records, start = [], reader.line_num + 1
+    rows, start = [], reader.line_num + 1
     while True:
         try:
             row = next(reader)
         except StopIteration:
-            return records
+            return rows
         except csv.Error as exc:
-            raise CorpusImportError(start, None, f"unreadable CSV ({exc})") from None
-        if not row:
-            start = reader.line_num + 1
-            continue
-        if len(row) > len(header):
-            raise CorpusImportError(start, None, f"{len(row)} fields where the header has {len(header)}")
-        values: dict[str, Any] = dict(zip(header, row, strict=False))
-        if values.get("metadata", "").strip():
-            try:
-                values["metadata"] = json.loads(values["metadata"])
-            except json.JSONDecodeError as exc:
-                raise CorpusImportError(start, "metadata", f"not valid JSON ({exc.msg})") from None
-        records.append(_clean_record(start, values, header[: len(row)]))
+            raise CorpusImportError(start, None, f"this row cannot be read ({exc})") from None
+        if any(cell.strip() for cell in row):
+            if len(row) > len(header):
+                raise CorpusImportError(start, None, f"{len(row)} cells where the header names {len(header)}")
+            rows.append((start, dict(zip(header, row, strict=False))))
         start = reader.line_num + 1
 
 
-def _read_jsonl(text: str) -> list[TextRecord]:
-    records = []
+def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
     for line, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
@@ -161,8 +162,18 @@ def _read_jsonl(text: str) -> list[TextRecord]:
             raise CorpusImportError(line, None, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(values, dict):
             raise CorpusImportError(line, None, "each line must be a JSON object")
-        records.append(_clean_record(line, values, list(values)))
-    return records
+        rows.append((line, values))
+    return rows
+
+
+def _csv_metadata(line: int, values: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row's ``metadata`` cell, which holds JSON, parsed."""
+    if values.get("metadata", "").strip():
+        try:
+            values["metadata"] = json.loads(values["metadata"])
+        except json.JSONDecodeError as exc:
+            raise CorpusImportError(line, "metadata", f"not valid JSON ({exc.msg})") from None
+    return values
 
 
 def read_texts(data: bytes, fmt: str) -> list[TextRecord]:
@@ -170,7 +181,10 @@ def read_texts(data: bytes, fmt: str) -> list[TextRecord]:
     if fmt not in FORMATS:
         raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
     text = _decode(data, fmt)
-    records = _read_csv(text) if fmt == "csv" else _read_jsonl(text)
+    records = [
+        _clean_record(line, _csv_metadata(line, values) if fmt == "csv" else values, list(values))
+        for line, values in read_rows(text, fmt, REQUIRED_FIELDS)
+    ]
     if not records:
         raise CorpusImportError(None, None, "the file holds no documents")
     first_line: dict[str, int] = {}

@@ -11,13 +11,11 @@ the premise's) and whose ``metadata["hypothesis"]`` is the hypothesis.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from annotate.corpus import FORMATS, MAX_ID_LENGTH, CorpusImportError, TextRecord, store_records
+from annotate.corpus import FORMATS, MAX_ID_LENGTH, CorpusImportError, TextRecord, read_rows, store_records
 from annotate.models import Dataset
 from annotate.tasks.nli_pair import GOLD_FIELD, HYPOTHESIS_FIELD
 from explain_engine.api import word_spans
@@ -68,47 +66,6 @@ def _clean_pair(line: int, values: dict[str, Any], labels: Sequence[str]) -> Tex
     return TextRecord(line, pair_id, values["premise"], label.strip(), metadata)
 
 
-def _csv_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = [h.strip() for h in next(reader)]
-    except StopIteration:
-        raise CorpusImportError(1, None, "the file is empty: the first row must name the columns") from None
-    except csv.Error as exc:
-        raise CorpusImportError(1, None, f"the header row cannot be read ({exc})") from None
-    for name in REQUIRED:
-        if name not in header:
-            raise CorpusImportError(1, name, f"no {name!r} column; the header row has {header}")
-    rows, start = [], reader.line_num + 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return rows
-        except csv.Error as exc:
-            raise CorpusImportError(start, None, f"this row cannot be read ({exc})") from None
-        if any(cell.strip() for cell in row):
-            if len(row) > len(header):
-                raise CorpusImportError(start, None, f"{len(row)} cells where the header names {len(header)}")
-            rows.append((start, dict(zip(header, row, strict=False))))
-        start = reader.line_num + 1
-
-
-def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
-    rows = []
-    for line, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            values = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusImportError(line, None, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(values, dict):
-            raise CorpusImportError(line, None, "each line must be a JSON object with premise and hypothesis")
-        rows.append((line, values))
-    return rows
-
-
 def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]:
     """Parse and check a CSV or JSONL file of pairs; ids must be unique within the file."""
     if fmt not in FORMATS:
@@ -118,7 +75,7 @@ def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CorpusImportError(line, None, "not valid UTF-8; save the file as UTF-8") from None
-    rows = _csv_rows(text) if fmt == "csv" else _jsonl_rows(text)
+    rows = read_rows(text, fmt, REQUIRED)
     if not rows:
         raise CorpusImportError(None, None, "the file holds no pairs")
     records, first_line = [], {}
