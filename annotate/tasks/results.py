@@ -13,7 +13,7 @@ import io
 import math
 from typing import Any
 
-from django.http import Http404
+from django.http import Http404, HttpResponse
 
 from annotate.access import owned_or_404
 from annotate.models import ModelRun, Response, Study, Worker, WorkerTrust
@@ -22,6 +22,16 @@ from annotate.quality.exclusion import excluded_worker_ids
 #: Bootstrap resamples per interval on a results page: fewer than the engine's default, since a page
 #: computes an interval per annotator pair and is rendered while the researcher waits.
 N_BOOT = 500
+
+
+CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+
+
+def download(study: Study, name: str, body: str, fmt: str = "csv") -> HttpResponse:
+    """``body`` as the file ``study-<uid>-<name>.<fmt>`` a browser saves."""
+    response = HttpResponse(body, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{name}.{fmt}"'
+    return response
 
 
 def owned_study_or_404(user, uid, kinds, noun: str) -> Study:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
@@ -24,7 +24,7 @@ from annotate.tasks.forced_choice.results import (
     evaluation_results,
     means_chart,
 )
-from annotate.tasks.results import owned_study_or_404
+from annotate.tasks.results import download, owned_study_or_404
 from explain_engine.api import TESTS
 
 
@@ -70,11 +70,7 @@ def results_csv(request, uid, table: str):
     if table not in TABLES:
         raise Http404(f"no table {table!r}")
     test, alpha = _test_and_alpha(request)
-    response = HttpResponse(
-        csv_text(evaluation_results(study, test=test, alpha=alpha), table), content_type="text/csv"
-    )
-    response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{table}.csv"'
-    return response
+    return download(study, table, csv_text(evaluation_results(study, test=test, alpha=alpha), table))
 
 
 @researcher_required

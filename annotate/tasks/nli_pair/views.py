@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.db import transaction
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
@@ -21,7 +21,7 @@ from annotate.tasks.nli_pair.config import KIND
 from annotate.tasks.nli_pair.forms import PairImportForm
 from annotate.tasks.nli_pair.pairs import import_pairs
 from annotate.tasks.nli_pair.results import EXPORTS, FORMATS, csv_cells, export_rows, jsonl_text, pair_results
-from annotate.tasks.results import csv_text, owned_study_or_404
+from annotate.tasks.results import csv_text, download, owned_study_or_404
 
 
 class _Request:
@@ -93,9 +93,5 @@ def export(request, uid, what: str, fmt: str):
     if what not in EXPORTS or fmt not in FORMATS:
         raise Http404("no such export")
     columns, rows = export_rows(study, what)
-    if fmt == "csv":
-        response = HttpResponse(csv_text(list(columns), csv_cells(columns, rows)), content_type="text/csv")
-    else:
-        response = HttpResponse(jsonl_text(rows), content_type="application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{what}.{fmt}"'
-    return response
+    body = csv_text(list(columns), csv_cells(columns, rows)) if fmt == "csv" else jsonl_text(rows)
+    return download(study, what, body, fmt)

@@ -4,14 +4,14 @@ is compared with the crowd (``?run=none``: no model); the newest run with attent
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
 from annotate.access import researcher_required
 from annotate.models import Study
 from annotate.tasks import get_kind
-from annotate.tasks.results import chosen_run, csv_text, owned_study_or_404
+from annotate.tasks.results import chosen_run, csv_text, download, owned_study_or_404
 from annotate.tasks.sentence_rating import KIND
 from annotate.tasks.sentence_rating.results import (
     TABLES,
@@ -60,6 +60,4 @@ def results_csv(request, uid, table: str):
     if table not in TABLES:
         raise Http404(f"no table {table!r} for a sentence-rating study")
     results = _compute(request, study)["results"]
-    response = HttpResponse(csv_text(*rating_table(results, table)), content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{table}.csv"'
-    return response
+    return download(study, table, csv_text(*rating_table(results, table)))

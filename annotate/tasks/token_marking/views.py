@@ -5,14 +5,14 @@ explanations and its integrated-gradients method are the default."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
 from annotate.access import researcher_required
 from annotate.models import Study
 from annotate.tasks import get_kind
-from annotate.tasks.results import chosen_run, csv_text, owned_study_or_404
+from annotate.tasks.results import chosen_run, csv_text, download, owned_study_or_404
 from annotate.tasks.token_marking import KIND
 from annotate.tasks.token_marking.results import (
     TABLES,
@@ -72,6 +72,4 @@ def results_csv(request, uid, table: str):
     if table not in TABLES:
         raise Http404(f"no table {table!r} for a token-marking study")
     results = _compute(request, study)["results"]
-    response = HttpResponse(csv_text(*marking_table(results, table)), content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{table}.csv"'
-    return response
+    return download(study, table, csv_text(*marking_table(results, table)))
