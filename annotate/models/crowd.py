@@ -92,8 +92,25 @@ class Assignment(models.Model):
         return f"{self.worker} on {self.item_id} ({self.status})"
 
 
+class ResponseQuerySet(models.QuerySet):
+    def counted(self) -> ResponseQuerySet:
+        """The responses that count in results: verified ones (a platform confirmed the worker's
+        submission, or the provider vouched for the worker at entry). Provisional and set-aside
+        responses stay out of results, dashboards, aggregation, trust and exports."""
+        return self.filter(verification=Response.Verification.VERIFIED)
+
+
 class Response(models.Model):
-    """A submitted answer. ``submission_key`` makes a retried POST store one response."""
+    """A submitted answer. ``submission_key`` makes a retried POST store one response.
+
+    ``verification`` says whether it counts: *verified* answers do; *provisional* ones wait for the
+    crowd platform to confirm the worker's submission (they hold their item's slot meanwhile); *set
+    aside* ones were never confirmed and gave their slot back."""
+
+    class Verification(models.TextChoices):
+        VERIFIED = "verified", "Verified"
+        PROVISIONAL = "provisional", "Provisional"
+        SET_ASIDE = "set_aside", "Set aside"
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="response")
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="responses")
@@ -105,11 +122,27 @@ class Response(models.Model):
     answer_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Highlight / answering time.")
     signals = models.JSONField(default=dict, blank=True, help_text="Focus changes, pastes, timings.")
     gold_passed = models.BooleanField(null=True, blank=True)
+    verification = models.CharField(
+        max_length=12,
+        choices=Verification.choices,
+        default=Verification.VERIFIED,
+        db_default=Verification.VERIFIED,  # the hand-written INSERT of the hot path may leave it out
+    )
     created = models.DateTimeField(auto_now_add=True)
+
+    objects = ResponseQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["study", "worker"], name="response_study_worker_idx")]
+        indexes = [
+            models.Index(fields=["study", "worker"], name="response_study_worker_idx"),
+            # only the few not yet verified: reconciliation and the study page's counts look them up
+            models.Index(
+                fields=["study", "verification"],
+                condition=~Q(verification="verified"),
+                name="response_unverified_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"response {self.pk} to item {self.item_id}"
