@@ -226,3 +226,22 @@ def test_dataset_page_pagination(browser, researcher):
     dataset = make_dataset(researcher, n=60, name="big")
     page = browser.get(reverse("dataset-detail", args=[dataset.pk]) + "?page=2").content.decode()
     assert "Page 2 of 2" in page and "demo-0060" in page
+
+
+def test_an_invite_belongs_to_the_first_browser_or_account(study, annotator_user):
+    link = invite_path(study, make_invite(study, "carol"))
+    first = Client()
+    assert first.get(link).status_code == 200
+    assert first.get(link).status_code == 200  # the same browser again
+    stranger = Client()
+    refused = stranger.get(link)
+    assert refused.status_code == 403 and "already used by someone else" in refused.content.decode()
+    assert WORKERS_COOKIE not in refused.cookies
+    # Signed in, an invite binds to the account, so the same account on another device may use it.
+    link = invite_path(study, make_invite(study, "dave"))
+    laptop, phone = Client(), Client()
+    for device in (laptop, phone):
+        device.force_login(annotator_user)
+        assert device.get(link).status_code == 200
+    assert stranger.get(link).status_code == 403
+    assert Worker.objects.filter(external_id__in=["invite:carol", "invite:dave"]).count() == 2
