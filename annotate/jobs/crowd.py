@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from django.core.cache import cache
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 
 RECONCILE_KIND = "crowd.reconcile"
 RECONCILE_EVERY_S = 300.0
+CONFIRM_AFTER_S = 60
 ACTIVE = (Study.Status.RUNNING, Study.Status.PAUSED)
 
 
@@ -89,5 +91,22 @@ def enqueue_reconcile(study: Study) -> bool:
     except (BrokerError, OSError) as exc:
         log.warning("could not queue reconciliation of study %s (%s); running it now", study.pk, exc)
         run_reconcile(study)
+        return False
+    return True
+
+
+def reconcile_soon(study: Study, countdown: int = CONFIRM_AFTER_S) -> bool:
+    """Queue a reconciliation of ``study`` in ``countdown`` seconds, once per study in that time: a worker
+    who just finished hands their unit back to the platform, and the run after that verifies their
+    provisional answers. When the broker cannot be reached nothing is queued (the schedule catches up).
+    Returns whether a run was queued."""
+    if not cache.add(f"hatlab-reconcile-soon:{study.pk}", 1, countdown):
+        return False
+    try:
+        reconcile_study_job.apply_async((study.pk,), countdown=countdown)
+    except (BrokerError, OSError) as exc:
+        log.warning(
+            "could not queue reconciliation of study %s (%s); the schedule will run it", study.pk, exc
+        )
         return False
     return True
