@@ -30,6 +30,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate import sql
 from annotate.models import Assignment, Item, Response, Study
+from annotate.page_tokens import page_token_valid
 from annotate.sql import Prepared
 from annotate.tasks import get_kind
 from annotate.workers import Seat
@@ -233,7 +234,7 @@ def _submit_fast(
         json.dumps(cleaned),
         read_ms,
         timings.get("answer_ms"),
-        json.dumps(_signals(signals, moments)),
+        json.dumps(_signals(signals, moments, study.uid, worker_id)),
         kind.grade_gold(item, cleaned),
         now,
         seat.verification,
@@ -253,8 +254,14 @@ def _timings(timings: dict[str, Any]) -> tuple[int | None, dict[str, int]]:
     return read_ms, moments
 
 
-def _signals(signals: dict[str, Any], moments: dict[str, int]) -> dict[str, Any]:
-    return {**signals, "timings": moments} if moments else dict(signals)
+def _signals(
+    signals: dict[str, Any], moments: dict[str, int], study_uid: Any, worker_id: int
+) -> dict[str, Any]:
+    """The signals as stored: the page's token replaced by the server's verdict ``page`` (whether a valid
+    token of this study and worker came: :mod:`annotate.page_tokens`), the timing moments added."""
+    stored = {k: v for k, v in signals.items() if k != "page_token"}
+    stored["page"] = page_token_valid(signals.get("page_token"), study_uid, worker_id)
+    return {**stored, "timings": moments} if moments else stored
 
 
 def _submit(
@@ -332,7 +339,7 @@ def _submit(
         answer=cleaned,
         read_ms=read_ms,
         answer_ms=timings.get("answer_ms"),
-        signals=_signals(signals, moments),
+        signals=_signals(signals, moments, assignment.study.uid, assignment.worker_id),
         gold_passed=kind.grade_gold(item, cleaned),
         verification=seat.verification,
     )

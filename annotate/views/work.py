@@ -2,11 +2,12 @@
 
 The entry page asks the study's provider who the visitor is and whether it vouches for them
 (:func:`annotate.providers.admit`; a refused visitor gets a plain 403 page saying why), remembers the
-worker's seat in a signed cookie (:mod:`annotate.workers`) and serves the task kind's page template with ``task_json`` (rendered with
-``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF token and the public study config. A
-visitor the provider cannot identify (an MTurk preview, no invite) sees the instructions only. The
-completion page shows the provider's completion (a code, the form back to the platform) only to a worker
-who has done their share (:mod:`annotate.completion`).
+worker's seat in a signed cookie (:mod:`annotate.workers`) and serves the task kind's page template with
+``task_json`` (rendered with ``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF
+token, the public study config and the page token the page sends back with each answer
+(:mod:`annotate.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
+the instructions only. The completion page shows the provider's completion (a code, the form back to the
+platform) only to a worker who has done their share (:mod:`annotate.completion`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.urls import reverse
 from annotate.assignment import work_left, worker_progress
 from annotate.completion import completion_for
 from annotate.models import Study, Worker
+from annotate.page_tokens import page_token
 from annotate.providers import admit, get_provider
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
@@ -29,8 +31,9 @@ ASSIGNMENT_PLACEHOLDER = "ASSIGNMENT"
 _SAMPLE_UID = uuid.UUID(int=0)
 
 
-def task_json(request, study: Study) -> dict:
-    """What the task page's script needs (no secrets: only the public config)."""
+def task_json(request, study: Study, worker: Worker | None = None) -> dict:
+    """What the task page's script needs (no secrets: only the public config, and for ``worker`` the
+    token that proves the page was loaded for them)."""
     kind = get_kind(study.kind)
     submit_url = reverse("api-work-submit", args=[_SAMPLE_UID]).replace(
         str(_SAMPLE_UID), ASSIGNMENT_PLACEHOLDER
@@ -43,6 +46,7 @@ def task_json(request, study: Study) -> dict:
         "done_url": reverse("work-done", args=[study.uid]),
         "csrf_token": get_token(request),
         "config": kind.public_config(study),
+        "page_token": page_token(study.uid, worker.pk) if worker is not None else None,
     }
 
 
@@ -71,7 +75,7 @@ def entry(request, study_uid):
         response = render(request, "annotate/work/closed.html", {**base, "reason": study.status})
     else:
         response = render(
-            request, kind.template, {**base, "kind": kind, "task_json": task_json(request, study)}
+            request, kind.template, {**base, "kind": kind, "task_json": task_json(request, study, worker)}
         )
     remember_worker(request, response, study, worker, seat.ref or "", seat.verified)
     return response

@@ -32,7 +32,11 @@ def test_submit_stores_one_response_and_counts_it(held):
     response = Response.objects.get(pk=result.response_id)
     assert response.answer == ans
     assert (response.read_ms, response.answer_ms) == (900, 400)
-    assert response.signals == {"blur": 1, "timings": {"label_at_ms": 900, "first_highlight_at_ms": 1000}}
+    assert response.signals == {
+        "blur": 1,
+        "page": False,  # no page token came
+        "timings": {"label_at_ms": 900, "first_highlight_at_ms": 1000},
+    }
     assert response.gold_passed is None
     a.refresh_from_db()
     assert a.status == Assignment.Status.SUBMITTED and a.submitted_at is not None
