@@ -1,9 +1,9 @@
 """What the dashboards read from the database: a study's answers, maps and machine maps, as plain data.
 
 Everything comes from a few indexed queries (responses by study, items by study, explanations by
-``(model_run, method)``, predictions by model run); the numbers are the engine's. Answers count when
-they answer a non-gold, non-retired item and their worker is not excluded by gold trust (the same
-rule as :mod:`annotate.quality.aggregation`).
+``(model_run, method)``, predictions by model run); the numbers are the engine's. Only verified
+answers are read (``Response.objects.counted()``); they count when they answer a non-gold, non-retired
+item and their worker is not excluded by gold trust (the same rule as :mod:`annotate.quality.aggregation`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _time(read_ms: int | None, answer_ms: int | None) -> int | None:
 
 
 def study_data(study: Study, with_text: bool = False) -> StudyData:
-    """Every response of ``study`` (ordered by item, then assignment slot), its items and workers.
+    """Every verified response of ``study`` (ordered by item, then assignment slot), its items and workers.
 
     Four queries: responses (joined to their assignment and item), items (joined to their document),
     workers, trust statuses. ``with_text`` also loads each document's text (POS tags, CSSR).
@@ -79,6 +79,7 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     kind = get_kind(study.kind)
     rows = (
         Response.objects.filter(study=study)
+        .counted()
         .order_by("item_id", "assignment__slot", "id")
         .values_list(
             "id",

@@ -415,6 +415,7 @@ def text_detail(
     human = []
     for worker_id, provider, external, answer in (
         Response.objects.filter(study=study, item=item)
+        .counted()
         .order_by("assignment__slot", "id")
         .values_list("worker_id", "worker__provider", "worker__external_id", "answer")
     ):

@@ -31,6 +31,7 @@ T_AGREEMENT = "tests/engine/test_metrics_agreement.py"
 T_FC_ENGINE = "tests/engine/test_metrics_forced_choice.py"
 T_FC_SCORING = "tests/annotate/test_forced_choice_scoring.py"
 T_FC_FILTERS = "tests/annotate/test_forced_choice_filters.py"
+T_COUNTED = "tests/annotate/test_counted.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # ------------------------------------------------------------------------------- the hand-out
@@ -237,5 +238,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         (T_FC_SCORING + "::test_excluded_workers_and_gold_items_are_left_out",),
         "answers of workers excluded by their gold trust are counted",
+    ),
+    Mutant(
+        "forced-choice-results-count-unverified",
+        FC_RESULTS,
+        "        .counted()\n        .exclude(worker_id__in=excluded_worker_ids(study))\n",
+        "        .exclude(worker_id__in=excluded_worker_ids(study))\n",
+        (T_COUNTED + "::test_forced_choice_scores_leave_unverified_answers_out",),
+        "provisional and set-aside answers are scored",
     ),
 )
