@@ -69,7 +69,10 @@ def study_fingerprint(study: Study) -> dict:
         gold=Count("id", filter=Q(is_gold=True)),
     )
     trust = WorkerTrust.objects.filter(study=study).aggregate(
-        n=Count("id"), excluded=Count("id", filter=Q(status="excluded")), updated=Max("updated")
+        n=Count("id"),
+        excluded=Count("id", filter=Q(status="excluded")),
+        risk_excluded=Count("id", filter=Q(risk_exclusion__in=WorkerTrust.RISK_EXCLUDED)),
+        updated=Max("updated"),
     )
     return {"v": VERSION, "config": study.config, "responses": responses, "items": items, "trust": trust}
 

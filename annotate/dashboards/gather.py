@@ -53,10 +53,12 @@ class StudyData:
     trust_status: dict[int, str]
     categories: list
     agreement_value: Any = field(repr=False, default=None)
+    risk_excluded: set[int] = field(default_factory=set)
 
     @property
     def excluded(self) -> set[int]:
-        return {w for w, s in self.trust_status.items() if s == EXCLUDED}
+        """Workers left out: excluded by their gold trust or, by the policy or a researcher, for risk."""
+        return {w for w, s in self.trust_status.items() if s == EXCLUDED} | self.risk_excluded
 
     def counted(self) -> list[Answer]:
         """Answers to non-gold, non-retired items from workers not excluded by their trust."""
@@ -145,8 +147,16 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
             "id", "provider", "external_id"
         )
     }
-    trust = dict(WorkerTrust.objects.filter(study=study).values_list("worker_id", "status"))
-    return StudyData(answers, items, workers, trust, list(kind.categories(study)), kind.agreement_value)
+    trust, risk_excluded = {}, set()
+    for worker_id, status, risk in WorkerTrust.objects.filter(study=study).values_list(
+        "worker_id", "status", "risk_exclusion"
+    ):
+        trust[worker_id] = status
+        if risk in WorkerTrust.RISK_EXCLUDED:
+            risk_excluded.add(worker_id)
+    return StudyData(
+        answers, items, workers, trust, list(kind.categories(study)), kind.agreement_value, risk_excluded
+    )
 
 
 def anonymous_id(worker: dict) -> str:

@@ -103,6 +103,9 @@ class WorkerTrust(models.Model):
         RESEARCHER = "researcher", "Excluded by a researcher"
         KEPT = "kept", "Kept in by a researcher"
 
+    # the risk_exclusion values that leave a worker's answers out of results
+    RISK_EXCLUDED = (RiskExclusion.AUTO, RiskExclusion.RESEARCHER)
+
     mirrored = models.CharField(
         max_length=10, blank=True, default="", help_text="The status last mirrored on the crowd platform."
     )

@@ -70,7 +70,7 @@ from annotate.providers.base import (
     SubmissionRecord,
 )
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
-from annotate.quality.hooks import on_response_stored
+from annotate.quality.hooks import on_response_stored, on_verification_changed
 from annotate.quality.policy import policy_for
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from explain_engine.api import EXCLUDED
@@ -168,9 +168,7 @@ def _confirm(
     summary.verified += Response.objects.filter(
         pk__in=ids, verification=Response.Verification.PROVISIONAL
     ).update(verification=Response.Verification.VERIFIED)
-    graded = Response.objects.filter(pk__in=ids, gold_passed__isnull=False).select_related("study").first()
-    if graded is not None:  # one call refreshes the worker's trust from all their verified answers
-        on_response_stored(graded)
+    on_verification_changed(study, [worker.pk])
 
 
 def set_aside_unconfirmed(study: Study, now: datetime | None = None) -> int:
@@ -183,7 +181,7 @@ def set_aside_unconfirmed(study: Study, now: datetime | None = None) -> int:
         rows = list(
             Response.objects.select_for_update()
             .filter(study=study, verification=Response.Verification.PROVISIONAL, created__lt=deadline)
-            .values_list("id", "assignment_id", "item_id")
+            .values_list("id", "assignment_id", "item_id", "worker_id")
         )
         if not rows:
             return 0
@@ -194,6 +192,7 @@ def set_aside_unconfirmed(study: Study, now: datetime | None = None) -> int:
         for item_id, count in Counter(r[2] for r in rows).items():
             Item.objects.filter(pk=item_id).update(responses_done=F("responses_done") - count)
     logger.info("set aside %d unconfirmed answer(s) of study %s", len(rows), study.pk)
+    on_verification_changed(study, {r[3] for r in rows})
     return len(rows)
 
 

@@ -52,7 +52,7 @@ class QualitySummary:
         }
 
 
-RISK_EXCLUDED = (WorkerTrust.RiskExclusion.AUTO, WorkerTrust.RiskExclusion.RESEARCHER)
+RISK_EXCLUDED = WorkerTrust.RISK_EXCLUDED
 
 
 def excluded_worker_ids(study: Study) -> set[int]:

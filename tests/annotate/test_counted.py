@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.dashboards.cache import STUDY, fingerprint
+from annotate.dashboards.gather import study_data
 from annotate.dashboards.similarity import text_detail
 from annotate.dashboards.study import study_dashboard
 from annotate.exports import include_unverified, item_rows, response_rows
@@ -357,3 +358,27 @@ def test_crowd_page_lists_the_identities_never_confirmed(three_way, researcher):
     assert [w["worker"] for w in state["unconfirmed"]] == [people["s"].anonymous_id, people["p"].anonymous_id]
     mark(people["p"], VERIFIED)
     assert [r["worker"] for r in unconfirmed_workers(study)] == [people["s"].anonymous_id]
+
+
+def test_a_worker_excluded_for_risk_leaves_the_dashboards_like_one_excluded_by_trust(three_way):
+    """Verify the wrong-answering worker, then exclude them for risk: the dashboard data leaves them out
+    and the cached dashboard goes stale; keeping them in brings them back."""
+    study, people = three_way
+    mark(people["p"], VERIFIED)
+    with_p = fingerprint(study, STUDY, {})
+    assert people["p"].pk not in gather_excluded(study)
+    WorkerTrust.objects.update_or_create(
+        study=study,
+        worker=people["p"],
+        defaults={"risk_exclusion": WorkerTrust.RiskExclusion.RESEARCHER},
+    )
+    assert people["p"].pk in gather_excluded(study)
+    assert fingerprint(study, STUDY, {}) != with_p
+    WorkerTrust.objects.filter(study=study, worker=people["p"]).update(
+        risk_exclusion=WorkerTrust.RiskExclusion.KEPT
+    )
+    assert people["p"].pk not in gather_excluded(study)
+
+
+def gather_excluded(study) -> set[int]:
+    return study_data(study).excluded
