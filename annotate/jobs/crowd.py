@@ -12,11 +12,12 @@ from __future__ import annotations
 import logging
 
 from django.core.cache import cache
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotate.jobs.options import job
-from annotate.models import Job, Study
+from annotate.models import Job, Response, Study
 from annotate.providers.reconcile import reconcile_study
 from annotate.quality.exclusion import apply_quality
 from annotate.quality.gold_review import review_golds
@@ -76,8 +77,10 @@ def reconcile_study_job(self, study_id: int) -> None:
     ignore_result=True,
 )
 def reconcile_all() -> int:
-    """Queue a reconciliation of every running or paused study; returns how many were queued."""
-    ids = list(Study.objects.filter(status__in=ACTIVE).values_list("pk", flat=True))
+    """Queue a reconciliation of every running or paused study, and of every finished one that still has
+    answers waiting for their platform's confirmation; returns how many were queued."""
+    waiting = Response.objects.filter(verification=Response.Verification.PROVISIONAL).values("study_id")
+    ids = list(Study.objects.filter(Q(status__in=ACTIVE) | Q(pk__in=waiting)).values_list("pk", flat=True))
     for study_id in ids:
         reconcile_study_job.delay(study_id)
     return len(ids)

@@ -32,6 +32,7 @@ ALLOWED = {
     ): "include_unverified asks for every answer, marked",
     ("annotate/study_progress.py", "study_progress"): "counts answers received, by verification",
     ("annotate/unconfirmed.py", "unconfirmed_workers"): "lists the workers with unverified answers only",
+    ("annotate/jobs/crowd.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
 }
 
 
