@@ -32,7 +32,9 @@ sentence ratings       ``crowd_labels``, ``CrowdLabels``, ``confidence_summary``
                        ``pairwise_agreement``, ``mean_of``, ``sentence_scores``, ``attention_levels``,
                        ``confidence_curve``, ``replacement_std``, ``marking_agreement``,
                        ``RATING_LEVELS`` (Pappas & Popescu-Belis 2016)
-crowd quality          ``majority_vote``, ``dawid_skene``, ``Aggregation`` (Dawid & Skene 1979);
+crowd quality          ``majority_vote``, ``dawid_skene``, ``Aggregation`` (Dawid & Skene 1979),
+                       ``winning_category`` (the one tie rule); ``answer_weights`` (the one
+                       weighting rule, Pappas & Popescu-Belis 2016 §3),
                        ``wilson_interval``, ``trust_table``, ``leave_one_out_trust``, ``TrustTable``,
                        ``PENDING`` / ``TRUSTED`` / ``EXCLUDED``, ``DEFAULT_TRUST_THRESHOLD``
 forced choice          ``TESTS``, ``NO_PREFERENCE``, ``score_answers``, ``summarize_scores``,
@@ -68,6 +70,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Aggregation": ("explain_engine.metrics.aggregation", "Aggregation"),
     "dawid_skene": ("explain_engine.metrics.aggregation", "dawid_skene"),
     "majority_vote": ("explain_engine.metrics.aggregation", "majority_vote"),
+    "winning_category": ("explain_engine.metrics.aggregation", "winning_category"),
     "category_counts": ("explain_engine.metrics.agreement", "category_counts"),
     "cohen_kappa": ("explain_engine.metrics.agreement", "cohen_kappa"),
     "encode_ratings": ("explain_engine.metrics.agreement", "encode_ratings"),
@@ -117,6 +120,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "PENDING": ("explain_engine.metrics.trust", "PENDING"),
     "TRUSTED": ("explain_engine.metrics.trust", "TRUSTED"),
     "TrustTable": ("explain_engine.metrics.trust", "TrustTable"),
+    "answer_weights": ("explain_engine.metrics.trust", "answer_weights"),
     "leave_one_out_trust": ("explain_engine.metrics.trust", "leave_one_out_trust"),
     "trust_table": ("explain_engine.metrics.trust", "trust_table"),
     "wilson_interval": ("explain_engine.metrics.trust", "wilson_interval"),
@@ -166,7 +170,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
     from explain_engine.explainers import get as get_method
     from explain_engine.jsonsafe import json_safe
     from explain_engine.metrics import METRICS
-    from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote
+    from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote, winning_category
     from explain_engine.metrics.agreement import (
         category_counts,
         cohen_kappa,
@@ -224,6 +228,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
         PENDING,
         TRUSTED,
         TrustTable,
+        answer_weights,
         leave_one_out_trust,
         trust_table,
         wilson_interval,
@@ -263,6 +268,7 @@ __all__ = [
     "UnknownName",
     "agreement_report",
     "answer_categories",
+    "answer_weights",
     "attention_levels",
     "average_k",
     "behavioral_similarity",
@@ -316,6 +322,7 @@ __all__ = [
     "train",
     "trust_table",
     "wilson_interval",
+    "winning_category",
     "word_spans",
     "words_of",
 ]

@@ -45,8 +45,12 @@ def gold_counts(study: Study, worker_ids: Iterable[int] | None = None) -> dict[i
 
 def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list[TrustChange]:
     """Recompute ``WorkerTrust`` for the study's workers (or the ones given) from their gold grades;
-    returns the workers whose status changed."""
+    returns the workers whose status changed.
+
+    A worker leaves *pending* after ``min_golds`` golds, or after every gold of the study when it has
+    fewer (else nobody could ever qualify and every answer would wait for good)."""
     policy = policy_for(study)
+    golds = Item.objects.filter(study=study, is_gold=True, retired=False).count()
     wanted = None if worker_ids is None else list(worker_ids)
     counts = gold_counts(study, wanted)
     workers = sorted(
@@ -65,7 +69,7 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
         passed,
         seen,
         threshold=policy.trust_threshold,
-        min_golds=policy.min_golds,
+        min_golds=min(policy.min_golds, golds),
         confidence=policy.confidence,
     )
     changes: list[TrustChange] = []

@@ -15,7 +15,8 @@
 
 The majority and confidence are counted with ``np.add.at`` rather than with crowd-kit: crowd-kit's
 ``MajorityVote`` breaks ties at random, while a results page needs ties broken the same way every time
-(by the trust behind each answer, then the lower level).
+(:func:`explain_engine.metrics.aggregation.winning_category`: by the trust behind each answer, then
+the lower level — the rule of the study-wide aggregation too).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from itertools import combinations
 
 import numpy as np
 
+from explain_engine.metrics.aggregation import winning_category
 from explain_engine.metrics.agreement import cohen_kappa, fleiss_kappa_from_counts, pearson_r
 from explain_engine.metrics.bootstrap import Estimate
 
@@ -71,8 +73,7 @@ def crowd_labels(
     trust = np.zeros_like(counts)
     np.add.at(counts, (inverse, codes), 1.0)
     np.add.at(trust, (inverse, codes), weights_a)
-    tied = counts == counts.max(axis=1, keepdims=True) if unique.size else counts.astype(bool)
-    winner = np.argmax(np.where(tied, trust, -np.inf), axis=1)
+    winner = winning_category(counts, trust)
     rows = np.arange(unique.size)
     total = trust.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -15,7 +15,7 @@ from scipy.stats import pearsonr
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from statsmodels.stats.proportion import proportion_confint
 
-from explain_engine.metrics.aggregation import dawid_skene, majority_vote
+from explain_engine.metrics.aggregation import dawid_skene, majority_vote, winning_category
 from explain_engine.metrics.alignment import marking_alignment, random_derangement
 from explain_engine.metrics.ratings import (
     attention_levels,
@@ -32,6 +32,7 @@ from explain_engine.metrics.trust import (
     EXCLUDED,
     PENDING,
     TRUSTED,
+    answer_weights,
     leave_one_out_trust,
     trust_table,
     wilson_interval,
@@ -348,3 +349,24 @@ def test_marking_alignment_by_hand():
     assert result["expert"]["delta_a"]["n"] == int(ok.sum())
     with pytest.raises(ValueError, match="one value per word"):
         marking_alignment(words, explanations, markings, [[0.1], [0.2, 0.1, 0.0], [0.0, 0.1, 0.2]])
+
+
+def test_answer_weights_count_trusted_only_where_golds_judge():
+    status = ["trusted", "pending", "excluded", "trusted"]
+    trust = [0.75, 0.67, 0.2, 1.0]
+    assert answer_weights(status, trust).tolist() == [0.75, 0.0, 0.0, 1.0]
+    # a study without golds judges nobody: a pending worker weighs 1.0, an excluded one stays out
+    assert answer_weights(status, trust, judged=False).tolist() == [0.75, 1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="unknown trust status 'blocked'"):
+        answer_weights(["blocked"], [1.0])
+    with pytest.raises(ValueError, match="finite trust"):
+        answer_weights(["trusted"], [math.nan])
+
+
+def test_winning_category_most_answers_then_trust_then_first():
+    counts = np.array([[2, 2, 0], [2, 2, 0], [1, 3, 0], [0, 1, 1]])
+    trust = np.array([[1.5, 1.75, 0], [1.75, 1.75, 0], [0.9, 0.6, 0], [0, 0.5, 0.5]])
+    assert winning_category(counts, trust).tolist() == [1, 0, 1, 1]
+    labelled = majority_vote([1, 1, 2, 2], ["a", "b", "a", "b"], ["neg", "pos", "neg", "pos"],
+                             tie_weights=[0.7, 0.9, 0.9, 0.7])  # fmt: skip
+    assert labelled.label == ["pos", "neg"] and labelled.probability.tolist() == [0.5, 0.5]
