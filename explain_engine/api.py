@@ -29,7 +29,8 @@ alignment              ``hard_oracle``, ``expert_oracle``, ``random_derangement`
                        ``importance_alignment``, ``marking_alignment`` (the NLI importance-alignment
                        paper, §3)
 sentence ratings       ``crowd_labels``, ``CrowdLabels``, ``confidence_summary``, ``rating_matrix``,
-                       ``pairwise_agreement``, ``mean_of``, ``sentence_scores``, ``attention_levels``,
+                       ``pairwise_agreement``, ``KAPPA_KINDS`` / ``DEFAULT_KAPPA``, ``distance_agreement``,
+                       ``mean_of``, ``sentence_scores``, ``attention_levels``,
                        ``confidence_curve``, ``replacement_std``, ``marking_agreement``,
                        ``RATING_LEVELS`` (Pappas & Popescu-Belis 2016)
 crowd quality          ``majority_vote``, ``dawid_skene``, ``Aggregation`` (Dawid & Skene 1979),
@@ -109,6 +110,9 @@ _HOMES: dict[str, tuple[str, str]] = {
     "confidence_curve": ("explain_engine.metrics.ratings", "confidence_curve"),
     "confidence_summary": ("explain_engine.metrics.ratings", "confidence_summary"),
     "crowd_labels": ("explain_engine.metrics.ratings", "crowd_labels"),
+    "DEFAULT_KAPPA": ("explain_engine.metrics.ratings", "DEFAULT_KAPPA"),
+    "KAPPA_KINDS": ("explain_engine.metrics.ratings", "KAPPA_KINDS"),
+    "distance_agreement": ("explain_engine.metrics.ratings", "distance_agreement"),
     "marking_agreement": ("explain_engine.metrics.ratings", "marking_agreement"),
     "mean_of": ("explain_engine.metrics.ratings", "mean_of"),
     "pairwise_agreement": ("explain_engine.metrics.ratings", "pairwise_agreement"),
@@ -208,13 +212,15 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
     )
     from explain_engine.metrics.pos import tag_documents, tag_words
     from explain_engine.metrics.ragged import Ragged
-    from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
     from explain_engine.metrics.ratings import (
+        DEFAULT_KAPPA,
+        KAPPA_KINDS,
         CrowdLabels,
         attention_levels,
         confidence_curve,
         confidence_summary,
         crowd_labels,
+        distance_agreement,
         marking_agreement,
         mean_of,
         pairwise_agreement,
@@ -222,6 +228,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
         replacement_std,
         sentence_scores,
     )
+    from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
     from explain_engine.metrics.trust import DEFAULT_THRESHOLD as DEFAULT_TRUST_THRESHOLD
     from explain_engine.metrics.trust import (
         EXCLUDED,
@@ -241,6 +248,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
 
 __all__ = [
     "ARCHITECTURES",
+    "DEFAULT_KAPPA",
     "DEFAULT_TRUST_THRESHOLD",
     "EXCLUDED",
     "LEVEL",
@@ -259,6 +267,7 @@ __all__ = [
     "Evidence",
     "Fitting",
     "HumanMaps",
+    "KAPPA_KINDS",
     "MethodSpec",
     "Ragged",
     "Registry",
@@ -282,6 +291,7 @@ __all__ = [
     "crowd_labels",
     "dawid_skene",
     "discover",
+    "distance_agreement",
     "encode_ratings",
     "evidence_and_counter",
     "expert_oracle",

@@ -303,6 +303,19 @@ def test_results_page_csv_and_access(answered, researcher, other_researcher, ann
     agreement = client.get(reverse("sentence-rating-csv", args=[answered.uid, "agreement"])).content.decode()
     assert agreement.splitlines()[0] == "aspect,a,b,n,r,r_low,r_high,kappa,kappa_low,kappa_high"
     assert client.get(f"/studies/{answered.uid}/ratings/oracle.csv").status_code == 404
+    # the κ by name: the paper's distance agreement of w1 and w2 (5 1 1 3 vs 5 2 1 4) is 1 - 2 / 16
+    named = client.get(
+        reverse("sentence-rating-csv", args=[answered.uid, "agreement"]) + "?kappa=distance_agreement"
+    )
+    pair = next(r for r in csv.DictReader(io.StringIO(named.content.decode())) if r["n"] == "4"
+                and {r["a"], r["b"]} == {Worker.objects.get(external_id=w).anonymous_id for w in ("w1", "w2")})  # fmt: skip
+    assert float(pair["kappa"]) == pytest.approx(1 - 2 / 16)
+    assert (
+        'value="distance_agreement" selected'
+        in client.get(url + "?kappa=distance_agreement").content.decode()
+    )
+    bad = client.get(url + "?kappa=fleiss")
+    assert bad.status_code == 400 and "kappa must be one of" in bad.content.decode()
     assert client.get(url + "?run=abc").status_code == 404
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)

@@ -22,7 +22,9 @@ from explain_engine.metrics.ratings import (
     confidence_curve,
     confidence_summary,
     crowd_labels,
+    distance_agreement,
     marking_agreement,
+    pair_kappa,
     pairwise_agreement,
     rating_matrix,
     replacement_std,
@@ -258,6 +260,28 @@ def test_pairwise_r_and_absolute_weighted_kappa_by_hand():
     assert row["r"] == pytest.approx(5.5 / np.sqrt(33.75))
     assert row["kappa"] == pytest.approx(1 - 0.0625 / 0.34375)
     assert row["r_low"] <= row["r"] <= row["r_high"]
+
+
+def test_distance_agreement_is_the_uncorrected_weighted_agreement_by_hand():
+    # Absolute differences 0 1 2 1 0 0 0 1: mean 5 / 8 = 0.625 levels, normalised by the range 4:
+    # 0.15625, so the agreement is 0.84375. Pearson r is 0.745 and the chance-corrected κ with the
+    # same weights 0.545: like Pappas & Popescu-Belis 2016 Table 1, the distance agreement exceeds r.
+    a, b = [1, 1, 2, 5, 3, 1, 1, 2], [1, 2, 4, 4, 3, 1, 1, 1]
+    est = distance_agreement(a, b, n_boot=200)
+    assert est.value == pytest.approx(0.84375) and est.n == 8
+    assert est.ci_low <= est.value <= est.ci_high
+    r = np.corrcoef(a, b)[0, 1]
+    corrected = pair_kappa(np.array(a), np.array(b), "cohen_absolute", n_boot=0).value
+    assert corrected == pytest.approx(0.5454545, abs=1e-6) and corrected < r < est.value
+    matrix, _, _ = rating_matrix(list(range(8)) * 2, [1] * 8 + [2] * 8, a + b)
+    named = pairwise_agreement(matrix, ["a", "b"], n_boot=0, kappa="distance_agreement")
+    assert named[0]["kappa"] == pytest.approx(0.84375)
+    assert pairwise_agreement(matrix, ["a", "b"], n_boot=0)[0]["kappa"] == pytest.approx(corrected)
+    assert distance_agreement([1, None], [2, 3], n_boot=0).extra["dropped"] == 1
+    with pytest.raises(ValueError, match="unknown kappa 'fleiss'"):
+        pairwise_agreement(matrix, ["a", "b"], kappa="fleiss")
+    with pytest.raises(ValueError, match=r"rating pair 0 \(7, 2\)"):
+        distance_agreement([7], [2])
 
 
 def test_sentence_scores_and_levels():
