@@ -29,10 +29,13 @@ alignment              ``hard_oracle``, ``expert_oracle``, ``random_derangement`
                        ``importance_alignment``, ``marking_alignment`` (the NLI importance-alignment
                        paper, §3)
 sentence ratings       ``crowd_labels``, ``CrowdLabels``, ``confidence_summary``, ``rating_matrix``,
-                       ``pairwise_agreement``, ``mean_of``, ``sentence_scores``, ``attention_levels``,
+                       ``pairwise_agreement``, ``KAPPA_KINDS`` / ``DEFAULT_KAPPA``, ``distance_agreement``,
+                       ``mean_of``, ``sentence_scores``, ``attention_levels``,
                        ``confidence_curve``, ``replacement_std``, ``marking_agreement``,
                        ``RATING_LEVELS`` (Pappas & Popescu-Belis 2016)
-crowd quality          ``majority_vote``, ``dawid_skene``, ``Aggregation`` (Dawid & Skene 1979);
+crowd quality          ``majority_vote``, ``dawid_skene``, ``Aggregation`` (Dawid & Skene 1979),
+                       ``winning_category`` (the one tie rule); ``answer_weights`` (the one
+                       weighting rule, Pappas & Popescu-Belis 2016 §3),
                        ``wilson_interval``, ``trust_table``, ``leave_one_out_trust``, ``TrustTable``,
                        ``PENDING`` / ``TRUSTED`` / ``EXCLUDED``, ``DEFAULT_TRUST_THRESHOLD``
 forced choice          ``TESTS``, ``NO_PREFERENCE``, ``score_answers``, ``summarize_scores``,
@@ -68,6 +71,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Aggregation": ("explain_engine.metrics.aggregation", "Aggregation"),
     "dawid_skene": ("explain_engine.metrics.aggregation", "dawid_skene"),
     "majority_vote": ("explain_engine.metrics.aggregation", "majority_vote"),
+    "winning_category": ("explain_engine.metrics.aggregation", "winning_category"),
     "category_counts": ("explain_engine.metrics.agreement", "category_counts"),
     "cohen_kappa": ("explain_engine.metrics.agreement", "cohen_kappa"),
     "encode_ratings": ("explain_engine.metrics.agreement", "encode_ratings"),
@@ -106,6 +110,9 @@ _HOMES: dict[str, tuple[str, str]] = {
     "confidence_curve": ("explain_engine.metrics.ratings", "confidence_curve"),
     "confidence_summary": ("explain_engine.metrics.ratings", "confidence_summary"),
     "crowd_labels": ("explain_engine.metrics.ratings", "crowd_labels"),
+    "DEFAULT_KAPPA": ("explain_engine.metrics.ratings", "DEFAULT_KAPPA"),
+    "KAPPA_KINDS": ("explain_engine.metrics.ratings", "KAPPA_KINDS"),
+    "distance_agreement": ("explain_engine.metrics.ratings", "distance_agreement"),
     "marking_agreement": ("explain_engine.metrics.ratings", "marking_agreement"),
     "mean_of": ("explain_engine.metrics.ratings", "mean_of"),
     "pairwise_agreement": ("explain_engine.metrics.ratings", "pairwise_agreement"),
@@ -117,6 +124,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "PENDING": ("explain_engine.metrics.trust", "PENDING"),
     "TRUSTED": ("explain_engine.metrics.trust", "TRUSTED"),
     "TrustTable": ("explain_engine.metrics.trust", "TrustTable"),
+    "answer_weights": ("explain_engine.metrics.trust", "answer_weights"),
     "leave_one_out_trust": ("explain_engine.metrics.trust", "leave_one_out_trust"),
     "trust_table": ("explain_engine.metrics.trust", "trust_table"),
     "wilson_interval": ("explain_engine.metrics.trust", "wilson_interval"),
@@ -166,7 +174,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
     from explain_engine.explainers import get as get_method
     from explain_engine.jsonsafe import json_safe
     from explain_engine.metrics import METRICS
-    from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote
+    from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote, winning_category
     from explain_engine.metrics.agreement import (
         category_counts,
         cohen_kappa,
@@ -204,13 +212,15 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
     )
     from explain_engine.metrics.pos import tag_documents, tag_words
     from explain_engine.metrics.ragged import Ragged
-    from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
     from explain_engine.metrics.ratings import (
+        DEFAULT_KAPPA,
+        KAPPA_KINDS,
         CrowdLabels,
         attention_levels,
         confidence_curve,
         confidence_summary,
         crowd_labels,
+        distance_agreement,
         marking_agreement,
         mean_of,
         pairwise_agreement,
@@ -218,12 +228,14 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
         replacement_std,
         sentence_scores,
     )
+    from explain_engine.metrics.ratings import LEVELS as RATING_LEVELS
     from explain_engine.metrics.trust import DEFAULT_THRESHOLD as DEFAULT_TRUST_THRESHOLD
     from explain_engine.metrics.trust import (
         EXCLUDED,
         PENDING,
         TRUSTED,
         TrustTable,
+        answer_weights,
         leave_one_out_trust,
         trust_table,
         wilson_interval,
@@ -236,6 +248,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
 
 __all__ = [
     "ARCHITECTURES",
+    "DEFAULT_KAPPA",
     "DEFAULT_TRUST_THRESHOLD",
     "EXCLUDED",
     "LEVEL",
@@ -254,6 +267,7 @@ __all__ = [
     "Evidence",
     "Fitting",
     "HumanMaps",
+    "KAPPA_KINDS",
     "MethodSpec",
     "Ragged",
     "Registry",
@@ -263,6 +277,7 @@ __all__ = [
     "UnknownName",
     "agreement_report",
     "answer_categories",
+    "answer_weights",
     "attention_levels",
     "average_k",
     "behavioral_similarity",
@@ -276,6 +291,7 @@ __all__ = [
     "crowd_labels",
     "dawid_skene",
     "discover",
+    "distance_agreement",
     "encode_ratings",
     "evidence_and_counter",
     "expert_oracle",
@@ -316,6 +332,7 @@ __all__ = [
     "train",
     "trust_table",
     "wilson_interval",
+    "winning_category",
     "word_spans",
     "words_of",
 ]

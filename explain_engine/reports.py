@@ -2,7 +2,9 @@
 print and what the web app's dashboards store.
 
 * :func:`agreement_report` — how much the annotators agree: k per map, human–human behavioral
-  similarity and Fleiss κ of their labels (Sen et al. 2020 §4.1, Table 2);
+  similarity and Fleiss κ of their labels (Sen et al. 2020 §4.1, Table 2), and how often their labels
+  match the gold label, per map and for the majority (Sen et al. 2020 Table 1), over the texts that have
+  all their maps (how many were left out, and why, is part of the report);
 * :func:`similarity_report` — a machine's attention against every human reference (HAM1…, CAM, SAM):
   behavioral and lexical similarity and cross-sentiment selection rates (Sen et al. 2020 §4.1–§4.3,
   Tables 2–5).
@@ -13,29 +15,54 @@ They live in the library, not in the CLI, so that the web app and the command li
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from explain_engine.datasets.yelphat import LABEL_CATEGORIES
 from explain_engine.lexicon import load_opinion_lexicon
 from explain_engine.metrics.agreement import fleiss_kappa
 from explain_engine.metrics.behavioral import HumanMaps, average_k, human_human_similarity
 from explain_engine.metrics.cssr import polarity_codes
+from explain_engine.metrics.human_accuracy import human_accuracy
 from explain_engine.metrics.human_machine import compare_to_humans
 from explain_engine.metrics.lexical import encode_tags
 from explain_engine.metrics.pos import tag_documents
 from explain_engine.metrics.ragged import Ragged
 from explain_engine.text import words_of
 
+#: Sen et al. (2020 §3.1): three annotators per review. The ``agreement`` report takes the first three
+#: maps of each text and, by default, only texts that have all three.
+PAPER_MAPS = 3
+#: YELP-HAT's gold labels (``Input.label``: 0 for 1–2 stars, 1 for 4–5) as the annotators' answer labels.
+GOLD_ANSWER = {0: "negative", 1: "positive"}
+
+
+def part_of(text_id: str) -> str:
+    """The part (source file) of a converted YELP-HAT id ``"<file>:<row>"``."""
+    return str(text_id).rsplit(":", 1)[0]
+
 
 def agreement_report(
     records: list[dict],
-    max_maps: int | None = None,
-    min_maps: int = 1,
+    max_maps: int | None = PAPER_MAPS,
+    min_maps: int | None = None,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> dict:
-    """All figures the ``agreement`` command prints, as plain data."""
-    humans = HumanMaps.from_records(records, max_maps=max_maps, min_maps=min_maps)
-    refs = humans.references(min_maps=max(2, min_maps))
+    """All figures the ``agreement`` command prints, as plain data.
+
+    The first ``max_maps`` maps of each text are used (``None``: all); only texts with at least
+    ``min_maps`` maps count, by default texts with all of them (``max_maps``, or the most any text has
+    when ``max_maps`` is None), so that CAM and SAM always combine the same number of maps.
+    ``coverage`` says how many texts were read, used and left out (by their number of maps), and how
+    many had more maps than were used.
+    """
+    per_record = Counter(len(r["annotations"]) for r in records)
+    full = max_maps if max_maps is not None else max(per_record, default=0)
+    need = full if min_maps is None else min_maps
+    if need < 1:
+        raise ValueError("min_maps must be at least 1")
+    humans = HumanMaps.from_records(records, max_maps=max_maps, min_maps=need)
+    refs = humans.references(min_maps=max(2, need))
     k = {
         name: average_k(maps, n_boot, seed).to_dict() | {"texts": int(len(idx))}
         for name, (idx, maps) in refs.items()
@@ -44,13 +71,37 @@ def agreement_report(
     labels = [[humans.answers[a] if a >= 0 else None for a in row] for row in table]
     kappa = fleiss_kappa(labels, LABEL_CATEGORIES, n_boot, seed=seed)
     per_text = humans.maps_per_text
+    used = [r for r in records if len(r["annotations"]) >= need]
+    parts = sorted({part_of(r["id"]) for r in used})
+    accuracy = human_accuracy(humans, GOLD_ANSWER, n_boot, seed=seed)
+    if len(parts) > 1:
+        accuracy["parts"] = {
+            part: human_accuracy(
+                HumanMaps.from_records(
+                    [r for r in used if part_of(r["id"]) == part], max_maps=max_maps, min_maps=need
+                ),
+                GOLD_ANSWER,
+                n_boot,
+                seed=seed,
+            )
+            for part in parts
+        }
     return {
         "texts": len(humans),
         "maps": int(per_text.sum()),
         "maps_per_text": {str(int(m)): int((per_text == m).sum()) for m in sorted(set(per_text.tolist()))},
+        "coverage": {
+            "read": len(records),
+            "used": len(humans),
+            "min_maps": need,
+            "max_maps": max_maps,
+            "left_out": {str(m): n for m, n in sorted(per_record.items()) if m < need},
+            "capped": sum(n for m, n in per_record.items() if max_maps is not None and m > max_maps),
+        },
         "k": k,
         "human_human": human_human_similarity(humans, n_boot, seed=seed),
         "fleiss_kappa_labels": kappa.to_dict() | {"categories": list(LABEL_CATEGORIES)},
+        "human_accuracy": accuracy,
     }
 
 
@@ -116,4 +167,11 @@ def similarity_report(
     }
 
 
-__all__ = ["agreement_report", "read_predictions", "similarity_report"]
+__all__ = [
+    "GOLD_ANSWER",
+    "PAPER_MAPS",
+    "agreement_report",
+    "part_of",
+    "read_predictions",
+    "similarity_report",
+]

@@ -5,10 +5,12 @@ forced choice). Gold items and the answers of workers excluded by their gold tru
 Per item we report (Pappas & Popescu-Belis 2016 §3):
 
 * ``majority`` — the most frequent answer (:func:`explain_engine.api.majority_vote`; a tie goes to
-  the first label in sorted order);
+  the label with more trust behind it, then to the first label in sorted order:
+  :func:`explain_engine.api.winning_category`, the rule of the ratings results too);
 * ``confidence`` — the trust-weighted share of the majority answer, i.e. the sum of the trust of the
   workers who gave it over the sum of the trust of all who answered (the same vote weighted by each
-  answer's trust). A worker with no gold answered yet weighs the study's threshold;
+  answer's trust). Each worker weighs :func:`annotate.quality.exclusion.answer_weights` (pending
+  workers' answers wait);
 * ``ds_label`` / ``ds_probability`` — Dawid & Skene's (1979) EM estimate of the true label and its
   posterior probability (:func:`explain_engine.api.dawid_skene`).
 """
@@ -21,9 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from annotate.models import Item, Response, Study, WorkerTrust
-from annotate.quality.exclusion import excluded_worker_ids
-from annotate.quality.policy import policy_for
+from annotate.models import Item, Response, Study
+from annotate.quality.exclusion import answer_weights, excluded_worker_ids
 from annotate.tasks import get_kind
 from explain_engine.api import dawid_skene, majority_vote
 
@@ -50,15 +51,10 @@ def label_frame(study: Study, *, include_excluded: bool = False) -> pd.DataFrame
 
 
 def trust_weights(study: Study, workers) -> pd.Series:
-    """Each worker's trust (share of golds passed); the study's threshold for a worker with none yet."""
-    policy = policy_for(study)
-    known = dict(
-        WorkerTrust.objects.filter(study=study, golds_seen__gt=0, trust__isnull=False).values_list(
-            "worker_id", "trust"
-        )
-    )
+    """Each worker's answer weight (:func:`annotate.quality.exclusion.answer_weights`)."""
     ids = pd.Index(pd.unique(pd.Series(workers)), name="worker")
-    return pd.Series([known.get(w, policy.trust_threshold) for w in ids], index=ids, dtype=float)
+    weights = answer_weights(study, [int(w) for w in ids])
+    return pd.Series([weights[int(w)] for w in ids], index=ids, dtype=float)
 
 
 def aggregate(frame: pd.DataFrame, weights: pd.Series, *, ds_iterations: int = 100) -> pd.DataFrame:
@@ -71,8 +67,8 @@ def aggregate(frame: pd.DataFrame, weights: pd.Series, *, ds_iterations: int = 1
         return pd.DataFrame(columns=columns, index=pd.Index([], name="task"))
     tasks, workers, labels = frame["task"].to_numpy(), frame["worker"].to_numpy(), frame["label"].tolist()
     categories = sorted(set(labels))  # ties go to the first category in this order
-    majority = majority_vote(tasks, workers, labels, categories=categories)
     answer_trust = weights.reindex(frame["worker"]).fillna(0.0).to_numpy()
+    majority = majority_vote(tasks, workers, labels, categories=categories, tie_weights=answer_trust)
     weighted = majority_vote(tasks, workers, labels, weights=answer_trust, categories=categories)
     column = {category: k for k, category in enumerate(categories)}
     at_majority = [column[label] for label in majority.label]

@@ -1,6 +1,12 @@
 """Excluding, blocking and unblocking workers by their gold trust (trust >= 0.70: Pappas &
 Popescu-Belis 2016, Lertvittayakumjorn & Toni 2019).
 
+Whose answers count, and how much, is one rule (:func:`answer_weights`, the engine's
+:func:`explain_engine.api.answer_weights`) shared by every results path: in a study with gold items
+only *trusted* workers count, each weighing their trust; a *pending* worker (fewer than ``min_golds``
+golds) waits — their answers count once they qualify — and an *excluded* one is out. A study without
+gold items cannot judge anyone: every answer weighs 1.0.
+
 A worker whose trust falls under the study's threshold (after ``min_golds`` golds) is *excluded*: their
 answers leave the aggregated results at once. With a blocking policy they are also *blocked*: at once
 here (``Worker.status``, so they get no more items), and on the platform by the quality job (MTurk trust
@@ -20,15 +26,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q
 
-from annotate.models import QualityPolicy, Study, Worker, WorkerTrust
+from annotate.models import Item, QualityPolicy, Response, Study, Worker, WorkerTrust
 from annotate.providers import get_provider
 from annotate.providers.base.retry import platform_errors
 from annotate.quality.grading import TrustChange, refresh_trust
 from annotate.quality.policy import policy_for
 from annotate.quality.risk import WorkerRisk, study_risks
-from explain_engine.api import EXCLUDED, TRUSTED
+from explain_engine.api import EXCLUDED, PENDING, TRUSTED
+from explain_engine.api import answer_weights as engine_answer_weights
 
 logger = logging.getLogger(__name__)
 AUTO_REASON = "Too many hidden check questions were answered incorrectly."
@@ -53,15 +59,6 @@ class QualitySummary:
 
 
 RISK_EXCLUDED = WorkerTrust.RISK_EXCLUDED
-
-
-def excluded_worker_ids(study: Study) -> set[int]:
-    """Workers whose answers are left out of the study's results: low trust, or excluded for risk."""
-    return set(
-        WorkerTrust.objects.filter(study=study)
-        .filter(Q(status=EXCLUDED) | Q(risk_exclusion__in=RISK_EXCLUDED))
-        .values_list("worker_id", flat=True)
-    )
 
 
 def apply_risk(study: Study, risks: Mapping[int, WorkerRisk]) -> list[int]:
@@ -90,6 +87,41 @@ def set_risk_exclusion(study: Study, worker: Worker, exclude: bool) -> None:
     with transaction.atomic():
         row, _ = WorkerTrust.objects.get_or_create(study=study, worker=worker)
         WorkerTrust.objects.filter(pk=row.pk).update(risk_exclusion=choice)
+
+
+def judges_by_gold(study: Study) -> bool:
+    """Whether the study has gold items to judge workers by (retired golds do not count)."""
+    return Item.objects.filter(study=study, is_gold=True, retired=False).exists()
+
+
+def answer_weights(study: Study, worker_ids: Iterable[int]) -> dict[int, float]:
+    """Each worker's answer weight in ``study`` (0.0: the answers do not count, or not yet).
+
+    A worker without a trust row is pending. See the module docstring for the rule."""
+    wanted = sorted(set(worker_ids))
+    rows = {
+        w: (status, trust)
+        for w, status, trust in WorkerTrust.objects.filter(study=study, worker_id__in=wanted).values_list(
+            "worker_id", "status", "trust"
+        )
+    }
+    status = [rows[w][0] if w in rows else PENDING for w in wanted]
+    trust = [float("nan") if w not in rows or rows[w][1] is None else rows[w][1] for w in wanted]
+    weights = engine_answer_weights(status, trust, judged=judges_by_gold(study))
+    risky = set(
+        WorkerTrust.objects.filter(
+            study=study, worker_id__in=wanted, risk_exclusion__in=RISK_EXCLUDED
+        ).values_list("worker_id", flat=True)
+    )
+    return {w: 0.0 if w in risky else float(x) for w, x in zip(wanted, weights, strict=True)}
+
+
+def excluded_worker_ids(study: Study) -> set[int]:
+    """Workers whose answers are left out of the study's results (weight 0 by :func:`answer_weights`):
+    the excluded ones (by their gold trust, or for risk), and while the study has gold items, those still
+    pending."""
+    answered = Response.objects.filter(study=study).counted().values_list("worker_id", flat=True).distinct()
+    return {w for w, weight in answer_weights(study, answered).items() if weight <= 0.0}
 
 
 def apply_local(study: Study, changes: Iterable[TrustChange]) -> QualitySummary:

@@ -49,8 +49,12 @@ def gold_counts(study: Study, worker_ids: Iterable[int] | None = None) -> dict[i
 def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list[TrustChange]:
     """Recompute ``WorkerTrust`` for the study's workers (or the ones given) from their verified gold
     grades; returns the workers whose status changed. A worker with a trust row but no verified answer
-    left (the platform never confirmed them) is recomputed too, to no golds seen."""
+    left (the platform never confirmed them) is recomputed too, to no golds seen.
+
+    A worker leaves *pending* after ``min_golds`` golds, or after every gold of the study when it has
+    fewer (else nobody could ever qualify and every answer would wait for good)."""
     policy = policy_for(study)
+    golds = Item.objects.filter(study=study, is_gold=True, retired=False).count()
     wanted = None if worker_ids is None else list(worker_ids)
     mine = {} if wanted is None else {"worker_id__in": wanted}
     counts = gold_counts(study, wanted)
@@ -73,7 +77,7 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
         passed,
         seen,
         threshold=policy.trust_threshold,
-        min_golds=policy.min_golds,
+        min_golds=min(policy.min_golds, golds),
         confidence=policy.confidence,
     )
     changes: list[TrustChange] = []

@@ -1,9 +1,9 @@
 """What the researcher's results pages of every kind share: which answers count, worker trust,
 the model run a page compares the crowd with, and CSV cells.
 
-Only answers to non-gold items count, and not those of workers their gold trust excluded
-(:mod:`annotate.quality`). A worker's weight is their trust (share of golds passed) when they have
-answered a gold item, else 1.0.
+Only answers to non-gold items count, and only those of workers the trust rule counts
+(:func:`annotate.quality.exclusion.answer_weights`: in a study with gold items, trusted workers,
+each weighing their trust; pending workers' answers wait until they qualify).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 from django.http import Http404, HttpResponse
 
 from annotate.access import owned_or_404
-from annotate.models import ModelRun, Response, Study, Worker, WorkerTrust
-from annotate.quality.exclusion import excluded_worker_ids
+from annotate.models import ModelRun, Response, Study, Worker
+from annotate.quality.exclusion import answer_weights, excluded_worker_ids
 
 #: Bootstrap resamples per interval on a results page: fewer than the engine's default, since a page
 #: computes an interval per annotator pair and is rendered while the researcher waits.
@@ -44,13 +44,8 @@ def owned_study_or_404(user, uid, kinds, noun: str) -> Study:
 
 
 def worker_trust(study: Study, worker_ids) -> dict[int, float]:
-    """Each worker's trust in ``study``: the share of golds passed, 1.0 for one without golds yet."""
-    known = dict(
-        WorkerTrust.objects.filter(
-            study=study, worker_id__in=list(worker_ids), golds_seen__gt=0, trust__isnull=False
-        ).values_list("worker_id", "trust")
-    )
-    return {w: float(known.get(w, 1.0)) for w in worker_ids}
+    """Each worker's answer weight in ``study`` (:func:`annotate.quality.exclusion.answer_weights`)."""
+    return answer_weights(study, worker_ids)
 
 
 def counted_responses(study: Study):

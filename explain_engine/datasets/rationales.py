@@ -110,3 +110,35 @@ def type_hit(word: str, types: Mapping[str, float] | Iterable[str]) -> bool:
     """Whether a word (as written in a text) is one of the marked types."""
     wanted = {t.lower() for t in types}
     return any(tok in wanted for tok in model_tokens(word, [(0, len(word))])[0])
+
+
+def rationale_explanations(path: str | Path, max_words: int | None = None) -> list[dict]:
+    """Movie reviews with their rationale snippets standing in for a written explanation (Prasad et al.
+    2021's soft oracle needs an input and an explanation of it; the Zaidan et al. 2007 rationales are
+    spans of the review itself, not free text, so the "explanation" here is the review's rationale
+    snippets joined by " ; "). Records ``{id, text, label, explanation}``; ``max_words`` keeps the first
+    words of each review and the snippets within them. Reviews without a snippet left are dropped."""
+    out = []
+    for rec in read_movie_rationales(path, annotated_only=True):
+        words = rec["text"].split(" ")
+        keep = len(words) if max_words is None else min(max_words, len(words))
+        relevant = [i for i in rec["relevant"] if i < keep]
+        if not relevant:
+            continue
+        snippets, current = [], [relevant[0]]
+        for i in relevant[1:]:
+            if i == current[-1] + 1:
+                current.append(i)
+            else:
+                snippets.append(current)
+                current = [i]
+        snippets.append(current)
+        out.append(
+            {
+                "id": rec["id"],
+                "text": " ".join(words[:keep]),
+                "label": rec["label"],
+                "explanation": " ; ".join(" ".join(words[i] for i in s) for s in snippets),
+            }
+        )
+    return out

@@ -7,7 +7,9 @@ and no loop over tasks or workers.
 
 Ties are broken deterministically: the chosen label is the *first* most probable category in the
 order of ``categories`` (by default the sorted distinct labels), which is also crowd-kit's rule
-(``idxmax`` over sorted columns). Dawid–Skene follows crowd-kit's ``DawidSkene`` step for step
+(``idxmax`` over sorted columns). A crowd label (:func:`winning_category`, used by the majority vote
+with ``tie_weights`` and by the sentence ratings) goes to the category with the most answers; a tie to
+the one with more trust behind it; a tie in trust too to the first category in order. Dawid–Skene follows crowd-kit's ``DawidSkene`` step for step
 (initialised by the unweighted majority vote, error rates clipped at 1e-10, stopped when the evidence
 lower bound per answer rises by less than ``tol``), so the two agree to float precision; crowd-kit is
 only the tests' reference.
@@ -77,6 +79,22 @@ def _result(coded: _Coded, probabilities: np.ndarray, iterations: int = 0) -> Ag
     return Aggregation(coded.tasks, answers, coded.categories, probabilities, label, probability, iterations)
 
 
+def winning_category(counts: np.ndarray, tie_weights: np.ndarray) -> np.ndarray:
+    """Per row of a tasks × categories table, the index of the winning category: the most answers
+    (``counts``); among those tied, the most weight behind it (``tie_weights``, e.g. the summed trust
+    of the workers who gave it); still tied, the first category. The one tie rule of every crowd label."""
+    counts = np.asarray(counts, dtype=np.float64)
+    tie_weights = np.asarray(tie_weights, dtype=np.float64)
+    if counts.shape != tie_weights.shape or counts.ndim != 2:
+        raise ValueError("counts and tie_weights must be tasks × categories tables of one shape")
+    if counts.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    tied = np.isclose(counts, counts.max(axis=1, keepdims=True), rtol=1e-12, atol=1e-12)
+    weight = np.where(tied, tie_weights, -np.inf)
+    best = np.isclose(weight, weight.max(axis=1, keepdims=True), rtol=1e-12, atol=1e-12) & tied
+    return np.argmax(best, axis=1)  # the first of the remaining ties
+
+
 def _vote_table(coded: _Coded, weights: np.ndarray) -> np.ndarray:
     table = np.zeros((coded.tasks.size, len(coded.categories)))
     np.add.at(table, (coded.task, coded.label), weights)
@@ -91,14 +109,32 @@ def majority_vote(
     labels: Sequence[Hashable],
     weights: Sequence[float] | None = None,
     categories: Sequence[Hashable] | None = None,
+    tie_weights: Sequence[float] | None = None,
 ) -> Aggregation:
     """Per task, the share of the answers (or of the answer ``weights``, e.g. the trust of the worker
-    who gave each answer) behind each category, and the category with the largest share."""
+    who gave each answer) behind each category, and the category with the largest share.
+
+    With ``tie_weights`` (one per answer), a tie in that share goes to the category with more
+    ``tie_weights`` behind it, then to the first category (:func:`winning_category`)."""
     coded = _encode(tasks, workers, labels, categories)
     w = np.ones(coded.label.size) if weights is None else np.asarray(weights, dtype=np.float64)
     if w.shape != coded.label.shape:
         raise ValueError("weights need one entry per answer")
-    return _result(coded, _vote_table(coded, w))
+    table = _vote_table(coded, w)
+    if tie_weights is None:
+        return _result(coded, table)
+    tw = np.asarray(tie_weights, dtype=np.float64)
+    if tw.shape != coded.label.shape:
+        raise ValueError("tie_weights need one entry per answer")
+    behind = np.zeros_like(table)
+    np.add.at(behind, (coded.task, coded.label), tw)
+    result = _result(coded, table)
+    defined = np.isfinite(table).all(axis=1)
+    best = winning_category(np.nan_to_num(table, nan=0.0), behind)
+    rows = np.arange(table.shape[0])
+    label = [coded.categories[b] if ok else None for b, ok in zip(best, defined, strict=True)]
+    probability = np.where(defined, table[rows, best], np.nan)
+    return Aggregation(result.tasks, result.answers, result.categories, table, label, probability)
 
 
 def dawid_skene(
@@ -157,4 +193,4 @@ def dawid_skene(
     return _result(coded, probas, iterations)
 
 
-__all__ = ["Aggregation", "dawid_skene", "majority_vote"]
+__all__ = ["Aggregation", "dawid_skene", "majority_vote", "winning_category"]

@@ -9,8 +9,8 @@
   ΔA > 0).
 
 Per-example Pearson correlations of all examples come from segment sums (no loop over examples).
-The NLI importance-alignment paper uses NLTK's English stop-word list; NLTK's lists need a separate download, so the default
-here is scikit-learn's built-in English list (pass ``stop_words`` to use another).
+The stop words are NLTK's English list, as Prasad et al. 2021 used (kept in :mod:`explain_engine.stopwords`);
+``stop_words`` takes another list by name (``"sklearn"``) or as words.
 """
 
 from __future__ import annotations
@@ -22,17 +22,29 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import ttest_rel
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap
 from explain_engine.metrics.ragged import Ragged, as_ragged
+from explain_engine.stopwords import DEFAULT_STOP_WORDS
+from explain_engine.stopwords import stop_words as named_stop_words
 
 _WORD = re.compile(r"\w+(?:['’]\w+)*", re.UNICODE)
 R_CLIP = 1.0 - 1e-7  # |r| is clipped below 1 so that arctanh stays finite (a perfect r gives C ≈ 8.4)
 
 
 def default_stop_words() -> frozenset[str]:
-    return frozenset(ENGLISH_STOP_WORDS)
+    """NLTK's English stop words (Prasad et al. 2021's list)."""
+    return named_stop_words(DEFAULT_STOP_WORDS)
+
+
+def resolve_stop_words(stop_words: str | Iterable[str] | None) -> frozenset[str]:
+    """A stop-word list given by name (:data:`explain_engine.stopwords.STOP_WORD_LISTS`), as words, or
+    ``None`` for the default (NLTK's)."""
+    if stop_words is None:
+        return default_stop_words()
+    if isinstance(stop_words, str):
+        return named_stop_words(stop_words)
+    return frozenset(w.lower() for w in stop_words)
 
 
 def _normalise(token: str) -> str:
@@ -41,11 +53,11 @@ def _normalise(token: str) -> str:
 
 
 def hard_oracle(
-    tokens: Sequence[str], explanation: str, stop_words: Iterable[str] | None = None
+    tokens: Sequence[str], explanation: str, stop_words: str | Iterable[str] | None = None
 ) -> np.ndarray:
     """The NLI importance-alignment paper eq. 2: 1.0 for each input token (lower-cased, punctuation stripped) that occurs among
     the explanation's words and is not a stop word, else 0.0."""
-    stops = default_stop_words() if stop_words is None else frozenset(w.lower() for w in stop_words)
+    stops = resolve_stop_words(stop_words)
     words = {w for w in _WORD.findall(explanation.lower()) if w not in stops}
     return np.array([1.0 if (t := _normalise(tok)) and t in words else 0.0 for tok in tokens])
 
@@ -54,10 +66,10 @@ def hard_oracles(
     inputs: Sequence[Sequence[str]],
     explanations: Sequence[str],
     pairing: Sequence[int] | None = None,
-    stop_words: Iterable[str] | None = None,
+    stop_words: str | Iterable[str] | None = None,
 ) -> Ragged:
     """Hard oracles of many examples: input ``i`` against ``explanations[pairing[i]]`` (default ``i``)."""
-    stops = default_stop_words() if stop_words is None else frozenset(stop_words)
+    stops = resolve_stop_words(stop_words)
     idx = range(len(inputs)) if pairing is None else pairing
     return Ragged.from_lists([hard_oracle(inputs[i], explanations[j], stops) for i, j in enumerate(idx)])
 
@@ -205,3 +217,40 @@ def _finite(value) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def gold_attributions(example_id: str, attributions, label) -> np.ndarray:
+    """The attributions of an example with respect to its gold ``label`` (Prasad et al. 2021 eq. 1):
+    ``attributions`` is one list per word, or ``{target: list}`` by target. A dict without the gold label
+    is an error that names the example (another target's attributions are never used in its place)."""
+    if isinstance(attributions, dict):
+        if str(label) not in {str(k) for k in attributions}:
+            raise ValueError(
+                f"example {example_id!r}: no attributions for its gold label {label!r} "
+                f"(targets present: {sorted(map(str, attributions))})"
+            )
+        attributions = next(v for k, v in attributions.items() if str(k) == str(label))
+    try:
+        values = np.asarray(attributions, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"example {example_id!r}: attributions must be numbers, one per word") from None
+    if values.ndim != 1:
+        raise ValueError(f"example {example_id!r}: attributions must be one number per word")
+    return values
+
+
+def oracle_alignments(
+    attributions: Sequence[Sequence[float]],
+    oracles: dict[str, tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]],
+    n_boot: int = N_BOOT,
+    seed: int | None = 0,
+) -> dict[str, AlignmentResult]:
+    """ΔA per oracle (eqs. 5–7): ``oracles[name] = (oracle of each example's own explanation, the SAME
+    oracle of its random explanation)``, so that C_R of every oracle comes from that oracle."""
+    attr = [np.asarray(a, dtype=np.float64) for a in attributions]
+    out = {}
+    for name, (own, random_) in oracles.items():
+        if not (len(own) == len(random_) == len(attr)):
+            raise ValueError(f"oracle {name!r}: one own and one random oracle per example")
+        out[name] = importance_alignment(attr, own, random_, n_boot=n_boot, seed=seed)
+    return out

@@ -4,8 +4,10 @@
 * :func:`crowd_labels` — per sentence the majority answer and the crowd confidence, the trust-weighted
   share of the winning answer (§3);
 * :func:`confidence_summary` — how confident the crowd is over a set of sentences (§3, Figure 3);
-* :func:`rating_matrix` and :func:`pairwise_agreement` — Pearson r and Cohen κ weighted by the absolute
-  difference of normalised values between each pair of annotators (§2, §3 and Table 1);
+* :func:`rating_matrix` and :func:`pairwise_agreement` — Pearson r and a κ between each pair of
+  annotators (§2, §3 and Table 1), by name (:data:`KAPPA_KINDS`): Cohen's chance-corrected κ weighted by
+  the absolute difference of normalised values, or the paper's reported figure as we read it,
+  :func:`distance_agreement` (the same weighted agreement without the chance correction);
 * :func:`sentence_scores`, :func:`attention_levels` and :func:`confidence_curve` — a model's sentence
   attention against the crowd labels on subsets of rising crowd confidence (§5, Figure 4);
 * :func:`replacement_std` — the reliability analysis of §5 (Figure 5): the change in the average
@@ -15,7 +17,8 @@
 
 The majority and confidence are counted with ``np.add.at`` rather than with crowd-kit: crowd-kit's
 ``MajorityVote`` breaks ties at random, while a results page needs ties broken the same way every time
-(by the trust behind each answer, then the lower level).
+(:func:`explain_engine.metrics.aggregation.winning_category`: by the trust behind each answer, then
+the lower level — the rule of the study-wide aggregation too).
 """
 
 from __future__ import annotations
@@ -27,12 +30,16 @@ from itertools import combinations
 
 import numpy as np
 
+from explain_engine.metrics.aggregation import winning_category
 from explain_engine.metrics.agreement import cohen_kappa, fleiss_kappa_from_counts, pearson_r
-from explain_engine.metrics.bootstrap import Estimate
+from explain_engine.metrics.bootstrap import LEVEL, Estimate, bootstrap
 
 LEVELS = (1, 2, 3, 4, 5)
 THRESHOLDS = (0.0, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 N_BOOT = 500  # fewer resamples than elsewhere: a results page computes one interval per annotator pair
+#: The κ a pairwise table may report, by name (see :func:`pairwise_agreement`).
+KAPPA_KINDS = ("cohen_absolute", "distance_agreement")
+DEFAULT_KAPPA = "cohen_absolute"
 
 
 @dataclass(frozen=True)
@@ -71,8 +78,7 @@ def crowd_labels(
     trust = np.zeros_like(counts)
     np.add.at(counts, (inverse, codes), 1.0)
     np.add.at(trust, (inverse, codes), weights_a)
-    tied = counts == counts.max(axis=1, keepdims=True) if unique.size else counts.astype(bool)
-    winner = np.argmax(np.where(tied, trust, -np.inf), axis=1)
+    winner = winning_category(counts, trust)
     rows = np.arange(unique.size)
     total = trust.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -93,6 +99,74 @@ def rating_matrix(
     return matrix, item_ids, worker_ids
 
 
+def distance_agreement(
+    a: Sequence[float],
+    b: Sequence[float],
+    levels: Sequence[int] = LEVELS,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int | None = 0,
+) -> Estimate:
+    """Agreement as 1 − the mean absolute difference of the two raters' normalised values,
+    1 − mean |a − b| / (max level − min level): the observed part of a linear-weighted κ, with no
+    correction for chance.
+
+    Pappas & Popescu-Belis (2016 §2) report "Cohen's kappa … [with] a distance measure, namely the
+    absolute differences of normalized values between annotators", and their Table 1 has κ above
+    Pearson r in all twelve cells (0.60 against 0.44 where r is lowest). A chance-corrected weighted κ
+    cannot do that on such data: with quadratic weights it is at most r (it is Lin's concordance
+    correlation), and with linear weights it falls further below on 5-level ratings, while this
+    uncorrected agreement stays high wherever most answers differ by a level or less. So this is our
+    reading of the figure the paper reports; ``"cohen_absolute"`` in :func:`pairwise_agreement` is the
+    chance-corrected κ. Pairs with a missing value are left out (``extra["dropped"]``).
+    """
+    av = np.array([math.nan if v is None else v for v in a], dtype=np.float64)
+    bv = np.array([math.nan if v is None else v for v in b], dtype=np.float64)
+    if av.shape != bv.shape:
+        raise ValueError(f"a and b differ in length ({av.size} vs {bv.size})")
+    lv = np.asarray(levels, dtype=np.float64)
+    span = float(lv.max() - lv.min()) if lv.size else 0.0
+    if span <= 0:
+        raise ValueError("levels need at least two different values")
+    ok = np.isfinite(av) & np.isfinite(bv)
+    outside = ok & (~np.isin(av, lv) | ~np.isin(bv, lv))
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"rating pair {i} ({av[i]:g}, {bv[i]:g}) is not on the levels {lv.tolist()}")
+    close = 1.0 - np.abs(av[ok] - bv[ok]) / span
+
+    def stat(w: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (w @ close) / w.sum(axis=1)
+
+    extra = {"dropped": int((~ok).sum()), "kind": "distance_agreement"}
+    value = float(close.mean()) if close.size else math.nan
+    return bootstrap(stat, int(close.size), n_boot, level, seed, value=value, extra=extra)
+
+
+def pair_kappa(
+    a: np.ndarray,
+    b: np.ndarray,
+    kind: str = DEFAULT_KAPPA,
+    levels: Sequence[int] = LEVELS,
+    n_boot: int = N_BOOT,
+    seed: int | None = 0,
+) -> Estimate:
+    """The κ named ``kind`` (:data:`KAPPA_KINDS`) between two raters' levels."""
+    if kind == "distance_agreement":
+        return distance_agreement(a, b, levels, n_boot=n_boot, seed=seed)
+    if kind == "cohen_absolute":
+        return cohen_kappa(
+            np.asarray(a).astype(int).tolist(),
+            np.asarray(b).astype(int).tolist(),
+            list(levels),
+            weights="absolute",
+            n_boot=n_boot,
+            seed=seed,
+        )
+    raise ValueError(f"unknown kappa {kind!r}; use one of {list(KAPPA_KINDS)}")
+
+
 def pairwise_agreement(
     matrix: np.ndarray,
     names: Sequence[str],
@@ -101,14 +175,19 @@ def pairwise_agreement(
     levels: Sequence[int] = LEVELS,
     n_boot: int = N_BOOT,
     seed: int | None = 0,
+    kappa: str = DEFAULT_KAPPA,
 ) -> list[dict]:
-    """Pappas & Popescu-Belis 2016 §3, Table 1: Pearson r and weighted Cohen κ (``weights="absolute"``: absolute difference
-    of normalised values) for each pair of annotators over the items both rated.
+    """Pappas & Popescu-Belis 2016 §3, Table 1: Pearson r and the κ named ``kappa`` for each pair of
+    annotators over the items both rated: ``"distance_agreement"`` (the paper's figure as we read it,
+    :func:`distance_agreement`) or ``"cohen_absolute"`` (Cohen's chance-corrected κ weighted by the
+    absolute difference of normalised values).
 
     Only pairs with at least ``min_shared`` common items count, and of those the ``max_pairs`` with
     the most common items (crowd studies have many annotators who rarely meet). Rows are
     ``{"a", "b", "n", "r", "r_low", "r_high", "kappa", "kappa_low", "kappa_high"}``.
     """
+    if kappa not in KAPPA_KINDS:
+        raise ValueError(f"unknown kappa {kappa!r}; use one of {list(KAPPA_KINDS)}")
     rated = ~np.isnan(matrix)
     shared = rated.T.astype(np.int64) @ rated.astype(np.int64)
     pairs = [(int(shared[i, j]), i, j) for i, j in combinations(range(matrix.shape[1]), 2)]
@@ -118,14 +197,7 @@ def pairwise_agreement(
         both = rated[:, i] & rated[:, j]
         a, b = matrix[both, i], matrix[both, j]
         r = pearson_r(a, b, n_boot=n_boot, seed=seed)
-        kappa = cohen_kappa(
-            a.astype(int).tolist(),
-            b.astype(int).tolist(),
-            list(levels),
-            weights="absolute",
-            n_boot=n_boot,
-            seed=seed,
-        )
+        k = pair_kappa(a, b, kappa, levels, n_boot=n_boot, seed=seed)
         rows.append(
             {
                 "a": names[i],
@@ -134,9 +206,9 @@ def pairwise_agreement(
                 "r": _num(r.value),
                 "r_low": _num(r.ci_low),
                 "r_high": _num(r.ci_high),
-                "kappa": _num(kappa.value),
-                "kappa_low": _num(kappa.ci_low),
-                "kappa_high": _num(kappa.ci_high),
+                "kappa": _num(k.value),
+                "kappa_low": _num(k.ci_low),
+                "kappa_high": _num(k.ci_high),
             }
         )
     return rows
@@ -302,14 +374,18 @@ def _num(value) -> float | None:
 
 __all__ = [
     "CrowdLabels",
+    "DEFAULT_KAPPA",
+    "KAPPA_KINDS",
     "LEVELS",
     "THRESHOLDS",
     "attention_levels",
     "confidence_curve",
     "confidence_summary",
     "crowd_labels",
+    "distance_agreement",
     "marking_agreement",
     "mean_of",
+    "pair_kappa",
     "pairwise_agreement",
     "rating_matrix",
     "replacement_std",

@@ -2,7 +2,9 @@
 
 Pappas & Popescu-Belis (2016 §3) and Lertvittayakumjorn & Toni (2019 §5) keep only the judges who
 answered at least 70 % of the hidden gold questions correctly. A worker who has answered fewer than
-``min_golds`` golds is *pending*: too little evidence to exclude them yet. The interval is Wilson's
+``min_golds`` golds is *pending*: too little evidence either way, so their answers wait — they count
+once the worker qualifies, and never while pending (:func:`answer_weights`, the one weighting rule of
+every results path). The interval is Wilson's
 (statsmodels' ``proportion_confint(method="wilson")``, which is vectorised), since it stays inside
 [0, 1] and behaves at the small counts a worker's gold record has.
 """
@@ -69,6 +71,31 @@ def trust_table(
     return TrustTable(seen=seen, passed=passed, trust=trust, low=low, high=high, status=status)
 
 
+def answer_weights(status, trust, *, judged: bool = True) -> np.ndarray:
+    """The weight of each worker's answers in a crowd label: the one rule every results path uses.
+
+    Pappas & Popescu-Belis (2016 §3) keep only the answers of judges with at least 70 % of the gold
+    questions right, and weigh each kept answer by its judge's trust (the crowd confidence). So:
+    ``trusted`` → the worker's trust; ``excluded`` → 0 (left out); ``pending`` → 0 (the answers wait
+    until the worker has met the minimum number of golds and passes). ``judged=False`` is a study
+    without gold questions: nobody can be judged, so a worker without a status weighs 1.0 (every
+    answer counts equally) and only an ``excluded`` status (from golds since retired) still leaves out.
+    """
+    status_a = np.asarray(status, dtype=object)
+    trust_a = np.asarray(trust, dtype=np.float64)
+    if status_a.shape != trust_a.shape:
+        raise ValueError("status and trust need one entry per worker")
+    unknown = set(status_a.tolist()) - {PENDING, TRUSTED, EXCLUDED}
+    if unknown:
+        raise ValueError(f"unknown trust status {sorted(map(str, unknown))[0]!r}")
+    trusted = status_a == TRUSTED
+    if np.any(trusted & ~np.isfinite(trust_a)):
+        raise ValueError("a trusted worker needs a finite trust")
+    waiting = 0.0 if judged else 1.0
+    with np.errstate(invalid="ignore"):
+        return np.where(trusted, np.nan_to_num(trust_a), np.where(status_a == PENDING, waiting, 0.0))
+
+
 def leave_one_out_trust(passed_total, seen_total, passed_here) -> np.ndarray:
     """Each worker's trust on the *other* golds, for judging one gold item by the workers who saw it
     (``passed_here`` is 1 where they passed it, 0 where they missed it); NaN where no other gold is left."""
@@ -89,6 +116,7 @@ __all__ = [
     "PENDING",
     "TRUSTED",
     "TrustTable",
+    "answer_weights",
     "leave_one_out_trust",
     "trust_table",
     "wilson_interval",

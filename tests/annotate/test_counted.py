@@ -26,7 +26,7 @@ from annotate.dashboards.similarity import text_detail
 from annotate.dashboards.study import study_dashboard
 from annotate.exports import include_unverified, item_rows, response_rows
 from annotate.machine.heatmap import human_rows
-from annotate.models import QualityPolicy, Response, Worker, WorkerTrust
+from annotate.models import QualityPolicy, Response, Study, Worker, WorkerTrust
 from annotate.quality import aggregation, exclusion, gold_review, grading, signals
 from annotate.quality.hooks import on_response_stored, on_verification_changed
 from annotate.study_progress import study_progress
@@ -38,7 +38,7 @@ from tests.annotate.crowd_helpers import answer, answer_of, crowd_study, golds, 
 from tests.annotate.test_forced_choice_filters import mixed_study, owner, workers  # noqa: F401 (fixtures)
 from tests.annotate.test_forced_choice_scoring import HAND, NEG, POS
 from tests.annotate.test_forced_choice_scoring import answer as fc_answer
-from tests.annotate.test_nli_pair import answered_study  # noqa: F401 (a fixture)
+from tests.annotate.test_nli_pair import answered_study, counted_study  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -72,6 +72,7 @@ def three_way(researcher):
             )
     mark(people["p"], PROVISIONAL)
     mark(people["s"], SET_ASIDE)
+    grading.refresh_trust(study)  # v1 and v2 pass every gold: trusted; p and s have no verified gold
     return study, people
 
 
@@ -85,7 +86,8 @@ def drop_unverified(study) -> None:
 
 def test_failing_golds_that_are_only_provisional_neither_exclude_nor_block(three_way):
     study, people = three_way
-    QualityPolicy.objects.create(study=study, block_mode="qualification", min_golds=4)
+    QualityPolicy.objects.filter(study=study).update(block_mode="qualification", min_golds=4)
+    study = Study.objects.get(pk=study.pk)  # the fixture's trust refresh cached the default policy
     summary = exclusion.apply_quality(study, mirror=False)
     assert summary.blocked == []
     trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
@@ -142,7 +144,11 @@ def test_aggregated_labels_count_verified_answers_only(three_way):
         assert row["majority"] == row["ds_label"] == right[row["item"]]
         assert row["confidence"] == 1.0
     Response.objects.filter(study=study).update(verification=VERIFIED)
-    assert {r["responses"] for r in aggregation.aggregation_rows(study)} == {4}
+    on_verification_changed(study, [people["p"].pk, people["s"].pk])
+    # verified, they are judged by their golds: they failed every one and stay out
+    assert {r["responses"] for r in aggregation.aggregation_rows(study)} == {2}
+    excluded = WorkerTrust.objects.filter(study=study, status="excluded").values_list("worker_id", flat=True)
+    assert set(excluded) == {people["p"].pk, people["s"].pk}
 
 
 def test_kinds_count_verified_answers_only(three_way):
@@ -153,7 +159,7 @@ def test_kinds_count_verified_answers_only(three_way):
 
 
 def test_forced_choice_scores_leave_unverified_answers_out(mixed_study, workers):  # noqa: F811
-    study, _, _ = mixed_study
+    study, gold, _ = mixed_study
     before = evaluation_results(study, n_boot=0)
     items = sorted({a.item for a in before["scored"]})
     late = [Worker.objects.create(external_id=f"late{i}") for i in range(2)]
@@ -166,12 +172,16 @@ def test_forced_choice_scores_leave_unverified_answers_out(mixed_study, workers)
     for key in ("answers", "questions", "workers", "scores", "distribution", "kappa"):
         assert after[key] == before[key], key
     Response.objects.filter(study=study).update(verification=VERIFIED)
+    for worker in late:  # verified, they pass the gold like the others and so count
+        passed = fc_answer(study, gold, worker, NEG, True)
+        Response.objects.filter(pk=passed.pk).update(gold_passed=True)
+    on_verification_changed(study, [w.pk for w in late])
     assert evaluation_results(study, n_boot=0)["answers"] == before["answers"] + 2 * len(items)
 
 
-def test_nli_pair_figures_and_response_export_count_verified_answers_only(answered_study, researcher):  # noqa: F811
+def test_nli_pair_figures_and_response_export_count_verified_answers_only(counted_study, researcher):  # noqa: F811
     """The second annotator marks one more premise word: as a provisional answer it is in no SAM."""
-    study = answered_study
+    study = counted_study
     generous = Response.objects.filter(study=study).order_by("-id").first().worker  # answered second
     mark(generous, PROVISIONAL)
     results = pair_results(study, n_boot=0)

@@ -10,7 +10,8 @@ import io
 
 import pytest
 
-from annotate.models import Item, Worker
+from annotate.models import Item, Response, Worker
+from annotate.quality.grading import refresh_trust
 from annotate.tasks.forced_choice.results import csv_text, evaluation_results
 from tests.annotate.conftest import make_user
 from tests.annotate.test_forced_choice_scoring import HAND, NEG, POS, answer, study_with_items
@@ -46,6 +47,9 @@ def mixed_study(owner, workers):
         answer(study, retired, worker, POS, True)
     Item.objects.filter(pk=gold.pk).update(is_gold=True)
     Item.objects.filter(pk=retired.pk).update(retired=True)
+    # every worker passed the gold, so all are trusted: in a study with golds only trusted workers count
+    Response.objects.filter(item=gold).update(gold_passed=True)
+    refresh_trust(study)
     return study, gold, retired
 
 

@@ -19,6 +19,7 @@ from annotate.dashboards.study import study_dashboard
 from annotate.lifecycle import start_study
 from annotate.models import Dataset, Item, Response, Study
 from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.quality.gold_review import retire_gold
 from annotate.tasks import get_kind
 from annotate.tasks.nli_pair.demo import seed_demo
 from annotate.tasks.nli_pair.pairs import import_pairs, read_pairs
@@ -345,9 +346,18 @@ def test_two_annotators_per_pair_through_the_api(answered_study):
     assert answered(client, page_token(client, study, "ann-3"), contradiction) == []
 
 
+@pytest.fixture
+def counted_study(answered_study) -> Study:
+    """The answered study after its gold pair is retired. While it is in use, both annotators failed
+    it (0 of 1, every gold of the study) and so none of their answers count."""
+    assert pair_results(answered_study, n_boot=0)["answers"] == 0
+    retire_gold(answered_study.items.get(is_gold=True))
+    return answered_study
+
+
 @pytest.mark.django_db
-def test_results_per_text(answered_study):
-    results = pair_results(answered_study, n_boot=50)
+def test_results_per_text(counted_study):
+    results = pair_results(counted_study, n_boot=50)
     assert (results["items"], results["answered"], results["answers"], results["workers"]) == (2, 2, 4, 2)
     first = results["pairs"][0]
     assert first["labels"] == ["contradiction", "contradiction"] and first["majority"] == "contradiction"
@@ -359,8 +369,8 @@ def test_results_per_text(answered_study):
 
 
 @pytest.mark.django_db
-def test_results_page_and_exports(answered_study, researcher, other_researcher):
-    study = answered_study
+def test_results_page_and_exports(counted_study, researcher, other_researcher):
+    study = counted_study
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
     html = client.get(reverse("nli-pair-results", args=[study.uid])).content.decode()
@@ -444,6 +454,11 @@ def test_results_before_and_with_few_answers(researcher):
         content_type="application/json",
         **headers,
     )
+    # The annotator has answered no gold pair yet: pending, so the answer waits (Pappas &
+    # Popescu-Belis 2016 §3 keep only judges who passed the golds).
+    assert [p["answers"] for p in pair_results(study, n_boot=20)["pairs"]] == [0, 0]
+    # Without a gold pair in use nobody can be judged, and every answer counts.
+    retire_gold(study.items.get(is_gold=True))
     results = pair_results(study, n_boot=20)
     assert [p["answers"] for p in results["pairs"]] == [1, 0]
     assert results["pairs"][0]["premise_sam"] is None and results["sides"]["premise"]["word_kappa"] is None

@@ -311,6 +311,65 @@ def test_aggregation_rows_of_a_study(study):
     assert rows[ordinary(study)[1].pk]["responses"] == 0
 
 
+def test_pending_answers_wait_until_the_worker_qualifies(study):
+    """Pappas & Popescu-Belis 2016 §3: only judges at >= 70 % on the golds count. A worker at 2 of 3
+    golds right (67 %, but under min_golds 4) is pending: their answers wait, then count once a fourth
+    gold makes them trusted at 3 of 4; a fourth gold missed (2 of 4) excludes them for good."""
+    steady, newcomer = make_worker("steady"), make_worker("newcomer")
+    # a negative review that the trusted worker calls "positive": a tie broken by label order alone
+    # would go to "negative"
+    item = next(i for i in ordinary(study) if i.secret["label"] == "negative")
+    answer(study, steady, item, correct=False)
+    answer(study, newcomer, item, correct=True)
+    for gold in golds(study)[:4]:
+        answer(study, steady, gold, correct=True)
+    for i, gold in enumerate(golds(study)[:3]):
+        answer(study, newcomer, gold, correct=i != 0)
+    grading.refresh_trust(study)
+    assert WorkerTrust.objects.get(study=study, worker=newcomer).status == "pending"
+    assert newcomer.pk in exclusion.excluded_worker_ids(study)
+    assert exclusion.answer_weights(study, [steady.pk, newcomer.pk]) == {steady.pk: 1.0, newcomer.pk: 0.0}
+    row = next(r for r in aggregation.aggregation_rows(study) if r["item"] == item.pk)
+    assert (row["responses"], row["majority"], row["confidence"]) == (1, "positive", 1.0)
+
+    fourth = answer(study, newcomer, golds(study)[3], correct=True)
+    grading.refresh_trust(study)
+    assert exclusion.answer_weights(study, [newcomer.pk]) == {newcomer.pk: 0.75}
+    row = next(r for r in aggregation.aggregation_rows(study) if r["item"] == item.pk)
+    # one answer each way: a tie in answers goes to the label with more trust behind it (1.0 > 0.75)
+    assert (row["responses"], row["majority"]) == (2, "positive")
+    assert row["confidence"] == pytest.approx(1.0 / 1.75, abs=1e-4)
+
+    Response.objects.filter(pk=fourth.pk).update(gold_passed=False)
+    grading.refresh_trust(study)
+    assert WorkerTrust.objects.get(study=study, worker=newcomer).status == "excluded"
+    assert newcomer.pk in exclusion.excluded_worker_ids(study)
+
+
+def test_a_study_without_golds_counts_everyone_at_weight_one(researcher):
+    plain = crowd_study(researcher, n=4, gold_every=0, annotators_per_item=3)
+    assert not golds(plain)
+    a, b = make_worker("a"), make_worker("b")
+    item = ordinary(plain)[0]
+    answer(plain, a, item, correct=True)
+    answer(plain, b, item, correct=False)
+    grading.refresh_trust(plain)
+    assert exclusion.excluded_worker_ids(plain) == set()
+    assert exclusion.answer_weights(plain, [a.pk, b.pk]) == {a.pk: 1.0, b.pk: 1.0}
+    row = next(r for r in aggregation.aggregation_rows(plain) if r["item"] == item.pk)
+    assert row["responses"] == 2 and row["confidence"] == 0.5
+
+
+def test_fewer_golds_than_min_golds_lets_workers_qualify_on_all_of_them(researcher):
+    few = crowd_study(researcher, n=4, gold_every=2, annotators_per_item=3)
+    assert len(golds(few)) == 2 < policy_for(few).min_golds
+    worker = make_worker("thorough")
+    for gold in golds(few):
+        answer(few, worker, gold, correct=True)
+    grading.refresh_trust(few)
+    assert WorkerTrust.objects.get(study=few, worker=worker).status == "trusted"
+
+
 # --- behaviour signals ------------------------------------------------------------------------------
 
 

@@ -179,20 +179,33 @@ def test_gold_grading_with_tolerance():
 # -------------------------------------------------------------------------- results from the DB
 
 
+def trust_row(study: Study, worker: Worker, passed: int, seen: int, status: str) -> WorkerTrust:
+    return WorkerTrust.objects.create(
+        study=study, worker=worker, golds_seen=seen, golds_passed=passed, trust=passed / seen, status=status
+    )
+
+
 @pytest.fixture
 def answered(researcher):
-    """Document a, aspect overall: three workers; w3 has trust 0.5 from golds, w4 is excluded."""
+    """Document a, aspect overall, with a gold question: w1, w2 trusted at 4/4, w3 trusted at 3/4;
+    w4 excluded (0/4) and w5 pending (2 of 3 golds right): neither counts."""
     study = make_rating_study(researcher, aspects=[{"name": "overall"}])
-    w1, w2, w3, w4 = (Worker.objects.create(external_id=f"w{i}") for i in range(1, 5))
-    WorkerTrust.objects.create(study=study, worker=w3, golds_seen=2, golds_passed=1, trust=0.5)
-    WorkerTrust.objects.create(
-        study=study, worker=w4, golds_seen=4, golds_passed=0, trust=0.0, status="excluded"
-    )
     s0, s1, s2, b0, _ = study.items.order_by("position")
+    Item.objects.create(
+        study=study, document=s0.document, position=99, payload=s0.payload,
+        secret={"gold": {"rating": 5}}, is_gold=True, responses_needed=3,
+    )  # fmt: skip
+    w1, w2, w3, w4, w5 = (Worker.objects.create(external_id=f"w{i}") for i in range(1, 6))
+    for worker in (w1, w2):
+        trust_row(study, worker, 4, 4, "trusted")
+    trust_row(study, w3, 3, 4, "trusted")
+    trust_row(study, w4, 0, 4, "excluded")
+    trust_row(study, w5, 2, 3, "pending")
     for item, levels in ((s0, (5, 5, 4)), (s1, (1, 2, 2)), (s2, (1, 1, 1)), (b0, (3, 4, 4))):
         for worker, level in zip((w1, w2, w3), levels, strict=True):
             give(item, worker, level)
         give(item, w4, 5)  # excluded: never counted
+        give(item, w5, 1)  # pending: waits until w5 qualifies
     return study
 
 
@@ -203,8 +216,8 @@ def test_rating_results_labels_agreement_and_model(answered, researcher):
     by_sentence = {(r["document"], r["sentence"]): r for r in results["labels"]}
     s0, s1, s2 = (by_sentence[("a", i)] for i in range(3))
     assert (s0["majority"], s0["majority_text"]) == (5, "very well")
-    assert s0["confidence"] == pytest.approx(2 / 2.5)  # w1, w2 (trust 1) against w3 (0.5)
-    assert (s1["majority"], s1["confidence"]) == (2, pytest.approx(1.5 / 2.5))
+    assert s0["confidence"] == pytest.approx(2 / 2.75)  # w1, w2 (trust 1) against w3 (0.75)
+    assert (s1["majority"], s1["confidence"]) == (2, pytest.approx(1.75 / 2.75))
     assert s2["confidence"] == pytest.approx(1.0) and s2["counts"] == [3, 0, 0, 0, 0]
     assert s0["text"] == "The narrator was superb." and s0["enough_judges"] is False
     assert by_sentence[("b", 1)]["responses"] == 0 and by_sentence[("b", 1)]["majority"] is None
@@ -235,8 +248,42 @@ def test_rating_results_labels_agreement_and_model(answered, researcher):
     first = next(p for p in machine["curve"] if p["aspect"] == "overall" and p["threshold"] == 0.0)
     # crowd 5, 2, 1, 4 vs machine 5, 1, 1, 5: exact 2 of 4, within one level 4 of 4
     assert (first["n"], first["accuracy"], first["accuracy_within_1"]) == (4, 0.5, 1.0)
-    high = next(p for p in machine["curve"] if p["aspect"] == "overall" and p["threshold"] == 0.8)
-    assert (high["n"], high["accuracy"]) == (2, 1.0)  # s0 (0.8) and s2 (1.0)
+    high = next(p for p in machine["curve"] if p["aspect"] == "overall" and p["threshold"] == 0.7)
+    assert (high["n"], high["accuracy"]) == (2, 1.0)  # s0 (0.727) and s2 (1.0); s1, b0 at 0.636
+
+
+@pytest.mark.django_db
+def test_a_pending_judge_counts_once_qualified_with_one_weight_and_tie_rule_everywhere(answered):
+    """w5 (pending at 2 of 3 golds) is left out; once trusted at 3/4 their answers count. Sentence s1 then
+    has two answers for level 1 (w1 1.0 + w5 0.75) and two for level 2 (w2 1.0 + w3 0.75): tied in
+    answers and in trust, so the lower level wins — in the ratings results and in the study-wide
+    aggregation alike, with the same confidence (one weighting rule)."""
+    from annotate.quality.aggregation import aggregation_rows
+
+    def s1_of(results):
+        return next(r for r in results["labels"] if (r["document"], r["sentence"]) == ("a", 1))
+
+    before = rating_results(answered, n_boot=0)
+    assert (before["answers"], before["workers"]) == (12, 3)
+    w5 = Worker.objects.get(external_id="w5")
+    WorkerTrust.objects.filter(study=answered, worker=w5).update(
+        golds_seen=4, golds_passed=3, trust=0.75, status="trusted"
+    )
+    after = rating_results(answered, n_boot=0)
+    assert (after["answers"], after["workers"]) == (16, 4)
+    s1 = s1_of(after)
+    assert (s1["majority"], s1["counts"][:2]) == (1, [2, 2])
+    assert s1["confidence"] == pytest.approx(1.75 / 3.5)
+    exported = {r["item"]: r for r in aggregation_rows(answered)}[s1["item"]]
+    assert (exported["majority"], exported["confidence"]) == (1, pytest.approx(0.5, abs=1e-4))
+    s0 = next(r for r in after["labels"] if (r["document"], r["sentence"]) == ("a", 0))
+    assert exported_confidence(answered, s0["item"]) == pytest.approx(s0["confidence"], abs=1e-4)
+
+
+def exported_confidence(study: Study, item_id: int) -> float:
+    from annotate.quality.aggregation import aggregation_rows
+
+    return {r["item"]: r for r in aggregation_rows(study)}[item_id]["confidence"]
 
 
 @pytest.mark.django_db
@@ -256,6 +303,19 @@ def test_results_page_csv_and_access(answered, researcher, other_researcher, ann
     agreement = client.get(reverse("sentence-rating-csv", args=[answered.uid, "agreement"])).content.decode()
     assert agreement.splitlines()[0] == "aspect,a,b,n,r,r_low,r_high,kappa,kappa_low,kappa_high"
     assert client.get(f"/studies/{answered.uid}/ratings/oracle.csv").status_code == 404
+    # the κ by name: the paper's distance agreement of w1 and w2 (5 1 1 3 vs 5 2 1 4) is 1 - 2 / 16
+    named = client.get(
+        reverse("sentence-rating-csv", args=[answered.uid, "agreement"]) + "?kappa=distance_agreement"
+    )
+    pair = next(r for r in csv.DictReader(io.StringIO(named.content.decode())) if r["n"] == "4"
+                and {r["a"], r["b"]} == {Worker.objects.get(external_id=w).anonymous_id for w in ("w1", "w2")})  # fmt: skip
+    assert float(pair["kappa"]) == pytest.approx(1 - 2 / 16)
+    assert (
+        'value="distance_agreement" selected'
+        in client.get(url + "?kappa=distance_agreement").content.decode()
+    )
+    bad = client.get(url + "?kappa=fleiss")
+    assert bad.status_code == 400 and "kappa must be one of" in bad.content.decode()
     assert client.get(url + "?run=abc").status_code == 404
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)

@@ -199,6 +199,15 @@ def test_marking_results_oracle_agreement_and_alignment(marked, researcher):
     assert results["examples"][0]["attribution"] == pytest.approx(ig_p1)
     too_few = marking_results(marked, run, "attention", n_boot=50)["alignment"]
     assert too_few["examples"] == 1 and "at least two" in too_few["error"]
+    # p2's attributions are for "neutral" only, not its gold "contradiction": an error naming p2, no ΔA
+    Explanation.objects.create(
+        model_run=run, document=docs["p1"], method="grad_l2_int_s", target="entailment", scores=ig_p1
+    )
+    Explanation.objects.create(
+        model_run=run, document=docs["p2"], method="grad_l2_int_s", target="neutral", scores=ig_p2
+    )
+    wrong = marking_results(marked, run, "grad_l2_int_s", n_boot=0)["alignment"]
+    assert "document 'p2'" in wrong["error"] and "gold label" in wrong["error"] and "expert" not in wrong
 
 
 @pytest.mark.django_db

@@ -91,3 +91,88 @@ def test_similarity_reports_bad_predictions(converted, tmp_path, capsys):
     bad.write_text('{"id": "x"}\n')
     assert main(["similarity", "--maps", str(maps), "--machine", str(bad)]) == 2
     assert "needs 'id' and 'attention'" in capsys.readouterr().err
+
+
+def test_agreement_reports_human_accuracy_and_left_out_texts(tmp_path, capsys):
+    """Hand-worked: three texts with gold labels 1, 0, 1. Text a: 3 maps (positive, positive, cannot
+    decide): majority positive, right. Text b: 4 maps (negative, positive, None, negative): the first
+    three count, negative is 1 of 2 answers, so no majority (counted wrong). Text c has 2 maps and is
+    left out by default (fewer than all 3)."""
+
+    def rec(name, label, answers):
+        return {"id": f"part:{name}", "text": "good food here", "words": [[0, 4], [5, 9], [10, 14]],
+                "label": label, "annotations": [{"label": a, "map": [1, 0, 0]} for a in answers]}  # fmt: skip
+
+    path = tmp_path / "maps.jsonl"
+    records = [
+        rec("a", 1, ["positive", "positive", "cannot decide"]),
+        rec("b", 0, ["negative", "positive", None, "negative"]),
+        rec("c", 1, ["positive", "positive"]),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["agreement", "--maps", str(path), "--json", "--n-boot", "0"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["coverage"] == {"read": 3, "used": 2, "min_maps": 3, "max_maps": 3, "left_out": {"2": 1},
+                               "capped": 1}  # fmt: skip
+    acc = rep["human_accuracy"]
+    assert acc["slots"]["HAM1"]["value"] == 1.0 and acc["slots"]["HAM2"]["value"] == 0.5
+    assert (acc["slots"]["HAM3"]["value"], acc["slots"]["HAM3"]["n"], acc["slots"]["HAM3"]["missing"]) == (
+        0.0,
+        1,
+        1,
+    )
+    assert (acc["majority"]["value"], acc["majority"]["n"], acc["majority"]["no_majority"]) == (0.5, 2, 1)
+    assert rep["k"]["CAM"]["texts"] == 2
+
+    assert main(["agreement", "--maps", str(path), "--n-boot", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "Left out 1 texts with fewer than 3 maps: 1 with 2 maps" in out
+    assert "1 texts had more than 3 maps: only their first 3 count" in out
+    assert "majority  0.500 (n=2), 1 texts without a majority (counted wrong)" in out
+    # --min-maps 1 --max-maps 0: every text and every map; text b's fourth answer makes negative 2 of 3
+    # answers, and text c's two positives are a majority: all three right
+    assert (
+        main(
+            [
+                "agreement",
+                "--maps",
+                str(path),
+                "--json",
+                "--n-boot",
+                "0",
+                "--min-maps",
+                "1",
+                "--max-maps",
+                "0",
+            ]
+        )
+        == 0
+    )
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["coverage"]["left_out"] == {} and rep["human_accuracy"]["majority"]["value"] == 1.0
+
+
+def test_agreement_on_all_yelphat_parts_reports_table_1_accuracy(tmp_path, capsys):
+    """Sen et al. 2020 Table 1 gives human accuracy 0.96 / 0.94 / 0.94 on Yelp-50 / 100 / 200. On the five
+    raw parts: 2,155 texts, of which 306 have fewer than three maps and are left out; the majority of
+    the three annotators is right on 0.954 of the rest, and each part lies within 0.04 of its paper
+    figure (measured: part 1 0.970, part 6 0.952, part 8 0.978)."""
+    raw = require_shared_data("yelp-hat", "raw")
+    out = tmp_path / "maps.jsonl"
+    assert (
+        main(["yelphat", "convert", *map(str, sorted(raw.glob("*.csv"))), "--out", str(out), "--quiet"]) == 0
+    )
+    assert main(["agreement", "--maps", str(out), "--json", "--n-boot", "0"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["coverage"]["read"] == 2155 and rep["coverage"]["left_out"] == {"1": 67, "2": 239}
+    assert rep["coverage"]["capped"] == 351 and rep["maps_per_text"] == {"3": 1849}
+    acc = rep["human_accuracy"]
+    assert acc["majority"]["value"] == pytest.approx(0.954, abs=0.002) and acc["majority"]["n"] == 1849
+    parts = acc["parts"]
+    for part, paper in (
+        ("ham_part1(50words)", 0.96),
+        ("ham_part6(100words)", 0.94),
+        ("ham_part8(200words)", 0.94),
+    ):
+        assert abs(parts[part]["majority"]["value"] - paper) <= 0.04, part
+    assert all(0.90 <= s["value"] <= 0.97 for s in acc["slots"].values())

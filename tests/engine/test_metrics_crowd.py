@@ -15,14 +15,16 @@ from scipy.stats import pearsonr
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from statsmodels.stats.proportion import proportion_confint
 
-from explain_engine.metrics.aggregation import dawid_skene, majority_vote
+from explain_engine.metrics.aggregation import dawid_skene, majority_vote, winning_category
 from explain_engine.metrics.alignment import marking_alignment, random_derangement
 from explain_engine.metrics.ratings import (
     attention_levels,
     confidence_curve,
     confidence_summary,
     crowd_labels,
+    distance_agreement,
     marking_agreement,
+    pair_kappa,
     pairwise_agreement,
     rating_matrix,
     replacement_std,
@@ -32,6 +34,7 @@ from explain_engine.metrics.trust import (
     EXCLUDED,
     PENDING,
     TRUSTED,
+    answer_weights,
     leave_one_out_trust,
     trust_table,
     wilson_interval,
@@ -259,6 +262,28 @@ def test_pairwise_r_and_absolute_weighted_kappa_by_hand():
     assert row["r_low"] <= row["r"] <= row["r_high"]
 
 
+def test_distance_agreement_is_the_uncorrected_weighted_agreement_by_hand():
+    # Absolute differences 0 1 2 1 0 0 0 1: mean 5 / 8 = 0.625 levels, normalised by the range 4:
+    # 0.15625, so the agreement is 0.84375. Pearson r is 0.745 and the chance-corrected κ with the
+    # same weights 0.545: like Pappas & Popescu-Belis 2016 Table 1, the distance agreement exceeds r.
+    a, b = [1, 1, 2, 5, 3, 1, 1, 2], [1, 2, 4, 4, 3, 1, 1, 1]
+    est = distance_agreement(a, b, n_boot=200)
+    assert est.value == pytest.approx(0.84375) and est.n == 8
+    assert est.ci_low <= est.value <= est.ci_high
+    r = np.corrcoef(a, b)[0, 1]
+    corrected = pair_kappa(np.array(a), np.array(b), "cohen_absolute", n_boot=0).value
+    assert corrected == pytest.approx(0.5454545, abs=1e-6) and corrected < r < est.value
+    matrix, _, _ = rating_matrix(list(range(8)) * 2, [1] * 8 + [2] * 8, a + b)
+    named = pairwise_agreement(matrix, ["a", "b"], n_boot=0, kappa="distance_agreement")
+    assert named[0]["kappa"] == pytest.approx(0.84375)
+    assert pairwise_agreement(matrix, ["a", "b"], n_boot=0)[0]["kappa"] == pytest.approx(corrected)
+    assert distance_agreement([1, None], [2, 3], n_boot=0).extra["dropped"] == 1
+    with pytest.raises(ValueError, match="unknown kappa 'fleiss'"):
+        pairwise_agreement(matrix, ["a", "b"], kappa="fleiss")
+    with pytest.raises(ValueError, match=r"rating pair 0 \(7, 2\)"):
+        distance_agreement([7], [2])
+
+
 def test_sentence_scores_and_levels():
     assert sentence_scores([0.1, 0.2, 0.3, 0.4, 0.0], [[0, 2], [2, 5]]) == pytest.approx([0.3, 0.7])
     # relative to the top sentence: 0.3 / 0.7 = 0.43 -> bin 3; 1.0 -> 5; 0 -> 1
@@ -348,3 +373,24 @@ def test_marking_alignment_by_hand():
     assert result["expert"]["delta_a"]["n"] == int(ok.sum())
     with pytest.raises(ValueError, match="one value per word"):
         marking_alignment(words, explanations, markings, [[0.1], [0.2, 0.1, 0.0], [0.0, 0.1, 0.2]])
+
+
+def test_answer_weights_count_trusted_only_where_golds_judge():
+    status = ["trusted", "pending", "excluded", "trusted"]
+    trust = [0.75, 0.67, 0.2, 1.0]
+    assert answer_weights(status, trust).tolist() == [0.75, 0.0, 0.0, 1.0]
+    # a study without golds judges nobody: a pending worker weighs 1.0, an excluded one stays out
+    assert answer_weights(status, trust, judged=False).tolist() == [0.75, 1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="unknown trust status 'blocked'"):
+        answer_weights(["blocked"], [1.0])
+    with pytest.raises(ValueError, match="finite trust"):
+        answer_weights(["trusted"], [math.nan])
+
+
+def test_winning_category_most_answers_then_trust_then_first():
+    counts = np.array([[2, 2, 0], [2, 2, 0], [1, 3, 0], [0, 1, 1]])
+    trust = np.array([[1.5, 1.75, 0], [1.75, 1.75, 0], [0.9, 0.6, 0], [0, 0.5, 0.5]])
+    assert winning_category(counts, trust).tolist() == [1, 0, 1, 1]
+    labelled = majority_vote([1, 1, 2, 2], ["a", "b", "a", "b"], ["neg", "pos", "neg", "pos"],
+                             tie_weights=[0.7, 0.9, 0.9, 0.7])  # fmt: skip
+    assert labelled.label == ["pos", "neg"] and labelled.probability.tolist() == [0.5, 0.5]

@@ -13,8 +13,8 @@ import numpy as np
 from annotate.models import Document, ModelRun, Prediction, Study
 from annotate.tasks.results import N_BOOT, counted_responses, finite_or_none, worker_names, worker_trust
 from annotate.tasks.sentence_rating import PAPER_JUDGES, RATING_LABELS, document_sentences
-from explain_engine.api import RATING_LEVELS as LEVELS
 from explain_engine.api import (
+    DEFAULT_KAPPA,
     attention_levels,
     confidence_curve,
     confidence_summary,
@@ -24,6 +24,7 @@ from explain_engine.api import (
     rating_matrix,
     sentence_scores,
 )
+from explain_engine.api import RATING_LEVELS as LEVELS
 
 TABLES = ("labels", "agreement", "machine")
 ALL_ASPECTS = "all"
@@ -39,8 +40,11 @@ def attention_runs(study: Study):
     )
 
 
-def rating_results(study: Study, model_run: ModelRun | None = None, n_boot: int = N_BOOT) -> dict[str, Any]:
-    """Crowd labels, agreement and (with ``model_run``) the Figure 4 comparison of a sentence_rating study."""
+def rating_results(
+    study: Study, model_run: ModelRun | None = None, n_boot: int = N_BOOT, kappa: str = DEFAULT_KAPPA
+) -> dict[str, Any]:
+    """Crowd labels, agreement and (with ``model_run``) the Figure 4 comparison of a sentence_rating study;
+    ``kappa`` names the κ of the agreement table (``explain_engine.api.KAPPA_KINDS``)."""
     config = study.config
     aspects = [a["name"] for a in config.get("aspects", [])]
     titles = {a["name"]: a.get("title", a["name"]) for a in config.get("aspects", [])}
@@ -96,7 +100,8 @@ def rating_results(study: Study, model_run: ModelRun | None = None, n_boot: int 
         label_rows.append(row)
     result["labels"] = label_rows
     result["summary"] = [_aspect_summary(a, titles.get(a, a), label_rows) for a in [*aspects, ALL_ASPECTS]]
-    result["agreement"] = _agreement(answers, items, names, aspects, n_boot)
+    result["kappa"] = kappa
+    result["agreement"] = _agreement(answers, items, names, aspects, n_boot, kappa)
     result["model_run"] = None
     if model_run is not None:
         result["model_run"] = {
@@ -127,8 +132,9 @@ def _aspect_summary(aspect: str, title: str, rows: list[dict]) -> dict[str, Any]
     }
 
 
-def _agreement(answers, items, names, aspects, n_boot) -> dict[str, Any]:
-    """Table 1 of Pappas & Popescu-Belis 2016: pairwise r and weighted κ per aspect and over all aspects."""
+def _agreement(answers, items, names, aspects, n_boot, kappa: str) -> dict[str, Any]:
+    """Table 1 of Pappas & Popescu-Belis 2016: pairwise r and the κ named ``kappa`` per aspect and over
+    all aspects."""
     out: dict[str, Any] = {"pairs": [], "averages": []}
     for aspect in [*aspects, ALL_ASPECTS]:
         chosen = [a for a in answers if aspect == ALL_ASPECTS or items[a[0]][3] == aspect]
@@ -138,7 +144,7 @@ def _agreement(answers, items, names, aspects, n_boot) -> dict[str, Any]:
         matrix, _, worker_ids = rating_matrix(
             [a[0] for a in chosen], [a[1] for a in chosen], [a[2] for a in chosen]
         )
-        rows = pairwise_agreement(matrix, [names[int(w)] for w in worker_ids], n_boot=n_boot)
+        rows = pairwise_agreement(matrix, [names[int(w)] for w in worker_ids], n_boot=n_boot, kappa=kappa)
         for row in rows:
             out["pairs"].append({"aspect": aspect, **row})
         out["averages"].append(

@@ -1,10 +1,13 @@
 """The researcher's results page of a sentence-rating study (Pappas & Popescu-Belis 2016 §4): tables,
 the Figure 4 chart and CSV downloads. ``?run=<model run id>`` picks the model whose sentence attention
-is compared with the crowd (``?run=none``: no model); the newest run with attention is the default."""
+is compared with the crowd (``?run=none``: no model); the newest run with attention is the default.
+``?kappa=`` names the κ of the agreement table (``cohen_absolute``, the default, or
+``distance_agreement``, the figure Pappas & Popescu-Belis 2016 Table 1 reports as we read it); any other
+value is a 400 naming the field."""
 
 from __future__ import annotations
 
-from django.http import Http404
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
 
@@ -20,6 +23,7 @@ from annotate.tasks.sentence_rating.results import (
     rating_results,
     rating_table,
 )
+from explain_engine.api import DEFAULT_KAPPA, KAPPA_KINDS
 
 
 def rating_study(request, uid) -> Study:
@@ -27,24 +31,41 @@ def rating_study(request, uid) -> Study:
     return owned_study_or_404(request.user, uid, {KIND}, "a sentence-rating study")
 
 
+class BadQuery(ValueError):
+    """A query parameter with a value the page does not offer."""
+
+
+def chosen_kappa(request) -> str:
+    kappa = request.GET.get("kappa", DEFAULT_KAPPA)
+    if kappa not in KAPPA_KINDS:
+        raise BadQuery(f"kappa must be one of {', '.join(KAPPA_KINDS)}")
+    return kappa
+
+
 def _compute(request, study: Study) -> dict:
-    """Results plus the model choices shown above them."""
+    """Results plus the model and κ choices shown above them."""
+    kappa = chosen_kappa(request)
     runs = attention_runs(study)
     run = chosen_run(request, runs)
     return {
-        "results": rating_results(study, run),
+        "results": rating_results(study, run, kappa=kappa),
         "runs": list(runs),
         "run": run,
         "methods": [],
         "method": None,
+        "kappa": kappa,
+        "kappa_kinds": KAPPA_KINDS,
     }
 
 
 @researcher_required
 def results_page(request, uid):
     study = rating_study(request, uid)
-    context = _compute(request, study)
-    query = f"?run={context['run'].pk if context['run'] is not None else 'none'}"
+    try:
+        context = _compute(request, study)
+    except BadQuery as exc:
+        return HttpResponseBadRequest(str(exc))
+    query = f"?run={context['run'].pk if context['run'] is not None else 'none'}&kappa={context['kappa']}"
     context.update(
         study=study,
         kind=get_kind(study.kind),
@@ -59,5 +80,8 @@ def results_csv(request, uid, table: str):
     study = rating_study(request, uid)
     if table not in TABLES:
         raise Http404(f"no table {table!r} for a sentence-rating study")
-    results = _compute(request, study)["results"]
+    try:
+        results = _compute(request, study)["results"]
+    except BadQuery as exc:
+        return HttpResponseBadRequest(str(exc))
     return download(study, table, csv_text(*rating_table(results, table)))

@@ -119,14 +119,26 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
     by_doc: dict[int, dict[str, list]] = defaultdict(dict)
     for doc_id, target, scores in rows:
         by_doc[doc_id][target] = scores
-    usable = []
+    usable, no_gold = [], []
     for example in marked:
         targets = by_doc.get(example["document_id"], {})
-        # Prasad et al. 2021 attribute with respect to the gold label; another target only when that is missing.
-        scores = targets.get(example["label"]) or next(iter(targets.values()), None)
+        # Prasad et al. 2021 attribute with respect to the gold label, and only to it.
+        if targets and str(example["label"]) not in targets:
+            no_gold.append(example["document"])
+            continue
+        scores = targets.get(str(example["label"]))
         if isinstance(scores, list) and len(scores) == len(example["words"]):
             usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
     out: dict[str, Any] = {"examples": len(usable), "skipped": len(marked) - len(usable), "per_example": []}
+    if no_gold:
+        shown = ", ".join(repr(d) for d in no_gold[:5]) + (
+            f" and {len(no_gold) - 5} more" if len(no_gold) > 5 else ""
+        )
+        out["error"] = (
+            f"the run's {method} attributions miss the gold label of document {shown}: "
+            "importance alignment needs attributions for the gold label"
+        )
+        return out
     if len(usable) < 2:
         out["error"] = "needs at least two marked examples with attributions of this method"
         return out

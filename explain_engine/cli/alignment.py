@@ -1,0 +1,202 @@
+"""``python -m explain_engine alignment --data FILE.jsonl``: importance alignment ΔA per oracle
+(Prasad et al. 2021 §3.3, eqs. 5–7), each with its paired one-sided t-test of C against C_R.
+
+One JSON object per line: ``id``, ``text``, ``label`` (the gold label), ``explanation`` (a human's
+explanation of the example) and ``attributions`` — one number per whitespace word of ``text`` for the
+gold label, or ``{target: [...]}`` from which the gold label's are taken (its absence is an error naming
+the example). Each example is paired with the explanation of a random other example (a seeded
+derangement, or the ``random_partner`` id each record names). Oracles:
+
+* ``hard`` (eq. 2): the words of the text found in the explanation, stop words left out (``--stop-words``:
+  ``nltk``, the paper's list, or ``sklearn``); ``--compare-stop-words`` also prints ΔA under the other list;
+* ``soft`` (eq. 3), with ``--informed-model DIR``: |IG| of an explanation-informed twin
+  (:mod:`explain_engine.soft_oracle`) for the own and for the random explanation;
+* ``expert`` (eq. 4), when records carry ``expert`` (annotators × words 0/1 marks against their own
+  explanation) and ``expert_random`` (marks against their ``random_partner``'s explanation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from explain_engine.jsonsafe import json_safe
+from explain_engine.metrics.alignment import (
+    expert_oracle,
+    gold_attributions,
+    hard_oracle,
+    oracle_alignments,
+    random_derangement,
+)
+from explain_engine.metrics.bootstrap import Estimate
+from explain_engine.stopwords import DEFAULT_STOP_WORDS, STOP_WORD_LISTS
+from explain_engine.text import word_spans, words_of
+
+REQUIRED = ("id", "text", "label", "explanation", "attributions")
+
+
+def read_alignment_jsonl(path: str) -> list[dict]:
+    """The records of ``path``, checked: every field present, attributions for the gold label, one per word."""
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
+            missing = [k for k in REQUIRED if k not in rec]
+            if missing:
+                raise ValueError(f"{path}: line {lineno}: needs {', '.join(repr(k) for k in missing)}")
+            rec["id"] = str(rec["id"])
+            rec["words"] = words_of(rec["text"], word_spans(rec["text"]))
+            values = gold_attributions(rec["id"], rec["attributions"], rec["label"])
+            if values.size != len(rec["words"]):
+                raise ValueError(
+                    f"example {rec['id']!r}: {values.size} attributions for {len(rec['words'])} words"
+                )
+            rec["gold_attributions"] = values
+            records.append(rec)
+    if len(records) < 2:
+        raise ValueError(f"{path}: importance alignment needs at least two examples")
+    return records
+
+
+def partners(records: list[dict], seed: int) -> np.ndarray:
+    """Each example's random partner: the ``random_partner`` ids when records name them, else a derangement."""
+    named = [r.get("random_partner") for r in records]
+    if all(p is None for p in named):
+        return random_derangement(len(records), seed=seed)
+    index = {r["id"]: i for i, r in enumerate(records)}
+    out = []
+    for rec, partner in zip(records, named, strict=True):
+        if partner is None or str(partner) not in index or str(partner) == rec["id"]:
+            raise ValueError(f"example {rec['id']!r}: random_partner must name another example of the file")
+        out.append(index[str(partner)])
+    return np.asarray(out)
+
+
+def _expert(records: list[dict]) -> tuple[list, list] | None:
+    has = ["expert" in r or "expert_random" in r for r in records]
+    if not any(has):
+        return None
+    own, rand = [], []
+    for rec in records:
+        if "expert" not in rec or "expert_random" not in rec:
+            raise ValueError(
+                f"example {rec['id']!r}: the expert oracle needs both 'expert' and 'expert_random'"
+            )
+        for key, into in (("expert", own), ("expert_random", rand)):
+            marks = np.asarray(rec[key], dtype=np.float64)
+            if marks.ndim != 2 or marks.shape[1] != len(rec["words"]):
+                raise ValueError(
+                    f"example {rec['id']!r}: {key} must be annotators × {len(rec['words'])} marks"
+                )
+            into.append(expert_oracle(marks))
+    return own, rand
+
+
+def alignment_report(
+    records: list[dict],
+    stop_words: str = DEFAULT_STOP_WORDS,
+    informed_model: str | None = None,
+    compare_stop_words: bool = False,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> dict:
+    """ΔA per oracle as plain data (what the command prints)."""
+    pairing = partners(records, seed)
+    words = [r["words"] for r in records]
+    explanations = [r["explanation"] for r in records]
+    random_expl = [explanations[j] for j in pairing]
+
+    def hard(stops: str):
+        own = [hard_oracle(w, e, stops) for w, e in zip(words, explanations, strict=True)]
+        rand = [hard_oracle(w, e, stops) for w, e in zip(words, random_expl, strict=True)]
+        return own, rand
+
+    oracles = {"hard": hard(stop_words)}
+    if informed_model:
+        from explain_engine.artifacts import TrainedModel
+        from explain_engine.soft_oracle import soft_oracles
+
+        bundle = TrainedModel.load(informed_model)
+        texts, labels = [r["text"] for r in records], [str(r["label"]) for r in records]
+        oracles["soft"] = (
+            soft_oracles(bundle, texts, explanations, labels, True),
+            soft_oracles(bundle, texts, random_expl, labels, False),
+        )
+    expert = _expert(records)
+    if expert is not None:
+        oracles["expert"] = expert
+    others = [name for name in STOP_WORD_LISTS if name != stop_words] if compare_stop_words else []
+    for other in others:
+        oracles[f"hard ({other} stop words)"] = hard(other)
+    attributions = [r["gold_attributions"] for r in records]
+    results = oracle_alignments(attributions, oracles, n_boot=n_boot, seed=seed)
+    report = {
+        "examples": len(records),
+        "stop_words": stop_words,
+        "pairing": {r["id"]: records[j]["id"] for r, j in zip(records, pairing, strict=True)},
+        "oracles": {name: res.to_dict() for name, res in results.items()},
+    }
+    for other in others:
+        a = results["hard"].delta_a.value
+        b = results[f"hard ({other} stop words)"].delta_a.value
+        report["stop_word_shift"] = {"against": other, "delta_a_change": b - a}
+    return report
+
+
+def format_report(rep: dict, source: str) -> str:
+    lines = [
+        f"{source}: {rep['examples']} examples; C_R from the same oracle of a random other explanation",
+        f"stop words: {rep['stop_words']}",
+        "",
+        f"{'oracle':<28} {'ΔA':<34} {'mean C':>8} {'mean C_R':>9} {'t':>8} {'p (C > C_R)':>12}",
+    ]
+    for name, d in rep["oracles"].items():
+        est = Estimate.from_dict(d["delta_a"])
+        t = "-" if d["t_statistic"] is None else f"{d['t_statistic']:.3f}"
+        p = "-" if d["p_value"] is None else f"{d['p_value']:.3g}"
+        c = "-" if d["mean_c"] is None else f"{d['mean_c']:.3f}"
+        cr = "-" if d["mean_c_random"] is None else f"{d['mean_c_random']:.3f}"
+        skipped = d["delta_a"].get("skipped", 0)
+        note = f"  ({skipped} skipped: constant vector)" if skipped else ""
+        lines.append(f"{name:<28} {str(est):<34} {c:>8} {cr:>9} {t:>8} {p:>12}{note}")
+    shift = rep.get("stop_word_shift")
+    if shift:
+        lines += [
+            "",
+            f"ΔA (hard) moves by {shift['delta_a_change']:+.4f} with {shift['against']}'s stop words",
+        ]
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    records = read_alignment_jsonl(args.data)
+    rep = alignment_report(
+        records, args.stop_words, args.informed_model, args.compare_stop_words, args.n_boot, args.seed
+    )
+    print(json.dumps(json_safe(rep), indent=2) if args.json else format_report(rep, args.data))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "alignment", help="importance alignment ΔA per oracle (Prasad et al. 2021)", description=__doc__
+    )
+    parser.add_argument(
+        "--data", required=True, help="JSON lines: id, text, label, explanation, attributions"
+    )
+    parser.add_argument("--stop-words", choices=sorted(STOP_WORD_LISTS), default=DEFAULT_STOP_WORDS)
+    parser.add_argument(
+        "--compare-stop-words", action="store_true", help="also ΔA (hard) under the other list"
+    )
+    parser.add_argument("--informed-model", help="folder of an explanation-informed twin (soft oracle)")
+    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(func=_run)

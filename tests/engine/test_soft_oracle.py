@@ -1,0 +1,181 @@
+"""Prasad et al. 2021 whole: the soft oracle (an explanation-informed twin trained on matched and
+mismatched pairs, IG of the joint target, eq. 3), NLTK's stop words for the hard oracle, C_R of every
+oracle from the same oracle of the random explanation, the gold label's attributions or an error naming
+the example, and ``python -m explain_engine alignment``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from explain_engine.__main__ import main
+from explain_engine.datasets.rationales import rationale_explanations
+from explain_engine.metrics.alignment import hard_oracle
+from explain_engine.soft_oracle import (
+    SEPARATOR,
+    informed_records,
+    joint_label,
+    soft_oracles,
+    train_informed_twin,
+)
+from explain_engine.stopwords import NLTK_ENGLISH, STOP_WORD_LISTS
+from explain_engine.training import TrainConfig
+from tests.conftest import require_shared_data
+
+TINY = TrainConfig(
+    architecture="cnn",
+    model={"embedding_dim": 8, "num_filters": 4, "fc_size": 8},
+    epochs=2,
+    batch_size=8,
+    lr=1e-2,
+    progress_bar=False,
+    seed=3,
+)
+
+
+def synthetic(n: int = 24) -> list[dict]:
+    good = ["great", "lovely", "superb"]
+    bad = ["awful", "dull", "poor"]
+    out = []
+    for i in range(n):
+        words = good if i % 2 else bad
+        key = words[i % 3]
+        out.append(
+            {
+                "id": f"r{i}",
+                "text": f"the film was {key} and the cast {words[(i + 1) % 3]} overall",
+                "label": "pos" if i % 2 else "neg",
+                "explanation": f"it says {key}",
+                "split": ("train", "validation", "test")[0 if i < 16 else 1 if i < 20 else 2],
+            }
+        )
+    return out
+
+
+def test_nltk_english_list_is_the_papers_179_words():
+    assert len(NLTK_ENGLISH) == len(set(NLTK_ENGLISH)) == 179
+    assert {"i", "the", "not", "no", "don't", "wouldn't", "y"} <= STOP_WORD_LISTS["nltk"]
+    # scikit-learn's list drops words an explanation means; NLTK's keeps them
+    meant = {"never", "nothing", "without", "cannot"}
+    assert meant <= STOP_WORD_LISTS["sklearn"] and not meant & STOP_WORD_LISTS["nltk"]
+    tokens = ["nothing", "works", "without", "the", "cable"]
+    assert hard_oracle(tokens, "nothing works without a cable").tolist() == [1, 1, 1, 0, 1]
+    assert hard_oracle(tokens, "nothing works without a cable", "sklearn").tolist() == [0, 1, 0, 0, 1]
+    with pytest.raises(ValueError, match="unknown stop-word list 'spacy'"):
+        hard_oracle(tokens, "x", "spacy")
+
+
+def test_informed_records_pair_each_example_with_its_own_and_a_random_explanation():
+    recs = synthetic()
+    pairs = informed_records(recs, seed=0)
+    assert len(pairs) == 2 * len(recs)
+    by_id = {r["id"]: r for r in recs}
+    for matched, mismatched in zip(pairs[::2], pairs[1::2], strict=True):
+        source = by_id[matched["id"].split("|")[0]]
+        assert matched["text"] == f"{source['text']} {SEPARATOR} {source['explanation']}"
+        assert matched["label"] == joint_label(source["label"], True) == f"{source['label']}|matched"
+        assert mismatched["label"] == f"{source['label']}|mismatched"
+        other = mismatched["text"].split(f" {SEPARATOR} ")[1]
+        assert any(
+            r["explanation"] == other and r["split"] == source["split"] and r["id"] != source["id"]
+            for r in recs
+        )
+        assert matched["split"] == mismatched["split"] == source["split"]
+    with pytest.raises(ValueError, match="record 0 has no 'explanation'"):
+        informed_records([{"id": 1, "text": "a", "label": "x"}])
+
+
+def test_soft_oracle_is_the_ig_of_the_joint_target_over_the_input_words():
+    torch.set_num_threads(1)
+    recs = synthetic()
+    twin = train_informed_twin(recs, TINY)
+    assert twin.labels == ["neg|matched", "neg|mismatched", "pos|matched", "pos|mismatched"]
+    texts = [r["text"] for r in recs[:4]]
+    own = soft_oracles(twin, texts, [r["explanation"] for r in recs[:4]], [r["label"] for r in recs[:4]])
+    rand = soft_oracles(
+        twin, texts, [r["explanation"] for r in recs[4:8]], [r["label"] for r in recs[:4]], False
+    )
+    for text, a, b in zip(texts, own, rand, strict=True):
+        assert a.shape == b.shape == (len(text.split()),)  # the words of x only, not of the explanation
+        assert (a >= 0).all() and a.sum() > 0 and not np.allclose(a, b)
+    with pytest.raises(ValueError, match="no joint label 'maybe|matched'"):
+        soft_oracles(twin, texts[:1], ["x"], ["maybe"])
+
+
+def write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def alignment_records(rng: np.random.Generator, n: int = 12) -> list[dict]:
+    """Attributions that follow the words an example's own explanation names, plus noise."""
+    vocab = [f"w{k}" for k in range(30)]
+    out = []
+    for i in range(n):
+        words = list(rng.choice(vocab, 10, replace=False))
+        named = words[:3]
+        attr = [(1.0 if w in named else 0.0) + rng.normal(0, 0.1) for w in words]
+        out.append({"id": f"e{i}", "text": " ".join(words), "label": "pos", "explanation": " ".join(named),
+                    "attributions": {"pos": attr, "neg": [0.0] * 10}})  # fmt: skip
+    return out
+
+
+def test_alignment_command_prints_delta_a_per_oracle_with_its_t_test(tmp_path, capsys):
+    recs = alignment_records(np.random.default_rng(0))
+    path = write(tmp_path / "a.jsonl", recs)
+    assert main(["alignment", "--data", path, "--json", "--n-boot", "200", "--compare-stop-words"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    hard = rep["oracles"]["hard"]
+    assert hard["delta_a"]["value"] > 0.5 and hard["p_value"] < 1e-3 and hard["t_statistic"] > 0
+    assert rep["stop_words"] == "nltk" and "stop_word_shift" in rep
+    assert set(rep["pairing"]) == {r["id"] for r in recs} and all(k != v for k, v in rep["pairing"].items())
+    assert main(["alignment", "--data", path, "--n-boot", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "C_R from the same oracle of a random other explanation" in out and "p (C > C_R)" in out
+
+
+def test_expert_c_r_comes_from_the_expert_oracle_of_the_random_explanation(tmp_path, capsys):
+    """Experts mark exactly the attributed words against the random explanation and the opposite against
+    the own one: ΔA(expert) must come out strongly negative. Had C_R come from the hard oracle (the old
+    rule), it would not."""
+    recs = alignment_records(np.random.default_rng(1))
+    for i, rec in enumerate(recs):
+        recs[i]["random_partner"] = recs[(i + 1) % len(recs)]["id"]
+        attributed = [1 if k < 3 else 0 for k in range(10)]
+        rec["expert_random"] = [attributed, attributed]
+        rec["expert"] = [[1 - v for v in attributed]] * 2
+    path = write(tmp_path / "e.jsonl", recs)
+    assert main(["alignment", "--data", path, "--json", "--n-boot", "0"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    expert = rep["oracles"]["expert"]
+    assert expert["delta_a"]["value"] < -0.9 and expert["mean_c_random"] > 1.0
+    assert rep["pairing"]["e0"] == "e1"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"attributions": {"neg": [0.0] * 10}}, "example 'e0': no attributions for its gold label 'pos'"),
+        ({"attributions": [1.0, 2.0]}, "example 'e0': 2 attributions for 10 words"),
+        ({"expert": [[1] * 10]}, "example 'e0': the expert oracle needs both 'expert' and 'expert_random'"),
+        ({"random_partner": "e0"}, "example 'e0': random_partner must name another example"),
+    ],
+)
+def test_alignment_command_names_the_bad_example(tmp_path, capsys, change, message):
+    recs = alignment_records(np.random.default_rng(0))
+    recs[0].update(change)
+    assert main(["alignment", "--data", write(tmp_path / "bad.jsonl", recs)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_movie_rationales_stand_in_for_explanations():
+    path = require_shared_data("movie-review-rationales-zaidan2007", "movie_rationales.jsonl")
+    recs = rationale_explanations(path, max_words=150)
+    first = recs[0]
+    assert len(first["text"].split()) <= 150 and set(first) == {"id", "text", "label", "explanation"}
+    words = set(first["text"].split())
+    assert all(w in words for snippet in first["explanation"].split(" ; ") for w in snippet.split())
+    assert len(recs) == 1257 and {r["label"] for r in recs} == {"pos", "neg"}
