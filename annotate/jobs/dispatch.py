@@ -66,7 +66,19 @@ def send(job_id: int) -> bool:
         return False
     task = current_app.tasks[job.task]
     try:
-        task.apply_async(args=[job.pk], queue=job.queue or None, task_id=task_id(job.pk), retry=False)
+        if current_app.conf.task_always_eager:
+            task.apply_async(args=[job.pk], queue=job.queue or None, task_id=task_id(job.pk))
+        else:
+            with current_app.connection_for_write() as conn:
+                # one quick retry, not kombu's default of retrying for seconds: a request waits on this
+                conn.ensure_connection(max_retries=1, interval_start=0.2, interval_step=0.2)
+                task.apply_async(
+                    args=[job.pk],
+                    queue=job.queue or None,
+                    task_id=task_id(job.pk),
+                    connection=conn,
+                    retry=False,
+                )
     except BROKER_ERRORS as exc:
         log.warning("job %s could not be sent (%s); it stays queued", job.pk, exc)
         Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(message=QUEUE_DOWN_NOTE, sent=None)

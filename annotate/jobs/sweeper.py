@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotate.jobs.dispatch import event, send
+from annotate.jobs.dispatch import QUEUE_DOWN_NOTE, event, send
 from annotate.jobs.options import job
 from annotate.models import Job
 
@@ -69,14 +69,16 @@ def requeue_lost(now: datetime) -> list[int]:
 
 
 def resend_due(now: datetime, first: list[int] = ()) -> tuple[list[int], list[int]]:
-    """Send the jobs in ``first`` and every queued job not sent for ``HATLAB_JOB_SEND_GRACE_S`` (or sent
-    more than ``HATLAB_JOB_RESEND_S`` ago and still queued). Stops at the first one the broker does not
-    take: it is down, the rest waits for the next sweep. Returns (sent, not sent)."""
+    """Send the jobs in ``first``, those whose send failed, every queued job not sent
+    ``HATLAB_JOB_SEND_GRACE_S`` after it was dispatched, and every one sent more than
+    ``HATLAB_JOB_RESEND_S`` ago and still queued. Stops at the first one the broker does not take: it
+    is down, the rest waits for the next sweep. Returns (sent, not sent)."""
     due = (
         Job.objects.filter(status=Job.Status.QUEUED)
         .exclude(task="")
         .filter(
             Q(pk__in=list(first))
+            | Q(sent__isnull=True, message=QUEUE_DOWN_NOTE)
             | Q(sent__isnull=True, updated__lt=now - timedelta(seconds=settings.HATLAB_JOB_SEND_GRACE_S))
             | Q(sent__lt=now - timedelta(seconds=settings.HATLAB_JOB_RESEND_S))
         )
