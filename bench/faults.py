@@ -41,7 +41,17 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from annotate_load import ROOT, Connection, _children, free_port, make_settings, manage, seed, start_gunicorn
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository (this file runs as a script)
+from bench.annotate_load import (
+    ROOT,
+    Connection,
+    _children,
+    free_port,
+    make_settings,
+    manage,
+    seed,
+    start_gunicorn,
+)  # noqa: E402
 
 PYTHON = sys.executable
 SECRET = "hatlab-faults-secret-" + uuid.uuid4().hex
