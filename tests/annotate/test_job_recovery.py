@@ -334,3 +334,24 @@ def test_an_outage_outside_a_view_answers_503_and_other_errors_stay_500(ada, mon
 
 def test_kept_connections_are_checked_before_reuse():
     assert connection.settings_dict["CONN_HEALTH_CHECKS"] is True
+
+
+def test_the_run_page_shows_the_training_job_history(ada, queue):
+    run = create_model_run(ada, tiny_dataset(ada), "bilstm_attention", TINY_PARAMS)
+    beat_at = timezone.now() - timedelta(seconds=31)
+    Job.objects.create(
+        kind=jobs.TRAIN_KIND,
+        key=jobs.training_key(run),
+        task=jobs.train_model.name,
+        queue="cpu",
+        status=Job.Status.RUNNING,
+        worker="w1@box",
+        heartbeat=beat_at,
+        attempts=1,
+        events=[{"at": "2026-01-01T10:00:00+00:00", "event": "started by w1@box"}],
+    )
+    client = Client()
+    client.force_login(ada)
+    page = client.get(f"/models/{run.pk}/").content.decode()  # the page sweeps as it is read
+    assert f"worker w1@box lost at {beat_at:%H:%M:%S} UTC, re-queued" in page
+    assert "started by w1@box" in page
