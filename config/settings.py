@@ -45,7 +45,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # outermost but one: a database or broker outage anywhere inside answers 503 + Retry-After
     "django.middleware.security.SecurityMiddleware",
+    "annotate.outages.OutageMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -79,6 +81,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/hatlab"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        # a kept connection is checked before a request reuses it: one that a database restart
+        # closed is replaced instead of failing the request
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
 # A test run's own database, so two runs on one host don't collide: HATLAB_TEST_RUN names the run (the
@@ -161,8 +166,23 @@ HATLAB_TORCH_THREADS = int(os.environ.get("HATLAB_TORCH_THREADS", "1"))
 HATLAB_GPU_QUEUE = env_bool("HATLAB_GPU_QUEUE", False)
 # How long an unacknowledged job waits before Redis hands it to another worker.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("HATLAB_VISIBILITY_TIMEOUT", "3600"))
+    "visibility_timeout": int(os.environ.get("HATLAB_VISIBILITY_TIMEOUT", "3600")),
+    # a broker that does not answer is given up on quickly: the job stays in its row (the outbox)
+    "socket_connect_timeout": float(os.environ.get("HATLAB_BROKER_CONNECT_TIMEOUT", "2")),
 }
+# Jobs that cannot be lost (annotate.jobs.dispatch, annotate.jobs.sweeper): a job row is sent after it
+# is committed; one whose send failed is sent again after HATLAB_JOB_SEND_GRACE_S, one sent but still
+# queued after HATLAB_JOB_RESEND_S (the broker may have lost it); a running job's worker writes a
+# heartbeat every HATLAB_JOB_HEARTBEAT_S, and a job without one for HATLAB_JOB_LOST_AFTER_S is marked
+# lost and sent again. The sweep runs on the beat schedule every HATLAB_JOB_SWEEP_S, and in the web
+# process (at most as often) on requests that touch jobs, which works while the broker is down.
+HATLAB_JOB_SEND_GRACE_S = float(os.environ.get("HATLAB_JOB_SEND_GRACE_S", "5"))
+HATLAB_JOB_RESEND_S = float(os.environ.get("HATLAB_JOB_RESEND_S", "900"))
+HATLAB_JOB_HEARTBEAT_S = float(os.environ.get("HATLAB_JOB_HEARTBEAT_S", "10"))
+HATLAB_JOB_LOST_AFTER_S = float(os.environ.get("HATLAB_JOB_LOST_AFTER_S", "35"))
+HATLAB_JOB_SWEEP_S = float(os.environ.get("HATLAB_JOB_SWEEP_S", "15"))
+# What an outage answer asks the client to wait before trying again (annotate.outages).
+HATLAB_RETRY_AFTER_S = int(os.environ.get("HATLAB_RETRY_AFTER_S", "2"))
 
 # Crowd providers: credentials only from the environment.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)

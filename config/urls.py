@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+handler500 = "annotate.outages.server_error"  # a database or queue outage answers 503 (annotate.outages)
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("annotate.urls")),

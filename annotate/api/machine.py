@@ -24,7 +24,9 @@ from rest_framework.response import Response
 
 from annotate.access import is_admin, visible_to
 from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
+from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
 from annotate.jobs.machine import enqueue_explanations, enqueue_training, training_key
+from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import (
     MachineInputError,
     architecture_choices,
@@ -55,6 +57,11 @@ class JobSerializer(serializers.ModelSerializer):
             "result",
             "created",
             "updated",
+            "sent",
+            "heartbeat",
+            "worker",
+            "attempts",
+            "events",
         ]
         read_only_fields = fields
 
@@ -62,6 +69,9 @@ class JobSerializer(serializers.ModelSerializer):
 class ModelRunSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     training_job = serializers.SerializerMethodField()
+    queue_note = serializers.SerializerMethodField(
+        help_text="Set while the training job waits for an unreachable job queue."
+    )
 
     class Meta:
         model = ModelRun
@@ -80,11 +90,18 @@ class ModelRunSerializer(serializers.ModelSerializer):
             "created",
             "finished",
             "training_job",
+            "queue_note",
         ]
         read_only_fields = fields
 
     def get_training_job(self, run: ModelRun) -> int | None:
         return Job.objects.filter(key=training_key(run)).values_list("pk", flat=True).first()
+
+    def get_queue_note(self, run: ModelRun) -> str:
+        waiting = Job.objects.filter(
+            key=training_key(run), status=Job.Status.QUEUED, sent__isnull=True, message=QUEUE_DOWN_NOTE
+        )
+        return QUEUE_DOWN_NOTE if waiting.exists() else ""
 
 
 class ModelRunCreateSerializer(serializers.Serializer):
@@ -150,6 +167,10 @@ class ModelRunViewSet(
     def get_queryset(self):
         return visible_to(ModelRun.objects.select_related("owner"), self.request.user).order_by("-created")
 
+    def retrieve(self, request, *args, **kwargs):
+        sweep_soon()  # the progress bar polls here: jobs that missed the broker are sent from here too
+        return super().retrieve(request, *args, **kwargs)
+
     @extend_schema(request=ModelRunCreateSerializer, responses={201: ModelRunSerializer})
     def create(self, request, *args, **kwargs):
         incoming = ModelRunCreateSerializer(data=request.data, context={"request": request})
@@ -161,7 +182,7 @@ class ModelRunViewSet(
             )
         except MachineInputError as exc:
             raise input_error(exc) from None
-        enqueue_training(run, request.user, gpu=data["gpu"])
+        enqueue_training(run, request.user, gpu=data["gpu"])  # sent now, or kept until the queue is back
         return Response(ModelRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={202: JobSerializer})
@@ -170,6 +191,7 @@ class ModelRunViewSet(
         """Queue training again: a failed run is retried; a queued, running or finished one is left alone."""
         run = self.get_object()
         job = enqueue_training(run, request.user, gpu=bool(request.data.get("gpu", False)))
+        job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=ExplainRequestSerializer, responses={202: JobSerializer})
@@ -186,6 +208,7 @@ class ModelRunViewSet(
         except MachineInputError as exc:
             raise input_error(exc) from None
         job = enqueue_explanations(run, params, request.user, gpu=gpu)
+        job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={200: serializers.ListSerializer(child=serializers.CharField())})
@@ -259,11 +282,16 @@ class ExplanationViewSet(_RunResultViewSet):
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):
-    """Background jobs: their status, progress and result. Researchers see the jobs they started
-    and those of their own model runs."""
+    """Background jobs: their status, progress and result, and what happened to them (``events``: sent,
+    started, worker lost and re-queued). Researchers see the jobs they started and those of their own
+    model runs. Reading jobs also sends those that missed the broker (:mod:`annotate.jobs.sweeper`)."""
 
     permission_classes = [IsResearcher]
     serializer_class = JobSerializer
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        sweep_soon()
 
     def get_queryset(self):
         user = self.request.user

@@ -17,6 +17,7 @@ from annotate.dashboards.cache import (
 )
 from annotate.dashboards.compute import compute_and_store
 from annotate.jobs.dashboards import enqueue_dashboard
+from annotate.jobs.sweeper import sweep_soon
 from annotate.models import Item, Job, Response, Study
 
 
@@ -65,6 +66,7 @@ def get_dashboard(
         inline = is_small(study, name, params)
     if inline:
         return DashboardState("done", compute_and_store(study, name, params))
+    sweep_soon()
     job = enqueue_dashboard(study, name, params, fp, user)
     job.refresh_from_db()
     if job.status == Job.Status.DONE:

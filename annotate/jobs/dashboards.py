@@ -3,7 +3,8 @@
 One ``Job`` row per dashboard, parameters and data fingerprint (key
 ``dashboard:<study>:<name>:<params digest>:<fingerprint>``), so asking again while it runs finds the
 same job, and new data makes a new one. Running it twice stores the same cache row; a failed job is
-queued again by the next request for the dashboard (retries and failures: :mod:`annotate.jobs.options`).
+queued again by the next request for the dashboard, and one that never reached the broker is sent again
+(retries and failures: :mod:`annotate.jobs.options`; sending: :mod:`annotate.jobs.dispatch`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from django.db import transaction
 
 from annotate.dashboards.cache import digest
 from annotate.dashboards.compute import compute_and_store
+from annotate.jobs.dispatch import dispatch, unsent
 from annotate.jobs.options import job, run_job
 from annotate.machine.progress import RowProgress
 from annotate.models import Job, Study
@@ -41,13 +43,13 @@ def enqueue_dashboard(
                 "created_by": owner,
             },
         )
-        queue = created
+        queue = created or unsent(job) or (job.status == Job.Status.QUEUED and not job.task)
         if job.status == Job.Status.FAILED or (rerun and job.status == Job.Status.DONE):
             job.status, job.progress, job.message = Job.Status.QUEUED, 0.0, ""
             job.save(update_fields=["status", "progress", "message", "updated"])
             queue = True
-    if queue:
-        transaction.on_commit(lambda: compute_dashboard.apply_async(args=[job.pk], queue=QUEUE))
+        if queue:
+            dispatch(job, compute_dashboard, QUEUE)
     return job
 
 

@@ -3,6 +3,8 @@
 Each job is a ``Job`` row with an idempotency key (``train:<run>``, ``explain:<run>:<digest of the
 request>``); the task receives the row's id. Running one again stores the same rows (upserts on
 unique constraints) and a finished job is a no-op; retries and failures: :mod:`annotate.jobs.options`.
+The row is sent to the broker after it commits (:mod:`annotate.jobs.dispatch`); asking again for a
+queued job that never reached the broker sends it again.
 
 Jobs go to the ``gpu`` queue when the request asks for it or ``HATLAB_GPU_QUEUE`` is on, else to
 ``cpu``. Workers use ``settings.HATLAB_TORCH_THREADS`` torch threads (1 by default).
@@ -13,6 +15,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.jobs.dispatch import dispatch, unsent
 from annotate.jobs.options import job, run_job
 from annotate.machine.explaining import params_digest, run_explanations
 from annotate.machine.progress import RowProgress
@@ -33,12 +36,12 @@ def explanation_key(model_run: ModelRun, params: dict) -> str:
 
 
 def _enqueue(task, job: Job, gpu: bool | None) -> None:
-    queue = queue_for(gpu)
-    transaction.on_commit(lambda: task.apply_async(args=[job.pk], queue=queue))
+    dispatch(job, task, queue_for(gpu))
 
 
 def _claim(key: str, kind: str, params: dict, user) -> tuple[Job, bool]:
-    """The job row for ``key``, and whether it must be (re)queued: new, or failed before."""
+    """The job row for ``key``, and whether it must be (re)sent: new, failed before, or queued but
+    never handed to the broker."""
     with transaction.atomic():
         job, created = Job.objects.select_for_update().get_or_create(
             key=key, defaults={"kind": kind, "params": params, "created_by": user}
@@ -49,7 +52,7 @@ def _claim(key: str, kind: str, params: dict, user) -> tuple[Job, bool]:
             job.status, job.progress, job.message, job.params = Job.Status.QUEUED, 0.0, "", params
             job.save(update_fields=["status", "progress", "message", "params", "updated"])
             return job, True
-        return job, False
+        return job, unsent(job) or (job.status == Job.Status.QUEUED and not job.task)
 
 
 def enqueue_training(model_run: ModelRun, user=None, gpu: bool | None = None) -> Job:

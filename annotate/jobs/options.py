@@ -4,18 +4,29 @@ registry of jobs, and the bookkeeping on a job's ``Job`` row.
 A job acknowledges late and is rejected back to the queue when its worker dies, so a restarted worker
 picks it up; it must therefore be idempotent. Transient database errors are retried with exponential
 backoff and jitter; any other error marks the job failed with its message.
+
+A worker first claims the job's row (one row lock): a finished job is not run again, and a job that
+another worker is running (its heartbeat is fresh) is not run twice, so a message sent twice runs once.
+While it runs, a :class:`~annotate.jobs.heartbeat.Heartbeat` thread stamps the row every
+``HATLAB_JOB_HEARTBEAT_S`` seconds; :mod:`annotate.jobs.sweeper` re-queues a job whose stamps stop.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
-from celery import current_app, shared_task
-from django.db import InterfaceError, OperationalError
+from celery import current_app, current_task, shared_task
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from annotate.jobs.dispatch import event
+from annotate.jobs.heartbeat import Heartbeat
 from annotate.machine.runs import set_torch_threads
 from annotate.models import Job
 from explain_engine.api import DuplicateName, Registry
@@ -69,30 +80,73 @@ def set_job(job_id: int, **fields: Any) -> None:
     Job.objects.filter(pk=job_id).update(updated=timezone.now(), **fields)
 
 
+def worker_name() -> str:
+    """The Celery worker running the current task (``name@host``), else this host and process."""
+    request = getattr(current_task, "request", None)
+    return getattr(request, "hostname", None) or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _eager() -> bool:
+    request = getattr(current_task, "request", None)
+    return request is None or bool(getattr(request, "is_eager", True))
+
+
+def claim(job_id: int) -> tuple[Job | None, dict | None]:
+    """Take job ``job_id`` for this worker: ``(job, None)`` to run it, or ``(None, answer)`` when it
+    is missing, finished (its result) or running elsewhere with a fresh heartbeat."""
+    now = timezone.now()
+    fresh = now - timedelta(seconds=settings.HATLAB_JOB_LOST_AFTER_S)
+    with transaction.atomic():
+        job_row = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job_row is None:
+            log.warning("job %s no longer exists", job_id)
+            return None, {"missing_job": job_id}
+        if job_row.status == Job.Status.DONE:
+            return None, job_row.result
+        if job_row.status == Job.Status.RUNNING and job_row.heartbeat and job_row.heartbeat >= fresh:
+            log.info("job %s is running on %s; this copy is dropped", job_id, job_row.worker)
+            return None, {"running_elsewhere": job_id, "worker": job_row.worker}
+        worker = worker_name()
+        job_row.status, job_row.message, job_row.heartbeat = Job.Status.RUNNING, "running", now
+        job_row.worker, job_row.attempts = worker, job_row.attempts + 1
+        job_row.events = event(job_row, f"started by {worker}", now)
+        job_row.save(
+            update_fields=["status", "message", "heartbeat", "worker", "attempts", "events", "updated"]
+        )
+    return job_row, None
+
+
 def run_job(job_id: int, work: Callable[[Job], dict]) -> dict:
-    """Run ``work(job)`` for the job row ``job_id`` with the bookkeeping every job shares: a missing row
-    is logged, a finished job is a no-op (it returns its result), the row says running / done / failed,
-    and a transient error puts it back to queued and is raised for Celery to retry."""
-    job_row = Job.objects.filter(pk=job_id).first()
+    """Run ``work(job)`` for the job row ``job_id`` with the bookkeeping every job shares: the row is
+    claimed first (a missing row is logged, a finished job returns its result, one running elsewhere
+    is left to that worker), a heartbeat is kept while it runs (not for an eager, in-process run), the
+    row says running / done / failed, and a transient error puts it back to queued and is raised for
+    Celery to retry."""
+    job_row, answer = claim(job_id)
     if job_row is None:
-        log.warning("job %s no longer exists", job_id)
-        return {"missing_job": job_id}
-    if job_row.status == Job.Status.DONE:
-        return job_row.result
+        return answer
     set_torch_threads()
-    set_job(job_row.pk, status=Job.Status.RUNNING, message="running")
+    beat = Heartbeat(job_row.pk, job_row.worker, settings.HATLAB_JOB_HEARTBEAT_S, enabled=not _eager())
     try:
-        result = work(job_row)
+        with beat:
+            result = work(job_row)
     except TRANSIENT_ERRORS as exc:
         log.warning("job %s hit a transient database error, retrying: %s", job_row.pk, exc)
         try:
-            set_job(job_row.pk, status=Job.Status.QUEUED, message=f"retrying after: {exc}"[:2000])
+            set_job(
+                job_row.pk, status=Job.Status.QUEUED, heartbeat=None, message=f"retrying after: {exc}"[:2000]
+            )
         except TRANSIENT_ERRORS:
             log.warning("could not record the retry of job %s", job_row.pk)
         raise
     except Exception as exc:
         log.exception("job %s failed", job_row.pk)
-        set_job(job_row.pk, status=Job.Status.FAILED, message=f"{type(exc).__name__}: {exc}"[:2000])
+        set_job(
+            job_row.pk,
+            status=Job.Status.FAILED,
+            heartbeat=None,
+            message=f"{type(exc).__name__}: {exc}"[:2000],
+        )
         return {"error": f"{type(exc).__name__}: {exc}"}
-    set_job(job_row.pk, status=Job.Status.DONE, progress=1.0, result=result, message="done")
+    set_job(job_row.pk, status=Job.Status.DONE, heartbeat=None, progress=1.0, result=result, message="done")
     return result

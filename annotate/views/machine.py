@@ -11,13 +11,24 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate.access import owned_or_404, researcher_required, visible_to
+from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
 from annotate.jobs.machine import EXPLAIN_KIND, enqueue_explanations, enqueue_training, training_key
+from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import create_model_run, heatmap
 from annotate.machine.forms import ExplainForm, ModelRunForm
 from annotate.machine.runs import documents_with_words
 from annotate.models import Job, ModelRun, Prediction
 
 PREDICTIONS_PER_PAGE = 50
+
+
+def _queued_message(request, job: Job, text: str) -> None:
+    """Say the job is queued, and that it waits for the job queue when the broker could not be reached."""
+    job.refresh_from_db()
+    if job.status == Job.Status.QUEUED and job.sent is None and job.message == QUEUE_DOWN_NOTE:
+        messages.warning(request, f"{text} Note: {QUEUE_DOWN_NOTE}.")
+    else:
+        messages.success(request, text)
 
 
 @researcher_required
@@ -36,8 +47,8 @@ def model_run_create(request):
         run = create_model_run(
             request.user, data["dataset"], data["architecture"], data["params"], data["name"]
         )
-        enqueue_training(run, request.user, gpu=data["gpu"])
-        messages.success(request, f"Training of {run.name} is queued.")
+        job = enqueue_training(run, request.user, gpu=data["gpu"])
+        _queued_message(request, job, f"Training of {run.name} is queued.")
         return redirect("model-run-detail", pk=run.pk)
     return render(request, "annotate/machine/run_form.html", {"form": form})
 
@@ -62,6 +73,7 @@ def _detail_context(request, run: ModelRun, explain_form: ExplainForm | None = N
 
 @researcher_required
 def model_run_detail(request, pk: int):
+    sweep_soon()
     run = owned_or_404(ModelRun.objects.select_related("dataset", "owner"), request.user, pk=pk)
     return render(request, "annotate/machine/run_detail.html", _detail_context(request, run))
 
@@ -70,10 +82,11 @@ def model_run_detail(request, pk: int):
 @researcher_required
 def model_run_train(request, pk: int):
     run = owned_or_404(ModelRun.objects.all(), request.user, pk=pk)
-    enqueue_training(run, request.user, gpu=bool(request.POST.get("gpu")))
-    messages.success(
-        request, "Training is queued." if run.status != ModelRun.Status.DONE else "Already trained."
-    )
+    job = enqueue_training(run, request.user, gpu=bool(request.POST.get("gpu")))
+    if run.status == ModelRun.Status.DONE:
+        messages.success(request, "Already trained.")
+    else:
+        _queued_message(request, job, "Training is queued.")
     return redirect("model-run-detail", pk=run.pk)
 
 
@@ -90,7 +103,7 @@ def model_run_explain(request, pk: int):
             request, "annotate/machine/run_detail.html", _detail_context(request, run, form), status=400
         )
     job = enqueue_explanations(run, form.cleaned_data["params"], request.user, gpu=form.cleaned_data["gpu"])
-    messages.success(request, f"Explanation job {job.pk} is queued.")
+    _queued_message(request, job, f"Explanation job {job.pk} is queued.")
     return redirect("model-run-detail", pk=run.pk)
 
 

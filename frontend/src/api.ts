@@ -1,7 +1,13 @@
 /**
  * Talking to the hatlab server: JSON POSTs that carry Django's CSRF token, are retried when the
- * network fails (the body is serialised once, so a retried submission carries the same
- * submission_key and the server stores it once), and turn a 400 into errors that name the field.
+ * network fails or the server is briefly unavailable (the body is serialised once, so a retried
+ * submission carries the same submission_key and the server stores it once), and turn a 400 into
+ * errors that name the field.
+ *
+ * "Briefly unavailable" is a 503 (the server's answer while its database or job queue is away, with
+ * Retry-After) or a gateway's 502/504. Such answers, and network failures, are retried for up to
+ * `retryForMs` (two minutes by default), waiting as long as Retry-After asks, else backing off
+ * exponentially; `onRetry` lets the page say it is reconnecting instead of showing an error.
  */
 
 /** Field name -> messages, as the server's `{"errors": {...}}` answer gives them. */
@@ -20,19 +26,37 @@ export class ApiError extends Error {
   }
 }
 
+/** A retry about to happen: the attempt that failed (0 first), why (`status`, 0: the network) and
+ * how long the client waits before the next one. */
+export interface RetryInfo {
+  attempt: number;
+  status: number;
+  waitMs: number;
+}
+
 export interface PostOptions {
   /** Django's CSRF token (sent as X-CSRFToken); read from the csrftoken cookie when absent. */
   csrfToken?: string;
-  /** Extra attempts after the first when the network fails or the server answers 502/503/504. */
+  /** Most extra attempts after the first (no limit by default: `retryForMs` bounds them). */
   retries?: number;
-  /** Delay before the first retry; doubled for each further retry. */
+  /** How long to go on retrying, from the first attempt (120 000 ms by default). */
+  retryForMs?: number;
+  /** Delay before the first retry without Retry-After; doubled for each further one. */
   retryDelayMs?: number;
+  /** The longest wait between two attempts (8 000 ms by default; Retry-After is capped at 30 s). */
+  maxRetryDelayMs?: number;
+  /** Called before each wait for a retry. */
+  onRetry?: (info: RetryInfo) => void;
   fetchImpl?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
+  /** Clock in milliseconds (Date.now by default). */
+  now?: () => number;
 }
 
-/** Gateway answers that mean "the request may not have arrived": safe to resend an idempotent POST. */
+/** Answers that mean "not now, the request did no harm": safe to resend an idempotent POST. */
 const RETRY_STATUSES = new Set([502, 503, 504]);
+/** The longest Retry-After the client honours. */
+const MAX_RETRY_AFTER_MS = 30_000;
 
 export const NETWORK_MESSAGE =
   "The server could not be reached. Your answer is kept on this page; check your connection and try again.";
@@ -125,14 +149,35 @@ async function readBody(response: Response): Promise<unknown> {
 }
 
 /**
+ * The wait a Retry-After header asks for, in ms (delay-seconds or an HTTP date), capped at 30 s;
+ * null when there is none or it cannot be read.
+ */
+export function retryAfterMs(value: string | null, now: number = Date.now()): number | null {
+  if (!value) return null;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const at = /^[A-Za-z]{3}, /.test(text) ? Date.parse(text) : Number.NaN; // an IMF-fixdate
+    if (Number.isNaN(at)) return null;
+    ms = at - now;
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+/**
  * POST `body` as JSON and return the parsed answer. Network failures and 502/503/504 are retried
- * with the same bytes (exponential backoff); any other non-2xx answer raises an ApiError.
+ * with the same bytes (after Retry-After, else exponential backoff) for up to `retryForMs`; any
+ * other non-2xx answer raises an ApiError.
  */
 export async function postJson<T>(url: string, body: unknown, options: PostOptions = {}): Promise<T> {
   const fetchImpl = options.fetchImpl ?? globalThis.fetch.bind(globalThis);
   const sleep = options.sleep ?? defaultSleep;
-  const retries = options.retries ?? 3;
+  const now = options.now ?? Date.now;
+  const retries = options.retries ?? Number.POSITIVE_INFINITY;
+  const retryFor = options.retryForMs ?? 120_000;
   const delay = options.retryDelayMs ?? 500;
+  const maxDelay = options.maxRetryDelayMs ?? 8_000;
   const token =
     options.csrfToken || (typeof document !== "undefined" ? csrfTokenFromCookie(document.cookie) : "");
   const payload = JSON.stringify(body ?? {});
@@ -143,18 +188,32 @@ export async function postJson<T>(url: string, body: unknown, options: PostOptio
   };
   if (token) headers["X-CSRFToken"] = token;
 
+  const began = now();
+  /** The wait before retrying after failed `attempt`, or null when the retries are spent. */
+  const waitFor = (attempt: number, asked: number | null): number | null => {
+    const wait = asked ?? Math.min(delay * 2 ** attempt, maxDelay);
+    if (attempt >= retries || now() - began + wait > retryFor) return null;
+    return wait;
+  };
+
   for (let attempt = 0; ; attempt++) {
     let response: Response;
     try {
       response = await fetchImpl(url, { method: "POST", credentials: "same-origin", headers, body: payload });
     } catch {
-      if (attempt >= retries) throw new ApiError(0, {}, NETWORK_MESSAGE);
-      await sleep(delay * 2 ** attempt);
+      const wait = waitFor(attempt, null);
+      if (wait === null) throw new ApiError(0, {}, NETWORK_MESSAGE);
+      options.onRetry?.({ attempt, status: 0, waitMs: wait });
+      await sleep(wait);
       continue;
     }
-    if (RETRY_STATUSES.has(response.status) && attempt < retries) {
-      await sleep(delay * 2 ** attempt);
-      continue;
+    if (RETRY_STATUSES.has(response.status)) {
+      const wait = waitFor(attempt, retryAfterMs(response.headers.get("Retry-After"), now()));
+      if (wait !== null) {
+        options.onRetry?.({ attempt, status: response.status, waitMs: wait });
+        await sleep(wait);
+        continue;
+      }
     }
     const data = await readBody(response);
     if (!response.ok) {

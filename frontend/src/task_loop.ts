@@ -4,6 +4,10 @@
  * stored once), go on until the study says done, then finish: the completion message and code, a
  * redirect back to the platform, or MTurk's externalSubmit form.
  *
+ * While the server is briefly unavailable (a 503 with Retry-After while its database or job queue is
+ * away) or the network is down, the request is sent again with the same body, so the same
+ * submission_key, and the page says "Saving… reconnecting" instead of an error (see `postJson`).
+ *
  * Inside Mechanical Turk (an ExternalQuestion: `assignmentId`, `hitId`, `workerId` and `turkSubmitTo`
  * in the URL) the loop also keeps a copy of every answer the server acknowledged (`AnswerCopy`) and
  * posts it with the completion form, so that reconciliation can recover an answer the server lost.
@@ -18,7 +22,7 @@
  * type="application/json">` (Django's json_script). Text is written only with textContent.
  */
 
-import { ApiError, clearError, newSubmissionKey, postJson, renderError } from "./api";
+import { ApiError, type PostOptions, clearError, newSubmissionKey, postJson, renderError } from "./api";
 import { InteractionCounter, type InteractionOptions } from "./interaction";
 import {
   ANSWER_COPY_FIELD,
@@ -74,6 +78,8 @@ export interface FlowOptions {
   now?: () => number;
   fetchImpl?: typeof fetch;
   retryDelayMs?: number;
+  /** How requests wait before a retry (setTimeout by default). */
+  sleep?: (ms: number) => Promise<void>;
   /** Where to go when the study hands the worker back to a platform (location.assign by default). */
   navigate?: (url: string) => void;
   keyFactory?: () => string;
@@ -96,6 +102,8 @@ export interface Missing {
 export type FlowState = "preview" | "loading" | "item" | "saving" | "done" | "error";
 
 export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
+export const SAVING_RECONNECTING = "Saving… reconnecting";
+export const LOADING_RECONNECTING = "Loading… reconnecting";
 
 /** Assignments that can no longer be submitted: expired, released, or gone. */
 export const STALE_STATUSES: ReadonlySet<number> = new Set([404, 409, 410]);
@@ -284,8 +292,9 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.status.textContent = "Loading…";
     let next: NextAnswer<P, C>;
     try {
-      next = await postJson<NextAnswer<P, C>>(this.task.next_url, {}, this.postOptions());
+      next = await postJson<NextAnswer<P, C>>(this.task.next_url, {}, this.postOptions(LOADING_RECONNECTING));
     } catch (error) {
+      this.reconnected();
       this.setState("error");
       this.status.textContent = "";
       this.taskBox.hidden = false;
@@ -293,6 +302,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       this.showRetry();
       return;
     }
+    this.reconnected();
     this.receive(next);
   }
 
@@ -331,9 +341,10 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       stored = await postJson<Submitted<P, C>>(
         submitUrl(this.task.submit_url_template, item.assignment),
         { ...body, next: true },
-        this.postOptions(),
+        this.postOptions(SAVING_RECONNECTING),
       );
     } catch (error) {
+      this.reconnected();
       this.busy = false;
       this.status.textContent = "";
       renderError(this.errorBox, error);
@@ -347,6 +358,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       this.syncControls();
       return;
     }
+    this.reconnected();
     this.copy?.add({ assignment: item.assignment, ...body });
     this.busy = false;
     this.current = null;
@@ -503,12 +515,23 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.timerHandle = null;
   }
 
-  private postOptions() {
+  /** Options of a request; while it is being retried the status line says `reconnecting`. */
+  private postOptions(reconnecting: string): PostOptions {
     return {
       csrfToken: this.task.csrf_token,
       fetchImpl: this.options.fetchImpl,
       retryDelayMs: this.options.retryDelayMs,
+      sleep: this.options.sleep,
+      onRetry: () => {
+        this.status.textContent = reconnecting;
+        this.root.dataset.reconnecting = "true";
+      },
     };
+  }
+
+  /** The request is over (answered or given up): no longer reconnecting. */
+  private reconnected(): void {
+    delete this.root.dataset.reconnecting;
   }
 }
 

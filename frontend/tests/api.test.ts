@@ -8,13 +8,23 @@ import {
   newSubmissionKey,
   postJson,
   renderError,
+  retryAfterMs,
 } from "../src/api";
 
-function json(status: number, body: unknown): Response {
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(body === null ? "" : JSON.stringify(body), {
     status,
-    headers: { "Content-Type": "application/json" },
+    headers: { "Content-Type": "application/json", ...headers },
   });
+}
+
+/** The server's answer while its database is away. */
+function unavailable(seconds: number): Response {
+  return json(
+    503,
+    { detail: "The database is briefly unavailable; nothing was lost.", retry_after: seconds },
+    { "Retry-After": String(seconds) },
+  );
 }
 
 interface Call {
@@ -46,6 +56,20 @@ async function failure(request: Promise<unknown>): Promise<ApiError> {
   }
   throw new Error("the request succeeded");
 }
+
+describe("retryAfterMs", () => {
+  it("reads seconds and HTTP dates, caps at 30 s and ignores what it cannot read", () => {
+    expect(retryAfterMs("2")).toBe(2000);
+    expect(retryAfterMs(" 0 ")).toBe(0);
+    expect(retryAfterMs("3600")).toBe(30_000);
+    const now = Date.parse("Wed, 21 Oct 2026 07:28:00 GMT");
+    expect(retryAfterMs("Wed, 21 Oct 2026 07:28:05 GMT", now)).toBe(5000);
+    expect(retryAfterMs("Wed, 21 Oct 2026 07:27:00 GMT", now)).toBe(0);
+    expect(retryAfterMs("soon")).toBeNull();
+    expect(retryAfterMs("-1")).toBeNull();
+    expect(retryAfterMs(null)).toBeNull();
+  });
+});
 
 describe("postJson", () => {
   it("posts JSON with the CSRF token and returns the answer", async () => {
@@ -88,6 +112,75 @@ describe("postJson", () => {
     expect(error.status).toBe(0);
     expect(error.message).toMatch(/could not be reached/);
     expect(calls).toHaveLength(3);
+  });
+
+  it("waits as long as Retry-After asks, says so, and resends the same body after a 503", async () => {
+    const { fetchImpl, calls } = scripted(
+      unavailable(2),
+      new TypeError("Failed to fetch"),
+      unavailable(1),
+      json(201, { response: 9 }),
+    );
+    const delays: number[] = [];
+    const retries: Array<{ attempt: number; status: number; waitMs: number }> = [];
+    const out = await postJson(
+      "/submit",
+      { submission_key: "k-1" },
+      {
+        fetchImpl,
+        retryDelayMs: 100,
+        sleep: async (ms) => void delays.push(ms),
+        onRetry: (info) => retries.push(info),
+      },
+    );
+    expect(out).toEqual({ response: 9 });
+    expect(delays).toEqual([2000, 200, 1000]); // Retry-After; backoff for the network; Retry-After
+    expect(retries.map((r) => r.status)).toEqual([503, 0, 503]);
+    expect(retries.map((r) => r.attempt)).toEqual([0, 1, 2]);
+    expect(new Set(calls.map((c) => c.init.body))).toEqual(new Set(['{"submission_key":"k-1"}']));
+  });
+
+  it("rides out an outage of 20 s but stops after retryForMs with the server's message", async () => {
+    let t = 0;
+    const sleep = async (ms: number) => void (t += ms);
+    const outage = Array.from({ length: 10 }, () => unavailable(2));
+    const rode = scripted(...outage, json(200, { response: 1 }));
+    const out = await postJson("/submit", {}, { fetchImpl: rode.fetchImpl, sleep, now: () => t });
+    expect(out).toEqual({ response: 1 });
+    expect(rode.calls).toHaveLength(11);
+    expect(t).toBe(20_000);
+
+    t = 0;
+    const endless = scripted(...Array.from({ length: 50 }, () => unavailable(2)));
+    const error = await failure(
+      postJson("/submit", {}, { fetchImpl: endless.fetchImpl, sleep, now: () => t, retryForMs: 9_000 }),
+    );
+    expect(error.status).toBe(503);
+    expect(error.message).toMatch(/briefly unavailable/);
+    expect(endless.calls).toHaveLength(5); // waits at 0, 2, 4, 6 s; a fifth wait would pass 9 s
+  });
+
+  it("backs off exponentially up to maxRetryDelayMs without Retry-After", async () => {
+    const { fetchImpl } = scripted(...Array.from({ length: 6 }, () => new TypeError("x")), json(200, {}));
+    const delays: number[] = [];
+    await postJson(
+      "/x",
+      {},
+      {
+        fetchImpl,
+        retryDelayMs: 500,
+        maxRetryDelayMs: 4000,
+        sleep: async (ms) => void delays.push(ms),
+      },
+    );
+    expect(delays).toEqual([500, 1000, 2000, 4000, 4000, 4000]);
+  });
+
+  it("does not retry a 500", async () => {
+    const { fetchImpl, calls } = scripted(json(500, { detail: "Server error." }), json(200, {}));
+    const error = await failure(postJson("/x", {}, { fetchImpl, sleep: noSleep }));
+    expect(error.status).toBe(500);
+    expect(calls).toHaveLength(1);
   });
 
   it("does not retry a 400 and names the fields in the error", async () => {

@@ -55,8 +55,8 @@ export class MemoryStorage implements Storage {
   }
 }
 
-/** One answer of the fake API: a status and a JSON body, or a network failure. */
-export type Step = { status: number; body: unknown } | Error;
+/** One answer of the fake API: a status, a JSON body and optional headers, or a network failure. */
+export type Step = { status: number; body: unknown; headers?: Record<string, string> } | Error;
 
 /**
  * With HATLAB_FAKE_API_LOG set, every answer the fake API gives is appended to that file as a JSON
@@ -81,7 +81,7 @@ export function server(steps: Step[]) {
     if (!step) throw new Error(`unexpected request to ${url}`);
     if (step instanceof Error) throw step;
     logExchange(url, calls[calls.length - 1].body, step);
-    return new Response(JSON.stringify(step.body), { status: step.status });
+    return new Response(JSON.stringify(step.body), { status: step.status, headers: step.headers });
   }) as unknown as typeof fetch;
   return { fetchImpl, calls };
 }

@@ -8,6 +8,7 @@ import {
   type Missing,
   type NextItem,
   PREVIEW_MESSAGE,
+  SAVING_RECONNECTING,
   TaskFlow,
   type TaskConfig,
   mountTask,
@@ -246,6 +247,55 @@ describe("the item loop", () => {
     ]);
     expect(root.dataset.state).toBe("done");
     expect($(".ht-done-message").textContent).toBe("All done");
+  });
+
+  it("says it is reconnecting while the server is away and saves the answer once, with no click", async () => {
+    const unavailable = {
+      status: 503,
+      body: { detail: "The database is briefly unavailable; nothing was lost.", retry_after: 2 },
+      headers: { "Retry-After": "2" },
+    };
+    const { fetchImpl, calls } = server([
+      { status: 200, body: item("a1", "tree", 0) },
+      unavailable,
+      new TypeError("Failed to fetch"),
+      unavailable,
+      { status: 201, body: { response: 1, next: item("a2", "blorp", 1) } },
+    ]);
+    // Each wait is held until the test lets it go, to look at the page meanwhile.
+    const waits: Array<{ ms: number; go: () => void }> = [];
+    const sleep = (ms: number) => new Promise<void>((go) => waits.push({ ms, go }));
+    const flow = track(
+      new YesNoTask(root, TASK, {
+        fetchImpl,
+        retryDelayMs: 250,
+        sleep,
+        keyFactory: () => "k-once",
+        search: "",
+      }),
+    );
+    await flow.start();
+    key(document.body, "y");
+    flow.submitButton.click();
+    for (const expected of [2000, 500, 2000]) {
+      await settle();
+      expect(waits.at(-1)?.ms).toBe(expected);
+      expect($(".ht-status").textContent).toBe(SAVING_RECONNECTING);
+      expect(root.dataset.reconnecting).toBe("true");
+      expect(root.dataset.state).toBe("saving");
+      expect($(".ht-errors").hidden).toBe(true); // no error while reconnecting
+      expect(flow.submitButton.disabled).toBe(true); // and no second submission either
+      waits.at(-1)!.go(); // the second wait is the backoff after a network failure: 250 ms doubled
+    }
+    await settle();
+    expect(waits).toHaveLength(3);
+    const submits = calls.filter((c) => c.url === "/api/work/assignments/a1/submit/");
+    expect(submits).toHaveLength(4);
+    expect(new Set(submits.map((c) => JSON.stringify(c.body))).size).toBe(1);
+    expect(submits[0].body.submission_key).toBe("k-once");
+    expect($(".yn-prompt").textContent).toBe("Is this a word? blorp");
+    expect(root.dataset.reconnecting).toBeUndefined();
+    expect($(".ht-status").textContent).toBe("");
   });
 
   it("goes to next for the reason when the answer comes back with next: null", async () => {

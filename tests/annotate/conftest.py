@@ -141,7 +141,7 @@ def tiny_dataset(owner: User, name: str = "tiny", texts=TINY_TEXTS) -> Dataset:
 def train_now(run: ModelRun, monkeypatch) -> None:
     """Run the training job of ``run`` in this process, as a worker would (no broker)."""
     sent: list = []
-    monkeypatch.setattr(machine_jobs.train_model, "apply_async", lambda args, queue: sent.append(args))
+    monkeypatch.setattr(machine_jobs.train_model, "apply_async", lambda args, queue, **_: sent.append(args))
     job = machine_jobs.enqueue_training(run, run.owner)
     machine_jobs.train_model.apply(args=[job.pk]).get()
     run.refresh_from_db()

@@ -363,7 +363,9 @@ def test_a_large_study_is_computed_by_a_job_with_progress(
     study, _, _ = answered
     settings.HATLAB_DASHBOARD_INLINE_RESPONSES = 5
     sent = []
-    monkeypatch.setattr(jobs.compute_dashboard, "apply_async", lambda args, queue: sent.append((args, queue)))
+    monkeypatch.setattr(
+        jobs.compute_dashboard, "apply_async", lambda args, queue, **_: sent.append((args, queue))
+    )
     client.force_login(researcher)
     url = f"/api/dashboards/studies/{study.uid}/"
     with django_capture_on_commit_callbacks(execute=True):
@@ -404,7 +406,7 @@ def test_a_failed_job_is_reported_and_queued_again(
     study, _, _ = answered
     settings.HATLAB_DASHBOARD_INLINE_RESPONSES = 5
     sent = []
-    monkeypatch.setattr(jobs.compute_dashboard, "apply_async", lambda args, queue: sent.append(args))
+    monkeypatch.setattr(jobs.compute_dashboard, "apply_async", lambda args, queue, **_: sent.append(args))
     monkeypatch.setattr(jobs, "compute_and_store", lambda *a, **k: 1 / 0)
     client.force_login(researcher)
     url = f"/api/dashboards/studies/{study.uid}/"

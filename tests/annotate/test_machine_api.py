@@ -27,7 +27,7 @@ def sent(monkeypatch):
     out: list[tuple] = []
     for task in (jobs.train_model, jobs.explain_model):
         monkeypatch.setattr(
-            task, "apply_async", lambda args, queue, _t=task: out.append((_t.name, args, queue))
+            task, "apply_async", lambda args, queue, _t=task, **_: out.append((_t.name, args, queue))
         )
     return out
 

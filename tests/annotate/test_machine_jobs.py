@@ -48,7 +48,7 @@ def queued(monkeypatch):
     sent: list[tuple] = []
     for task in (jobs.train_model, jobs.explain_model):
         monkeypatch.setattr(
-            task, "apply_async", lambda args, queue, _task=task: sent.append((_task, args, queue))
+            task, "apply_async", lambda args, queue, _task=task, **_: sent.append((_task, args, queue))
         )
     return sent
 
