@@ -9,12 +9,13 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from annotate import exports, lifecycle
 from annotate.access import visible_to
+from annotate.api.parsers import LimitedJSONParser
 from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.api.serializers import (
     DatasetImportSerializer,
@@ -45,7 +46,7 @@ class DatasetViewSet(
 
     serializer_class = DatasetSerializer
     permission_classes = RESEARCHER
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [LimitedJSONParser, MultiPartParser, FormParser]
 
     def get_queryset(self):
         qs = Dataset.objects.select_related("owner").annotate(n_documents=Count("documents"))
