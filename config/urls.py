@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+handler404 = "annotate.api.errors.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("annotate.urls")),

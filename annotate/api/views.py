@@ -31,6 +31,10 @@ from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.study_progress import study_progress
 
 RESEARCHER = [IsAuthenticated, IsResearcher, IsOwnerOrAdmin]
+WRONG_STATE = OpenApiResponse(
+    {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+    description='The study is not in a state for this: {"status": ["..."]}.',
+)
 
 
 class Conflict(APIException):
@@ -87,20 +91,18 @@ class StudyViewSet(
             raise Conflict(exc.detail) from None
         return Response(self.get_serializer(study).data)
 
-    @extend_schema(
-        request=None, responses={200: StudySerializer, 409: OpenApiResponse(description="Wrong state")}
-    )
+    @extend_schema(request=None, responses={200: StudySerializer, 409: WRONG_STATE})
     @action(detail=True, methods=["post"])
     def start(self, request, uid=None):
         """Start a draft (its items are created) or resume a paused study."""
         return self._transition("start")
 
-    @extend_schema(request=None, responses={200: StudySerializer})
+    @extend_schema(request=None, responses={200: StudySerializer, 409: WRONG_STATE})
     @action(detail=True, methods=["post"])
     def pause(self, request, uid=None):
         return self._transition("pause")
 
-    @extend_schema(request=None, responses={200: StudySerializer})
+    @extend_schema(request=None, responses={200: StudySerializer, 409: WRONG_STATE})
     @action(detail=True, methods=["post"])
     def finish(self, request, uid=None):
         return self._transition("finish")
