@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "annotate.query_guard.QueryStringGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -143,12 +144,30 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
+    # JSON only (the dataset upload adds multipart itself), read with the limits below
+    "DEFAULT_PARSER_CLASSES": ["annotate.api.parsers.LimitedJSONParser"],
 }
+# JSON bodies (annotate/api/json_input.py): bytes and nesting depth past which a body is a 400; the
+# annotator's submissions have their own, smaller size limit.
+HATLAB_JSON_MAX_BYTES = int(os.environ.get("HATLAB_JSON_MAX_BYTES", str(2 * 1024 * 1024)))
+HATLAB_JSON_MAX_DEPTH = int(os.environ.get("HATLAB_JSON_MAX_DEPTH", "32"))
+HATLAB_SUBMISSION_MAX_BYTES = int(os.environ.get("HATLAB_SUBMISSION_MAX_BYTES", str(256 * 1024)))
 SPECTACULAR_SETTINGS = {
     "TITLE": "hatlab API",
-    "DESCRIPTION": "Studies of human attention and human-grounded evaluation of NLP explanations.",
+    "DESCRIPTION": "Studies of human attention and human-grounded evaluation of NLP explanations. "
+    "JSON bodies are refused (400) past HATLAB_JSON_MAX_BYTES bytes or HATLAB_JSON_MAX_DEPTH levels of "
+    "nesting, and so is NaN, Infinity, a NUL character (\\u0000) or a lone surrogate in any string of a "
+    "body or query.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # request bodies get their own components: what a client sends (required, minLength, write-only
+    # fields) is described apart from what it reads back
+    "COMPONENT_SPLIT_REQUEST": True,
+    # every operation's error answers (400/403/404/415/429/503) in the schema
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotate.api.errors.document_errors",
+    ],
 }
 
 # Celery: Redis broker; jobs acknowledge late and are re-delivered when a worker dies.

@@ -42,7 +42,17 @@ from annotate.dashboards.serve import DashboardState, get_dashboard
 from annotate.dashboards.similarity import text_detail
 from annotate.study_progress import study_progress
 
-SELECT = OpenApiParameter("select", str, many=True, description="<model run id>:<method>, repeated")
+SELECT = OpenApiParameter(
+    "select", str, many=True, pattern=r"^[0-9]+:\S+", description="<model run id>:<method>, repeated"
+)
+SELECT_REQUIRED = OpenApiParameter(
+    "select",
+    str,
+    many=True,
+    required=True,
+    pattern=r"^[0-9]+:\S+",
+    description="<model run id>:<method>, repeated (at least one)",
+)
 TARGET = OpenApiParameter("target", str, enum=["predicted", "gold"], description="which class's explanation")
 
 
@@ -117,7 +127,7 @@ class StudyDashboardView(APIView):
 class StudyDashboardCsvView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses={(200, "text/csv"): str})
+    @extend_schema(responses={(200, "text/csv"): str, 202: dict})
     def get(self, request, uid, name: str):
         study = study_for(request.user, uid)
         return _csv(study, name, get_dashboard(study, STUDY, {}, request.user), "")
@@ -146,7 +156,7 @@ class SimilarityView(APIView):
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(parameters=[SELECT, TARGET], responses={200: dict, 202: dict})
+    @extend_schema(parameters=[SELECT_REQUIRED, TARGET], responses={200: dict, 202: dict})
     def get(self, request, uid):
         study, selections, target = _similarity_request(request, uid)
         state = get_dashboard(study, SIMILARITY, similarity_params(selections, target), request.user)
@@ -162,7 +172,7 @@ class SimilarityView(APIView):
 class SimilarityCsvView(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(parameters=[SELECT, TARGET], responses={(200, "text/csv"): str})
+    @extend_schema(parameters=[SELECT_REQUIRED, TARGET], responses={(200, "text/csv"): str, 202: dict})
     def get(self, request, uid, name: str):
         study, selections, target = _similarity_request(request, uid)
         state = get_dashboard(study, SIMILARITY, similarity_params(selections, target), request.user)

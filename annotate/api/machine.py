@@ -23,6 +23,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotate.access import is_admin, visible_to
+from annotate.api.fields import JSONObjectField, MethodNamesField
 from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
 from annotate.jobs.machine import enqueue_explanations, enqueue_training, training_key
@@ -108,7 +109,7 @@ class ModelRunCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     architecture = serializers.ChoiceField(choices=[])
-    params = serializers.JSONField(required=False, default=dict, help_text="TrainConfig fields, e.g. epochs.")
+    params = JSONObjectField(required=False, default=dict, help_text="TrainConfig fields, e.g. epochs.")
     gpu = serializers.BooleanField(required=False, default=False, help_text="Send the job to the gpu queue.")
 
     def __init__(self, *args, **kwargs):
@@ -120,14 +121,14 @@ class ModelRunCreateSerializer(serializers.Serializer):
 
 
 class ExplainRequestSerializer(serializers.Serializer):
-    methods = serializers.JSONField(help_text='Method names, or "all" for every method that applies.')
+    methods = MethodNamesField(help_text='Method names, or "all" for every method that applies.')
     documents = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
     target = serializers.CharField(
         required=False, default="predicted", help_text="predicted, gold or a label"
     )
     m = serializers.IntegerField(required=False, default=3)
     ngram_sizes = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
-    method_params = serializers.JSONField(required=False, default=dict)
+    method_params = JSONObjectField(required=False, default=dict)
     batch_size = serializers.IntegerField(required=False, default=16)
     gpu = serializers.BooleanField(required=False, default=False)
 
@@ -211,7 +212,7 @@ class ModelRunViewSet(
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(responses={200: serializers.ListSerializer(child=serializers.CharField())})
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "string"}}}, filters=False)
     @action(detail=True, methods=["get"])
     def methods(self, request, pk=None):
         """The explanation methods that apply to the run's architecture."""

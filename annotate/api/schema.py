@@ -4,6 +4,8 @@ endpoints' lean views (see :mod:`annotate.api.work`), served as YAML or JSON."""
 from __future__ import annotations
 
 from django.urls import get_resolver, path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 
 from annotate.api import work
@@ -22,6 +24,15 @@ def schema_patterns() -> list:
 class SchemaView(SpectacularAPIView):
     """The OpenAPI schema (YAML, or JSON by content negotiation) of every API route."""
 
+    @extend_schema(
+        responses={
+            (200, "application/vnd.oai.openapi"): OpenApiTypes.STR,
+            (200, "application/yaml"): OpenApiTypes.STR,
+            (200, "application/vnd.oai.openapi+json"): OpenApiTypes.OBJECT,
+            (200, "application/json"): OpenApiTypes.OBJECT,
+        },
+        description="This schema: YAML by default, JSON by content negotiation (``Accept``).",
+    )
     def get(self, request, *args, **kwargs):
         self.patterns = schema_patterns()
         return super().get(request, *args, **kwargs)

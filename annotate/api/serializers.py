@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
+from annotate.api.fields import JSONObjectField
 from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_texts
 from annotate.models import Dataset, Study
 from annotate.providers import PROVIDERS
@@ -89,8 +90,8 @@ class StudySerializer(serializers.ModelSerializer):
     )
     kind = serializers.ChoiceField(choices=[], default=default_kind)
     provider = serializers.ChoiceField(choices=[], default="local")
-    config = serializers.JSONField(required=False, default=dict)
-    provider_config = serializers.JSONField(required=False, default=dict)
+    config = JSONObjectField(required=False, default=dict)
+    provider_config = JSONObjectField(required=False, default=dict)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
     time_limit_s = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, default=1800)
     owner = serializers.CharField(source="owner.username", read_only=True)

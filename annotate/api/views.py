@@ -9,12 +9,13 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from annotate import exports, lifecycle
 from annotate.access import visible_to
+from annotate.api.parsers import LimitedJSONParser
 from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.api.serializers import (
     DatasetImportSerializer,
@@ -30,6 +31,10 @@ from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.study_progress import study_progress
 
 RESEARCHER = [IsAuthenticated, IsResearcher, IsOwnerOrAdmin]
+WRONG_STATE = OpenApiResponse(
+    {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+    description='The study is not in a state for this: {"status": ["..."]}.',
+)
 
 
 class Conflict(APIException):
@@ -45,7 +50,7 @@ class DatasetViewSet(
 
     serializer_class = DatasetSerializer
     permission_classes = RESEARCHER
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    parser_classes = [LimitedJSONParser, MultiPartParser, FormParser]
 
     def get_queryset(self):
         qs = Dataset.objects.select_related("owner").annotate(n_documents=Count("documents"))
@@ -86,20 +91,18 @@ class StudyViewSet(
             raise Conflict(exc.detail) from None
         return Response(self.get_serializer(study).data)
 
-    @extend_schema(
-        request=None, responses={200: StudySerializer, 409: OpenApiResponse(description="Wrong state")}
-    )
+    @extend_schema(request=None, responses={200: StudySerializer, 409: WRONG_STATE})
     @action(detail=True, methods=["post"])
     def start(self, request, uid=None):
         """Start a draft (its items are created) or resume a paused study."""
         return self._transition("start")
 
-    @extend_schema(request=None, responses={200: StudySerializer})
+    @extend_schema(request=None, responses={200: StudySerializer, 409: WRONG_STATE})
     @action(detail=True, methods=["post"])
     def pause(self, request, uid=None):
         return self._transition("pause")
 
-    @extend_schema(request=None, responses={200: StudySerializer})
+    @extend_schema(request=None, responses={200: StudySerializer, 409: WRONG_STATE})
     @action(detail=True, methods=["post"])
     def finish(self, request, uid=None):
         return self._transition("finish")

@@ -16,17 +16,19 @@ import json
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.authentication import CSRFCheck
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
 from annotate import sql
+from annotate.api.json_input import JSONInputError, parse_json
+from annotate.api.parsers import LimitedJSONParser
 from annotate.api.serializers import (
     MAX_MS,
     MAX_SIGNALS_BYTES,
@@ -105,12 +107,18 @@ def parse_submission(body: bytes) -> dict[str, Any]:
     """The submission's fields, checked: ``ValidationError`` naming each bad field otherwise.
 
     Written by hand rather than with :class:`SubmissionSerializer` (which documents the same rules)
-    because this runs on every submission and the serializer costs more than storing the answer.
+    because this runs on every submission and the serializer costs more than storing the answer. The body
+    is read with :func:`annotate.api.json_input.parse_json` (``HATLAB_SUBMISSION_MAX_BYTES``,
+    ``HATLAB_JSON_MAX_DEPTH``; no NaN, NUL or lone surrogate anywhere).
     """
     try:
-        data = json.loads(body or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValidationError({"detail": [f"the body is not JSON ({exc})"]}) from None
+        data = parse_json(
+            body or b"{}",
+            max_bytes=settings.HATLAB_SUBMISSION_MAX_BYTES,
+            max_depth=settings.HATLAB_JSON_MAX_DEPTH,
+        )
+    except JSONInputError as exc:
+        raise ValidationError({exc.field: [exc.message]}) from None
     if not isinstance(data, dict):
         raise ValidationError({"non_field_errors": ["the body must be a JSON object"]})
     errors: dict[str, Any] = {}
@@ -253,7 +261,7 @@ class _Described(APIView):
 
     authentication_classes: list = []
     permission_classes: list = []
-    parser_classes = [JSONParser]
+    parser_classes = [LimitedJSONParser]
     renderer_classes = [JSONRenderer]
 
 

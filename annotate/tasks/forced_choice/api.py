@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.access import visible_to
+from annotate.api.fields import JSONObjectField
 from annotate.api.permissions import IsResearcher
 from annotate.models import ModelRun, Study
 from annotate.tasks import get_kind
@@ -28,7 +29,7 @@ class ResultsQuerySerializer(serializers.Serializer):
 
 class PreviewSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=[k for k, _ in KINDS])
-    config = serializers.JSONField(help_text="The study config, as a study of this kind would have it.")
+    config = JSONObjectField(help_text="The study config, as a study of this kind would have it.")
 
 
 class PreviewResultSerializer(serializers.Serializer):
