@@ -5,19 +5,24 @@ answer, ``{study uid: worker pk}``, into the ``hatlab_workers`` cookie, signed w
 secret key (:mod:`django.core.signing`, salted, time-stamped, so it cannot be forged or edited and
 expires with the session). The annotator API trusts nothing else: a request acts as the worker its
 cookie names for that study, or as nobody. Reading it needs no database round trip, which matters
-on the two requests every answer costs; the cookie has the session cookie's attributes (HttpOnly,
-SameSite, Secure) so it travels wherever the session does, in a crowd platform's frame too.
+on the two requests every answer costs. Over HTTPS the cookie is ``SameSite=None`` (and Secure,
+HttpOnly), the only one of the site's cookies that is: a crowd platform shows the task page in its
+own frame, a cross-site context where the session and CSRF cookies (``Lax``) do not travel. So the
+annotator API's CSRF token, handed to the page in ``task_json``, is bound to the worker
+(:func:`work_token`), not to the CSRF cookie. Signing out clears the cookie (:func:`forget_workers`).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.core import signing
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from annotate.models import Worker
 
 WORKERS_COOKIE = "hatlab_workers"
 _SALT = "hatlab.workers"
+_TOKEN_SALT = "hatlab.workers.csrf"
 
 
 def session_workers(request) -> dict[str, int]:
@@ -44,8 +49,35 @@ def remember_worker(request, response, study, worker: Worker) -> None:
         domain=settings.SESSION_COOKIE_DOMAIN,
         secure=settings.SESSION_COOKIE_SECURE,
         httponly=True,
-        samesite=settings.SESSION_COOKIE_SAMESITE,
+        samesite=_samesite(),
     )
+
+
+def _samesite() -> str:
+    # Browsers drop SameSite=None cookies that are not Secure: over plain HTTP (development) stay Lax.
+    return "None" if settings.SESSION_COOKIE_SECURE else "Lax"
+
+
+def forget_workers(response) -> None:
+    """Clear the worker cookie on ``response`` (at sign-out: the next person at this browser is nobody)."""
+    response.delete_cookie(
+        WORKERS_COOKIE,
+        path=settings.SESSION_COOKIE_PATH,
+        domain=settings.SESSION_COOKIE_DOMAIN,
+        samesite=_samesite(),
+    )
+
+
+def work_token(worker_pk: int) -> str:
+    """The annotator API's CSRF token for ``worker_pk``: an HMAC under the secret key, which a page on
+    another site cannot compute or read (task pages get it in ``task_json``)."""
+    return salted_hmac(_TOKEN_SALT, str(worker_pk)).hexdigest()
+
+
+def work_token_matches(request, worker_ids) -> bool:
+    """Whether the request's ``X-CSRFToken`` header is the token of one of ``worker_ids``."""
+    sent = request.headers.get("X-CSRFToken", "")
+    return bool(sent) and any(constant_time_compare(sent, work_token(pk)) for pk in worker_ids)
 
 
 def session_worker_id(request, study_uid) -> int | None:
