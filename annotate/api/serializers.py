@@ -142,8 +142,9 @@ class StudySerializer(serializers.ModelSerializer):
                 gold_rate = validate_gold_rate(config.pop(GOLD_RATE_KEY))
             except ValueError as exc:
                 raise ValidationError({"config": {GOLD_RATE_KEY: [str(exc)]}}) from None
+        request = self.context.get("request")
         try:
-            data["config"] = kind.validate_config(config)
+            data["config"] = kind.validate_config(config, user=request.user if request is not None else None)
         except ValidationError as exc:
             raise ValidationError({"config": exc.detail}) from None
         if gold_rate is not None:  # opt-in: golds mixed in at this rate instead of at queue positions

@@ -8,7 +8,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotate.access import researcher_required
+from annotate.access import researcher_required, visible_to
 from annotate.models import Study
 from annotate.tasks import get_kind
 from annotate.tasks.results import chosen_run, csv_text, download, owned_study_or_404
@@ -29,7 +29,7 @@ def rating_study(request, uid) -> Study:
 
 def _compute(request, study: Study) -> dict:
     """Results plus the model choices shown above them."""
-    runs = attention_runs(study)
+    runs = visible_to(attention_runs(study), request.user)
     run = chosen_run(request, runs)
     return {
         "results": rating_results(study, run),
