@@ -7,12 +7,15 @@ expires with the session). The annotator API trusts nothing else: a request acts
 cookie names for that study, or as nobody. Reading it needs no database round trip, which matters
 on the two requests every answer costs. Over HTTPS the cookie is ``SameSite=None`` (and Secure,
 HttpOnly), the only one of the site's cookies that is: a crowd platform shows the task page in its
-own frame, a cross-site context where the session and CSRF cookies (``Lax``) do not travel. So the
+own frame, a cross-site context where the session and CSRF cookies (``Lax``) do not travel; it is
+also ``Partitioned`` (CHIPS), which browsers that block third-party cookies keep. So the
 annotator API's CSRF token, handed to the page in ``task_json``, is bound to the worker
 (:func:`work_token`), not to the CSRF cookie. Signing out clears the cookie (:func:`forget_workers`).
 """
 
 from __future__ import annotations
+
+from http.cookies import Morsel
 
 from django.conf import settings
 from django.core import signing
@@ -51,6 +54,27 @@ def remember_worker(request, response, study, worker: Worker) -> None:
         httponly=True,
         samesite=_samesite(),
     )
+    _partition(response)
+
+
+def _partition(response) -> None:
+    """Over HTTPS, make the response's worker cookie partitioned (see :class:`_PartitionedMorsel`)."""
+    if not settings.SESSION_COOKIE_SECURE:
+        return
+    plain = response.cookies[WORKERS_COOKIE]
+    cookie = _PartitionedMorsel()
+    cookie.set(plain.key, plain.value, plain.coded_value)
+    cookie.update(plain)
+    response.cookies[WORKERS_COOKIE] = cookie
+
+
+class _PartitionedMorsel(Morsel):
+    """A cookie with the ``Partitioned`` attribute (CHIPS), which Python's cookie module before 3.14 cannot
+    write: browsers that block third-party cookies still keep a partitioned one, per top-level site, so the
+    worker cookie works in a crowd platform's frame there too."""
+
+    def OutputString(self, attrs=None) -> str:
+        return super().OutputString(attrs) + "; Partitioned"
 
 
 def _samesite() -> str:
@@ -66,6 +90,7 @@ def forget_workers(response) -> None:
         domain=settings.SESSION_COOKIE_DOMAIN,
         samesite=_samesite(),
     )
+    _partition(response)  # a partitioned cookie is only cleared by a partitioned one
 
 
 def work_token(worker_pk: int) -> str:

@@ -96,11 +96,14 @@ def test_only_the_worker_cookie_is_samesite_none_over_https(study, settings, rf)
     remember_worker(rf.get("/"), response, study, worker)
     cookie = response.cookies[WORKERS_COOKIE]
     assert cookie["samesite"] == "None" and cookie["secure"] and cookie["httponly"]
+    assert cookie.OutputString().endswith("; Partitioned")  # kept where third-party cookies are blocked
     assert response.cookies["csrftoken"]["samesite"] == "Lax"
+    assert "Partitioned" not in response.cookies["csrftoken"].OutputString()
     settings.SESSION_COOKIE_SECURE = False
     plain = Client().get(reverse("login"))
     remember_worker(rf.get("/"), plain, study, worker)
     assert plain.cookies[WORKERS_COOKIE]["samesite"] == "Lax" and not plain.cookies[WORKERS_COOKIE]["secure"]
+    assert "Partitioned" not in plain.cookies[WORKERS_COOKIE].OutputString()
 
 
 def test_annotator_api_works_on_the_worker_cookie_alone(study):
@@ -133,3 +136,13 @@ def test_sign_out_forgets_the_worker(study, annotator_user):
     refused = client.post(task["next_url"], "{}", content_type="application/json")
     assert refused.status_code == 403 and "worker" in refused.json()["errors"]
     assert "hatlab-task" not in client.get(reverse("work-entry", args=[study.uid])).content.decode()
+
+
+def test_sign_out_over_https_clears_the_partitioned_cookie(study, annotator_user, settings):
+    settings.SESSION_COOKIE_SECURE = True
+    client = Client()
+    client.force_login(annotator_user)
+    client.get(invite_path(study, make_invite(study, "secure-computer")), secure=True)
+    out = client.post(reverse("logout"), secure=True).cookies[WORKERS_COOKIE]
+    assert out.value == "" and out["max-age"] == 0 and out["samesite"] == "None"
+    assert out.OutputString().endswith("; Partitioned")
