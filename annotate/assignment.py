@@ -6,7 +6,8 @@ constraints on live (not released) assignments are the last word: one live assig
 transaction that
 
 1. locks the worker's row (``SELECT ... FOR UPDATE``), so one worker's simultaneous requests queue
-   up and a worker asking again gets the open assignment they already hold;
+   up and a worker asking again gets the open assignment they already hold under the same platform
+   unit (``ref``: two sessions of one worker id never share an assignment);
 2. releases this study's expired assignments (their slots become free again);
 3. picks the first open item the worker has never been given, locking it with
    ``FOR UPDATE SKIP LOCKED`` so that concurrent requests take different items instead of waiting;
@@ -62,19 +63,32 @@ def release_expired(study: Study | int | None = None, now: datetime | None = Non
 
 
 def next_assignment(
-    study: Study, worker: Worker | int, *, now: datetime | None = None, gold: bool | None = None
+    study: Study,
+    worker: Worker | int,
+    *,
+    now: datetime | None = None,
+    gold: bool | None = None,
+    ref: str = "",
 ) -> Assignment | None:
     """The worker's open assignment in ``study``, else a new one, else ``None`` when nothing is left.
 
     ``gold`` restricts a new assignment to gold items (``True``) or to ordinary items (``False``);
-    ``None`` takes any. The returned assignment has its ``item`` loaded (payload only).
+    ``None`` takes any. ``ref`` is the platform's unit of work the session entered with (see
+    :class:`annotate.workers.Seat`): only an open assignment made under it is handed back, and a new one
+    is made under it, so two sessions of one worker id never share an assignment. The returned
+    assignment has its ``item`` loaded (payload only).
     """
     worker_id = worker if isinstance(worker, int) else worker.pk
-    return next_with_progress(study, worker_id, now=now, gold=gold)[0]
+    return next_with_progress(study, worker_id, now=now, gold=gold, ref=ref)[0]
 
 
 def next_with_progress(
-    study: Study, worker_id: int, *, now: datetime | None = None, gold: bool | None = None
+    study: Study,
+    worker_id: int,
+    *,
+    now: datetime | None = None,
+    gold: bool | None = None,
+    ref: str = "",
 ) -> tuple[Assignment | None, dict[str, int]]:
     """:func:`next_assignment` and the worker's progress (see :func:`worker_progress`), read in the
     same statement as the new item when there is one.
@@ -83,15 +97,15 @@ def next_with_progress(
     given (:mod:`annotate.quality.gold_mixing`); otherwise items come in queue order."""
     rate = study.config.get(GOLD_RATE_KEY) if gold is None else None
     if rate is not None and (gold := gold_wanted(study, worker_id, rate)) is not None:
-        assignment, progress = next_with_progress(study, worker_id, now=now, gold=gold)
+        assignment, progress = next_with_progress(study, worker_id, now=now, gold=gold, ref=ref)
         if assignment is None:  # that kind ran out: the other one, if any is left
-            assignment, progress = next_with_progress(study, worker_id, now=now, gold=not gold)
+            assignment, progress = next_with_progress(study, worker_id, now=now, gold=not gold, ref=ref)
         return assignment, progress
     wait, refused = False, 0
     for _ in range(MAX_ROUNDS):
         try:
             with sql.transaction_begun_by_first_statement() as begin:
-                outcome, progress = _next(study, worker_id, now or timezone.now(), gold, wait, begin)
+                outcome, progress = _next(study, worker_id, now or timezone.now(), gold, wait, begin, ref)
         except IntegrityError:
             refused += 1
             if refused == MAX_REFUSALS:
@@ -106,7 +120,9 @@ def next_with_progress(
 _AGAIN = object()
 
 
-def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: bool, begin: str = ""):
+def _next(
+    study: Study, worker_id: int, now: datetime, gold: bool | None, wait: bool, begin: str = "", ref: str = ""
+):
     """One transaction of :func:`next_with_progress`; returns ``(outcome, progress or None)``.
     ``begin`` is sent before the first statement (see :func:`annotate.sql.transaction_begun_by_first_statement`).
 
@@ -120,17 +136,17 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
     lock = "wait" if wait else "skip"
     together = sql.native() and _exclusion_hook(study) is None
     if together:  # the common case: the worker's lock and the first candidate share one round trip
-        status, found = _lock_then_candidate(study.pk, worker_id, now, begin, gold, lock, limit)
+        status, found = _lock_then_candidate(study.pk, worker_id, now, begin, gold, lock, limit, ref)
     else:
         status = _lock_worker_and_release(study.pk, worker_id, now, begin)
     if status != Worker.Status.ACTIVE:
         raise WorkerBlocked(f"worker {worker_id} is {status or 'unknown'}")
     skipped: list[int] = [] if together else kind_excluded_items(study, worker_id)
     if not together:
-        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit)
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref)
     while found is not None:
         item_id, needed, payload, is_gold, done = found
-        assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at)
+        assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at, ref)
         if assignment is not None:
             assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
             total = study_item_count(study)
@@ -138,9 +154,11 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
         if wait:
             return _AGAIN, None
         skipped.append(item_id)
-        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit)
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref)
     held = (
-        Assignment.objects.filter(worker_id=worker_id, study_id=study.pk, status=ASSIGNED)
+        Assignment.objects.filter(
+            worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
+        )
         .select_related("item")
         .only("id", "uid", "item_id", "slot", "status", "expires_at", "item__payload", "item__is_gold")
         .order_by("id")
@@ -150,7 +168,7 @@ def _next(study: Study, worker_id: int, now: datetime, gold: bool | None, wait: 
         return held, None
     if limit and _submitted_count(study.pk, worker_id) >= limit:
         return None, None
-    if not wait and _candidate(study.pk, worker_id, skipped, gold, None, None) is not None:
+    if not wait and _candidate(study.pk, worker_id, skipped, gold, None, None, ref) is not None:
         return _AGAIN, None  # only items other requests hold locks on are left: wait for them
     return None, None
 
@@ -206,7 +224,8 @@ _CANDIDATE_SQL = f"""
       AND i.id <> ALL($4)
       AND NOT EXISTS (SELECT 1 FROM {_A} a WHERE a.item_id = i.id AND a.worker_id = $2)
       AND (SELECT count(*) FROM {_A} a WHERE a.item_id = i.id AND a.status <> '{RELEASED}') < i.responses_needed
-      AND NOT EXISTS (SELECT 1 FROM {_A} h WHERE h.worker_id = $2 AND h.study_id = $1 AND h.status = '{ASSIGNED}')
+      AND NOT EXISTS (SELECT 1 FROM {_A} h WHERE h.worker_id = $2 AND h.study_id = $1 AND h.status = '{ASSIGNED}'
+                      AND h.provider_assignment_id = $6)
       AND ($5::integer IS NULL OR $5 > (
            SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'))
     ORDER BY i.position, i.id
@@ -214,7 +233,7 @@ _CANDIDATE_SQL = f"""
 _CANDIDATE = {
     lock: Prepared(
         f"hatlab_candidate_{name}",
-        ("bigint", "bigint", "boolean", "bigint[]", "integer"),
+        ("bigint", "bigint", "boolean", "bigint[]", "integer", "text"),
         f"{_CANDIDATE_SQL} {clause}",
     )
     for lock, name, clause in (
@@ -229,7 +248,14 @@ _WORKER_STATUS = Prepared("hatlab_worker_status", ("bigint",), f"SELECT status F
 
 
 def _lock_then_candidate(
-    study_id: int, worker_id: int, now: datetime, begin: str, gold: bool | None, lock: str, limit: int | None
+    study_id: int,
+    worker_id: int,
+    now: datetime,
+    begin: str,
+    gold: bool | None,
+    lock: str,
+    limit: int | None,
+    ref: str = "",
 ) -> tuple[str | None, tuple[int, int, dict, bool, int] | None]:
     """:func:`_lock_worker_and_release` and then :func:`_candidate` in one round trip (PostgreSQL):
     the worker's status and the first candidate, which carries that status (read after the lock)."""
@@ -238,7 +264,7 @@ def _lock_then_candidate(
             cursor,
             [
                 (_LOCK_AND_RELEASE, [study_id, worker_id, now]),
-                (_CANDIDATE[lock], [study_id, worker_id, gold, [], limit]),
+                (_CANDIDATE[lock], [study_id, worker_id, gold, [], limit, ref]),
             ],
             prefix=begin + _NO_DISK_WAIT,
         )
@@ -256,17 +282,25 @@ def _candidate_row(row) -> tuple[int, int, dict, bool, int]:
 
 
 def _candidate(
-    study_id: int, worker_id: int, skipped: list[int], gold: bool | None, lock: str | None, limit: int | None
+    study_id: int,
+    worker_id: int,
+    skipped: list[int],
+    gold: bool | None,
+    lock: str | None,
+    limit: int | None,
+    ref: str = "",
 ) -> tuple[int, int, dict, bool, int] | None:
     """The first open item (by position) this worker never had, unless they hold an open assignment
-    or reached ``limit``: locked skipping locked ones (``"skip"``), locked waiting for a lock
+    under ``ref`` or reached ``limit``: locked skipping locked ones (``"skip"``), locked waiting for a lock
     (``"wait"``), or just read (``None``). Comes with the worker's submitted count, for their progress."""
     if sql.native():
         with connection.cursor() as cursor:
-            _CANDIDATE[lock].execute(cursor, [study_id, worker_id, gold, skipped, limit])
+            _CANDIDATE[lock].execute(cursor, [study_id, worker_id, gold, skipped, limit, ref])
             row = cursor.fetchone()
         return None if row is None else _candidate_row(row)
-    if Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=ASSIGNED).exists():
+    if Assignment.objects.filter(
+        worker_id=worker_id, study_id=study_id, status=ASSIGNED, provider_assignment_id=ref
+    ).exists():
         return None
     done = _submitted_count(study_id, worker_id)
     if limit and done >= limit:
@@ -288,10 +322,10 @@ def _candidate(
 
 _TAKE_SLOT = Prepared(
     "hatlab_take_slot",
-    ("uuid", "bigint", "bigint", "bigint", "timestamptz", "timestamptz", "integer"),
+    ("uuid", "bigint", "bigint", "bigint", "timestamptz", "timestamptz", "integer", "text"),
     f"""INSERT INTO {_A} (uid, study_id, item_id, worker_id, slot, status, assigned_at, expires_at,
                           provider_assignment_id)
-        SELECT $1, $2, $3, $4, s.slot, '{ASSIGNED}', $5, $6, ''
+        SELECT $1, $2, $3, $4, s.slot, '{ASSIGNED}', $5, $6, $8
         FROM generate_series(0, $7 - 1) AS s(slot)
         WHERE NOT EXISTS (
             SELECT 1 FROM {_A} a WHERE a.item_id = $3 AND a.slot = s.slot AND a.status <> '{RELEASED}')
@@ -301,19 +335,31 @@ _TAKE_SLOT = Prepared(
 
 
 def _take_slot(
-    study_id: int, worker_id: int, item_id: int, needed: int, now: datetime, expires_at: datetime
+    study_id: int,
+    worker_id: int,
+    item_id: int,
+    needed: int,
+    now: datetime,
+    expires_at: datetime,
+    ref: str = "",
 ) -> Assignment | None:
-    """Insert an assignment on the lowest free slot of a locked item, or ``None`` when it is full.
+    """Insert an assignment (under the platform's unit ``ref``) on the lowest free slot of a locked item,
+    or ``None`` when it is full.
     On PostgreSQL one statement with a fresh snapshot: a slot committed since the item was chosen
     is seen as taken."""
     if sql.native():
         assignment = Assignment(
-            study_id=study_id, item_id=item_id, worker_id=worker_id, status=ASSIGNED, expires_at=expires_at
+            study_id=study_id,
+            item_id=item_id,
+            worker_id=worker_id,
+            status=ASSIGNED,
+            expires_at=expires_at,
+            provider_assignment_id=ref,
         )
         assignment.assigned_at = now
         with connection.cursor() as cursor:
             _TAKE_SLOT.execute(
-                cursor, [assignment.uid, study_id, item_id, worker_id, now, expires_at, needed]
+                cursor, [assignment.uid, study_id, item_id, worker_id, now, expires_at, needed, ref]
             )
             row = cursor.fetchone()
         if row is None:
@@ -327,7 +373,12 @@ def _take_slot(
     if free is None:
         return None
     assignment = Assignment.objects.create(
-        study_id=study_id, item_id=item_id, worker_id=worker_id, slot=free, expires_at=expires_at
+        study_id=study_id,
+        item_id=item_id,
+        worker_id=worker_id,
+        slot=free,
+        expires_at=expires_at,
+        provider_assignment_id=ref,
     )
     # ``assigned_at`` is auto_now_add, which would ignore ``now``; set it as the native statement does.
     Assignment.objects.filter(pk=assignment.pk).update(assigned_at=now)
@@ -353,6 +404,16 @@ def study_item_count(study: Study) -> int:
     count = Item.objects.filter(study_id=study.pk, retired=False).count()
     _item_counts[study.uid] = (now, count)
     return count
+
+
+def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
+    """Whether the hand-out has anything more for this worker under ``ref`` now (an open assignment, or
+    an item they could be given), read without taking anything."""
+    held = Assignment.objects.filter(
+        worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
+    ).exists()
+    limit = study.config.get("max_items_per_worker")
+    return held or _candidate(study.pk, worker_id, [], None, None, limit, ref) is not None
 
 
 def worker_progress(study: Study, worker_id: int) -> dict[str, int]:

@@ -22,6 +22,7 @@ from annotate.providers.base import ProviderUnsupported
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.providers.reconcile import spend, unsubmitted_workers
 from annotate.quality.gold_mixing import prepare_gold_items
+from annotate.unconfirmed import unconfirmed_workers
 
 ACTIONS = ("publish", "pause", "resume", "top-up", "expire", "extend", "reconcile", "notify")
 
@@ -60,8 +61,8 @@ def _text(data: dict, name: str, max_len: int) -> str:
 
 
 def crowd_state(study: Study, *, estimate: bool = False) -> dict[str, Any]:
-    """The study's platform state: publications, submissions by state, spend, the last reconciliation
-    and, when asked, the cost estimate with the balance (a platform call)."""
+    """The study's platform state: publications, submissions by state, the workers the platform never
+    confirmed, spend, the last reconciliation and, when asked, the cost estimate with the balance (a platform call)."""
     provider = get_provider(study.provider)
     states = dict.fromkeys(PlatformSubmission.State.values, 0)
     for row in PlatformSubmission.objects.filter(study=study).values_list("state", flat=True):
@@ -86,6 +87,7 @@ def crowd_state(study: Study, *, estimate: bool = False) -> dict[str, Any]:
         ],
         "submissions": states,
         "unsubmitted_workers": len(unsubmitted_workers(study)),
+        "unconfirmed": unconfirmed_workers(study),
         "spend": spend(study),
         "reconciled": None
         if job is None

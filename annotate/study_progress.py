@@ -1,4 +1,5 @@
-"""How far a study has come: items done of total, and responses per (anonymised) annotator."""
+"""How far a study has come: items done of total, answers received and how many of them are verified,
+and responses per (anonymised) annotator."""
 
 from __future__ import annotations
 
@@ -8,22 +9,40 @@ from django.db.models import Count, F, Max, Q, Sum
 
 from annotate.models import Assignment, Item, Response, Study, Worker
 
+VERIFIED, PROVISIONAL, SET_ASIDE = (
+    Response.Verification.VERIFIED,
+    Response.Verification.PROVISIONAL,
+    Response.Verification.SET_ASIDE,
+)
+
 
 def study_progress(study: Study) -> dict[str, Any]:
-    """Counts for the progress page and API. An item is done when it has all the responses it needs."""
+    """Counts for the progress page and API. An item is done when it has all the responses it needs
+    (a provisional answer holds its slot); it is *verified* when that many of its answers are verified,
+    the only ones that count in results. ``responses`` counts every answer received, ``verified``,
+    ``provisional`` and ``set_aside`` split it by verification."""
     items = Item.objects.filter(study=study, retired=False).aggregate(
         total=Count("id"),
         done=Count("id", filter=Q(responses_done__gte=F("responses_needed"))),
         needed=Sum("responses_needed"),
     )
     total, done = items["total"] or 0, items["done"] or 0
+    items_verified = (
+        Item.objects.filter(study=study, retired=False)
+        .annotate(verified=Count("responses", filter=Q(responses__verification=VERIFIED)))
+        .filter(verified__gte=F("responses_needed"))
+        .count()
+    )
     per_worker = (
         Response.objects.filter(study=study)
         .values("worker__provider", "worker__external_id")
         .annotate(
             responses=Count("id"),
-            golds=Count("id", filter=Q(gold_passed__isnull=False)),
-            golds_passed=Count("id", filter=Q(gold_passed=True)),
+            verified=Count("id", filter=Q(verification=VERIFIED)),
+            provisional=Count("id", filter=Q(verification=PROVISIONAL)),
+            set_aside=Count("id", filter=Q(verification=SET_ASIDE)),
+            golds=Count("id", filter=Q(gold_passed__isnull=False, verification=VERIFIED)),
+            golds_passed=Count("id", filter=Q(gold_passed=True, verification=VERIFIED)),
             last=Max("created"),
         )
         .order_by("-responses", "worker__provider", "worker__external_id")
@@ -35,6 +54,9 @@ def study_progress(study: Study) -> dict[str, Any]:
             ).anonymous_id,
             "provider": row["worker__provider"],
             "responses": row["responses"],
+            "verified": row["verified"],
+            "provisional": row["provisional"],
+            "set_aside": row["set_aside"],
             "golds": row["golds"],
             "golds_passed": row["golds_passed"],
             "last": row["last"],
@@ -44,9 +66,14 @@ def study_progress(study: Study) -> dict[str, Any]:
     return {
         "status": study.status,
         "items_done": done,
+        "items_verified": items_verified,
         "items_total": total,
         "percent": round(100.0 * done / total, 1) if total else 0.0,
+        "percent_verified": round(100.0 * items_verified / total, 1) if total else 0.0,
         "responses": sum(a["responses"] for a in annotators),
+        "verified": sum(a["verified"] for a in annotators),
+        "provisional": sum(a["provisional"] for a in annotators),
+        "set_aside": sum(a["set_aside"] for a in annotators),
         "responses_needed": items["needed"] or 0,
         "open_assignments": Assignment.objects.filter(study=study, status=Assignment.Status.ASSIGNED).count(),
         "annotators": annotators,

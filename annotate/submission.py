@@ -6,14 +6,18 @@ together are handled one after the other. On PostgreSQL the common case (an open
 two statements, the second of which stores the response, closes the assignment and counts the
 item's response at once (one statement is one transaction); every other case takes the general path. An assignment that expired but was not yet released, or
 was released while nobody took its slot, is still accepted (nothing is lost); one whose slot went to
-another annotator is a :class:`SubmissionConflict`.
+another annotator is a :class:`SubmissionConflict`, and so is any new answer once the study is finished.
+
+A browser submits through its :class:`~annotate.workers.Seat`: only assignments of its worker made under
+the platform unit it entered with, and its answers are stored verified or provisional as the seat says
+(:class:`~annotate.models.Response`'s ``verification``).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,12 +30,19 @@ from rest_framework.exceptions import ValidationError
 
 from annotate import sql
 from annotate.models import Assignment, Item, Response, Study
+from annotate.page_tokens import page_token_valid
 from annotate.sql import Prepared
 from annotate.tasks import get_kind
+from annotate.workers import Seat
 
 ASSIGNED = Assignment.Status.ASSIGNED
 SUBMITTED = Assignment.Status.SUBMITTED
 RELEASED = Assignment.Status.RELEASED
+FINISHED_MESSAGE = "the study is finished: it takes no more answers"
+
+# Who may submit: a session's seats by study uid, or bare worker ids (reconciliation, scripts: any
+# platform unit, answers verified).
+Holders = Collection[int] | Mapping[str, Seat]
 
 
 class AssignmentNotFound(Exception):
@@ -59,42 +70,47 @@ class Submitted:
 
 def submit(
     assignment_uid: uuid.UUID | str,
-    worker_ids: Collection[int],
+    holders: Holders,
     submission_key: uuid.UUID,
     answer: Any,
     timings: dict[str, Any] | None = None,
     signals: dict[str, Any] | None = None,
     *,
     now: datetime | None = None,
+    allow_finished: bool = False,
 ) -> Submitted:
-    """Store the answer to an assignment held by one of ``worker_ids``.
+    """Store the answer to an assignment held by one of ``holders`` (see :data:`Holders`).
 
+    ``allow_finished`` lets reconciliation store an answer the platform kept for a study finished since.
     Raises :class:`AssignmentNotFound`, :class:`SubmissionConflict`, or DRF ``ValidationError``
     naming the bad field (``answer``, ``timings``, ``submission_key``).
     """
     timings = timings or {}
+    holders = holders if isinstance(holders, Mapping) else set(holders)
     try:
         if sql.native():
             fast = _submit_fast(
                 str(assignment_uid),
-                set(worker_ids),
+                holders,
                 submission_key,
                 answer,
                 timings,
                 signals or {},
                 now or timezone.now(),
+                allow_finished,
             )
             if fast is not None:
                 return fast
         with transaction.atomic():
             return _submit(
                 str(assignment_uid),
-                set(worker_ids),
+                holders,
                 submission_key,
                 answer,
                 timings,
                 signals or {},
                 now or timezone.now(),
+                allow_finished,
             )
     except IntegrityError:
         prior = (
@@ -119,7 +135,8 @@ _READ = Prepared(
     "hatlab_submit_read",
     ("uuid",),
     f"""SELECT a.id, a.status, a.worker_id, a.item_id, a.study_id, i.payload, i.secret, i.is_gold,
-               s.kind, s.config, s.instructions, s.time_limit_s, s.uid, s.status, s.provider
+               s.kind, s.config, s.instructions, s.time_limit_s, s.uid, s.status, s.provider,
+               a.provider_assignment_id
         FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
         WHERE a.uid = $1""",
 )
@@ -137,13 +154,14 @@ _WRITE = Prepared(
         "jsonb",
         "boolean",
         "timestamptz",
+        "text",
     ),
     f"""WITH a AS (
             SELECT id FROM {_A} WHERE id = $1 AND status = '{ASSIGNED}' FOR UPDATE
         ), r AS (
             INSERT INTO {_R} (assignment_id, study_id, item_id, worker_id, submission_key, answer, read_ms,
-                              answer_ms, signals, gold_passed, created)
-            SELECT a.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM a
+                              answer_ms, signals, gold_passed, created, verification)
+            SELECT a.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM a
             RETURNING id
         ), submitted AS (
             UPDATE {_A} SET status = '{SUBMITTED}', submitted_at = $11
@@ -159,14 +177,25 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+def _seat(holders: Holders, study_uid: Any, worker_id: int, ref: str) -> Seat | None:
+    """The seat that may submit an assignment of ``worker_id`` made under the platform unit ``ref`` in the
+    study ``study_uid``: the session's seat in that study when it holds it; given bare worker ids, one of
+    them on any unit, verified; else ``None``."""
+    if isinstance(holders, Mapping):
+        seat = holders.get(str(study_uid))
+        return seat if seat is not None and seat.holds(worker_id, ref) else None
+    return Seat(worker_id, None) if worker_id in holders else None
+
+
 def _submit_fast(
     uid: str,
-    worker_ids: set[int],
+    holders: Holders,
     key: uuid.UUID,
     answer: Any,
     timings: dict[str, Any],
     signals: dict[str, Any],
     now: datetime,
+    allow_finished: bool = False,
 ) -> Submitted | None:
     """The common case on PostgreSQL in two statements: read the assignment, then (if it is still
     open) store the response, close the assignment and count the item's response in one statement,
@@ -174,11 +203,14 @@ def _submit_fast(
     with connection.cursor() as cursor:
         _READ.execute(cursor, [uid])
         row = cursor.fetchone()
-    if row is None or row[2] not in worker_ids:
+    seat = None if row is None else _seat(holders, row[12], row[2], row[15])
+    if seat is None:
         raise AssignmentNotFound(uid)
     assignment_id, status, worker_id, item_id, study_id, payload, secret, is_gold, kind_name = row[:9]
     if status != ASSIGNED:
         return None
+    if row[13] == Study.Status.FINISHED and not allow_finished:
+        raise SubmissionConflict("study", FINISHED_MESSAGE)
     study = Study(
         id=study_id,
         kind=kind_name,
@@ -202,9 +234,10 @@ def _submit_fast(
         json.dumps(cleaned),
         read_ms,
         timings.get("answer_ms"),
-        json.dumps(_signals(signals, moments)),
+        json.dumps(_signals(signals, moments, study.uid, worker_id)),
         kind.grade_gold(item, cleaned),
         now,
+        seat.verification,
     ]
     with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
         _WRITE.execute(cursor, args)
@@ -221,18 +254,25 @@ def _timings(timings: dict[str, Any]) -> tuple[int | None, dict[str, int]]:
     return read_ms, moments
 
 
-def _signals(signals: dict[str, Any], moments: dict[str, int]) -> dict[str, Any]:
-    return {**signals, "timings": moments} if moments else dict(signals)
+def _signals(
+    signals: dict[str, Any], moments: dict[str, int], study_uid: Any, worker_id: int
+) -> dict[str, Any]:
+    """The signals as stored: the page's token replaced by the server's verdict ``page`` (whether a valid
+    token of this study and worker came: :mod:`annotate.page_tokens`), the timing moments added."""
+    stored = {k: v for k, v in signals.items() if k != "page_token"}
+    stored["page"] = page_token_valid(signals.get("page_token"), study_uid, worker_id)
+    return {**stored, "timings": moments} if moments else stored
 
 
 def _submit(
     uid: str,
-    worker_ids: set[int],
+    holders: Holders,
     key: uuid.UUID,
     answer: Any,
     timings: dict[str, Any],
     signals: dict[str, Any],
     now: datetime,
+    allow_finished: bool = False,
 ) -> Submitted:
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
@@ -245,6 +285,7 @@ def _submit(
             "item_id",
             "worker_id",
             "study_id",
+            "provider_assignment_id",
             "item__payload",
             "item__secret",
             "item__is_gold",
@@ -259,7 +300,12 @@ def _submit(
         .filter(uid=uid)
         .first()
     )
-    if assignment is None or assignment.worker_id not in worker_ids:
+    seat = (
+        None
+        if assignment is None
+        else _seat(holders, assignment.study.uid, assignment.worker_id, assignment.provider_assignment_id)
+    )
+    if seat is None:
         raise AssignmentNotFound(uid)
     if assignment.status == SUBMITTED:
         prior = (
@@ -268,6 +314,8 @@ def _submit(
         if prior is not None and prior[1] == key:
             return Submitted(prior[0], False, assignment.study, assignment.worker_id)
         raise SubmissionConflict("assignment", "this assignment was already submitted")
+    if assignment.study.status == Study.Status.FINISHED and not allow_finished:
+        raise SubmissionConflict("study", FINISHED_MESSAGE)
     kind = get_kind(assignment.study.kind)
     item = assignment.item
     item.study = assignment.study
@@ -291,8 +339,9 @@ def _submit(
         answer=cleaned,
         read_ms=read_ms,
         answer_ms=timings.get("answer_ms"),
-        signals=_signals(signals, moments),
+        signals=_signals(signals, moments, assignment.study.uid, assignment.worker_id),
         gold_passed=kind.grade_gold(item, cleaned),
+        verification=seat.verification,
     )
     Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
     Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)

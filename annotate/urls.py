@@ -63,7 +63,7 @@ urlpatterns = [
     path("studies/<uuid:uid>/quality/policy/", admin_quality.policy_update, name="quality-policy"),
     path("studies/<uuid:uid>/quality/regrade/", admin_quality.regrade, name="quality-regrade"),
     re_path(
-        rf"^studies/(?P<uid>{UUID})/quality/workers/(?P<worker_id>\d+)/(?P<action>block|unblock|bonus)/$",
+        rf"^studies/(?P<uid>{UUID})/quality/workers/(?P<worker_id>\d+)/(?P<action>block|unblock|exclude|include|bonus)/$",
         admin_quality.worker_action,
         name="quality-worker",
     ),

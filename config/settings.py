@@ -190,6 +190,9 @@ PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/
 HATLAB_LEXICON_DIR = os.environ.get("HATLAB_LEXICON_DIR", "")
 HATLAB_DASHBOARD_INLINE_RESPONSES = int(os.environ.get("HATLAB_DASHBOARD_INLINE_RESPONSES", "3000"))
 HATLAB_PUBLIC_URL = os.environ.get("HATLAB_PUBLIC_URL", "http://127.0.0.1:8000")
+# Seconds a crowd platform's confirmation of a provisional answer may come late, on top of the time a
+# worker may spend on one unit of work; past both, the unconfirmed answer is set aside and its slot reused.
+HATLAB_PROVISIONAL_GRACE_S = int(os.environ.get("HATLAB_PROVISIONAL_GRACE_S", "3600"))
 
 # The cache holds the throttles' counters (annotate.throttle): HATLAB_CACHE_URL names a Redis database shared by
 # every web process (docker-compose sets one); without it each process counts on its own, in memory. Short

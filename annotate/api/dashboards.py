@@ -52,9 +52,13 @@ def live_progress(study) -> dict:
     keys = (
         "status",
         "items_done",
+        "items_verified",
         "items_total",
         "percent",
         "responses",
+        "verified",
+        "provisional",
+        "set_aside",
         "responses_needed",
         "open_assignments",
     )

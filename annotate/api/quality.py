@@ -10,15 +10,17 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.permissions import IsAdmin
-from annotate.models import Study
-from annotate.quality import grading
+from annotate.models import Study, Worker
+from annotate.quality import exclusion, grading
 from annotate.quality.gold_mixing import GOLD_RATE_KEY
 from annotate.quality.policy import policy_for
 from annotate.quality.report import gold_rows, worker_rows
+from annotate.quality.risk import study_risks
 
 
 class QualityAPI(APIView):
-    """Workers (gold record, trust, behaviour) and gold items (misses, flags) of a study."""
+    """Workers (gold record, trust, behaviour, risk score with reasons) and gold items (misses, flags)
+    of a study. A policy that excludes for risk is applied first."""
 
     permission_classes = [IsAuthenticated, IsAdmin]
 
@@ -26,6 +28,8 @@ class QualityAPI(APIView):
     def get(self, request, uid):
         study = get_object_or_404(Study, uid=uid)
         grading.refresh_trust(study)
+        risks = study_risks(study)
+        exclusion.apply_risk(study, risks)
         policy = policy_for(study)
         return Response(
             {
@@ -35,8 +39,25 @@ class QualityAPI(APIView):
                     "min_golds": policy.min_golds,
                     "gold_rate": study.config.get(GOLD_RATE_KEY),
                     "block_mode": policy.block_mode,
+                    "max_wpm": policy.max_wpm,
+                    "risk_threshold": policy.risk_threshold,
+                    "risk_action": policy.risk_action,
                 },
-                "workers": worker_rows(study),
+                "workers": worker_rows(study, risks),
                 "golds": gold_rows(study),
             }
         )
+
+
+class QualityWorkerAPI(APIView):
+    """A researcher's decision on one worker of a study: ``exclude`` leaves their answers out of the
+    results, ``include`` keeps them in whatever their risk score; either stands over the risk policy."""
+
+    permission_classes = [IsAuthenticated, IsAdmin]
+
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request, uid, worker_id: int, action: str):
+        study = get_object_or_404(Study, uid=uid)
+        worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
+        exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
+        return Response({"worker": worker.pk, "excluded": worker.pk in exclusion.excluded_worker_ids(study)})

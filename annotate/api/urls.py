@@ -57,5 +57,10 @@ urlpatterns = [
         name="api-crowd-action",
     ),
     path("crowd/studies/<uuid:uid>/quality/", quality.QualityAPI.as_view(), name="api-crowd-quality"),
+    re_path(
+        rf"^crowd/studies/(?P<uid>{UUID})/quality/workers/(?P<worker_id>\d+)/(?P<action>exclude|include)/$",
+        quality.QualityWorkerAPI.as_view(),
+        name="api-crowd-quality-worker",
+    ),
     path("schema/", schema.SchemaView.as_view(), name="api-schema"),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Count
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
@@ -111,17 +111,38 @@ class StudyViewSet(
         return Response(ProgressSerializer(study_progress(self.get_object())).data)
 
     @extend_schema(
-        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/x-ndjson"): OpenApiTypes.STR},
-        description="``responses``: one row per response; ``items``: one row per item with CAM and SAM.",
+        parameters=[
+            OpenApiParameter(
+                exports.INCLUDE_UNVERIFIED,
+                OpenApiTypes.STR,
+                enum=["0", "1", "false", "true"],
+                description="1: also export the answers not (yet) verified (provisional or set aside), "
+                "each response row with its ``verification`` and each item row with the "
+                "``verifications`` of its labels. Default 0: verified answers only.",
+            )
+        ],
+        responses={
+            (200, "text/csv"): OpenApiTypes.STR,
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            400: OpenApiResponse(description="Bad include_unverified"),
+        },
+        description="``responses``: one row per verified response; ``items``: one row per item with CAM and "
+        "SAM of its verified responses.",
     )
     @action(detail=True, methods=["get"], url_path=r"export/(?P<what>responses|items)\.(?P<fmt>csv|jsonl)")
     def export(self, request, what: str, fmt: str, uid=None):
         """Stream an export as CSV or JSON lines."""
         study = self.get_object()
+        try:
+            unverified = exports.include_unverified(request.query_params.get(exports.INCLUDE_UNVERIFIED))
+        except ValueError as exc:
+            raise ValidationError({exports.INCLUDE_UNVERIFIED: [str(exc)]}) from None
         response = StreamingHttpResponse(
-            exports.stream(study, what, fmt), content_type=exports.content_type(fmt)
+            exports.stream(study, what, fmt, unverified), content_type=exports.content_type(fmt)
         )
-        response["Content-Disposition"] = f'attachment; filename="{exports.filename(study, what, fmt)}"'
+        response["Content-Disposition"] = (
+            f'attachment; filename="{exports.filename(study, what, fmt, unverified)}"'
+        )
         return response
 
     @extend_schema(request=InviteRequestSerializer, responses={201: InviteResultSerializer})

@@ -37,12 +37,12 @@ from annotate.api.serializers import (
     SubmittedSerializer,
 )
 from annotate.assignment import WorkerBlocked, next_with_progress, worker_progress
-from annotate.models import Study, Worker
-from annotate.providers import get_provider
+from annotate.completion import completion_for
+from annotate.models import Study
 from annotate.sql import Prepared
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
-from annotate.workers import session_worker_id, session_worker_ids, work_token_matches
+from annotate.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 
 # The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
 NEXT = "work/<uuid:study_uid>/next/"
@@ -172,25 +172,25 @@ def _guard(request: HttpRequest) -> JsonResponse | None:
     return None
 
 
-def _done(request, study: Study, worker_id: int, progress: dict) -> dict:
-    worker = Worker.objects.get(pk=worker_id)
-    completion = get_provider(study.provider).completion(request, worker)
+def _done(request, study: Study, seat: Seat, progress: dict) -> dict:
+    """Nothing more to hand out: the completion when the worker's share is done, else what is left."""
+    completion = completion_for(request, study, seat, progress, nothing_left=True)
     return {"done": True, "completion": completion, "progress": progress}
 
 
-def next_body(request: HttpRequest, study: Study, worker_id: int) -> tuple[int, dict]:
-    """What ``next`` answers for this worker: ``(HTTP status, body)``."""
+def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict]:
+    """What ``next`` answers for this browser's seat: ``(HTTP status, body)``."""
     if study.status == Study.Status.FINISHED:
-        return 200, _done(request, study, worker_id, worker_progress(study, worker_id))
+        return 200, _done(request, study, seat, worker_progress(study, seat.worker_id))
     if study.status != Study.Status.RUNNING:
         label = Study.Status(study.status).label.lower()
         return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
     try:
-        assignment, progress = next_with_progress(study, worker_id)
+        assignment, progress = next_with_progress(study, seat.worker_id, ref=seat.ref or "")
     except WorkerBlocked:
         return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
     if assignment is None:
-        return 200, _done(request, study, worker_id, progress)
+        return 200, _done(request, study, seat, progress)
     kind = get_kind(study.kind)
     return 200, {
         "assignment": str(assignment.uid),
@@ -209,10 +209,10 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     study = study_for_work(study_uid)
     if study is None:
         return error(404, {"study": ["no such study"]})
-    worker_id = session_worker_id(request, study.uid)
-    if worker_id is None:
+    seat = session_seat(request, study.uid)
+    if seat is None:
         return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
-    status, body = next_body(request, study, worker_id)
+    status, body = next_body(request, study, seat)
     return JsonResponse(body, status=status)
 
 
@@ -224,9 +224,10 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         return refused
     try:
         data = parse_submission(request.body)
+        seats = session_seats(request)
         result = submit(
             assignment_uid,
-            session_worker_ids(request),
+            seats,
             data["submission_key"],
             data["answer"],
             data["timings"],
@@ -243,8 +244,9 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         # The next item in the same round trip; ``null`` sends the page to ``next`` for the error
         # (or when the stored response was found without its study: a retry that raced the first).
         body["next"] = None
-        if result.study is not None:
-            status, following = next_body(request, result.study, result.worker_id)
+        seat = None if result.study is None else seats.get(str(result.study.uid))
+        if seat is not None:
+            status, following = next_body(request, result.study, seat)
             body["next"] = following if status == 200 else None
     return JsonResponse(body, status=201 if result.created else 200)
 
@@ -288,7 +290,7 @@ class SubmitView(_Described):
             429: ERRORS,
         },
         description="Store an answer. A retry with the same ``submission_key`` answers 200 with the same "
-        "body; a slot that expired and went to another annotator answers 409.",
+        "body; a slot that expired and went to another annotator, or a finished study, answers 409.",
     )
     def post(self, request, assignment_uid):
         return submit_view(request._request, assignment_uid)

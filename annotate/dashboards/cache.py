@@ -2,8 +2,9 @@
 answering a request from here, inline or by a job: :mod:`annotate.dashboards.serve`).
 
 The cache key of a dashboard is ``(study, name, digest of its params)``; the stored row carries the
-*fingerprint* of the data it was computed from: counts and largest ids of the study's responses,
-items and trust rows (and, for human vs machine, of the selected runs' predictions and explanations).
+*fingerprint* of the data it was computed from: counts and largest ids of the study's verified
+responses (and the sum of their ids, so that an answer verified or set aside changes it even when
+another one's change keeps the count), items and trust rows (and, for human vs machine, of the selected runs' predictions and explanations).
 A request whose current fingerprint equals the stored one is answered from the row; otherwise the
 dashboard is recomputed. The study's POS tags (slow to compute, fixed per document) are cached
 per document, and a new document is tagged once.
@@ -17,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Sum
 
 from annotate.dashboards.gather import ATTENTION, Selection
 from annotate.machine.progress import Progress, no_progress
@@ -26,7 +27,7 @@ from annotate.models.dashboards import DashboardCache
 from explain_engine.api import tag_documents
 
 # Bump when the shape or the meaning of a computed dashboard changes: every cached row goes stale.
-VERSION = 1
+VERSION = 2
 STUDY = "study"
 SIMILARITY = "similarity"
 POS_TAGS = "pos_tags"
@@ -47,12 +48,19 @@ def digest(value: Any) -> str:
 
 
 def study_fingerprint(study: Study) -> dict:
-    """What the study dashboard depends on (three aggregate queries)."""
-    responses = Response.objects.filter(study=study).aggregate(
-        n=Count("id"),
-        last=Max("id"),
-        graded=Count("id", filter=Q(gold_passed__isnull=False)),
-        passed=Count("id", filter=Q(gold_passed=True)),
+    """What the study dashboard depends on (three aggregate queries). Only verified responses enter a
+    dashboard, so a provisional answer arriving leaves it current, and one verified or set aside makes
+    it stale."""
+    responses = (
+        Response.objects.filter(study=study)
+        .counted()
+        .aggregate(
+            n=Count("id"),
+            last=Max("id"),
+            ids=Sum("id"),
+            graded=Count("id", filter=Q(gold_passed__isnull=False)),
+            passed=Count("id", filter=Q(gold_passed=True)),
+        )
     )
     items = Item.objects.filter(study=study).aggregate(
         n=Count("id"),
@@ -61,7 +69,10 @@ def study_fingerprint(study: Study) -> dict:
         gold=Count("id", filter=Q(is_gold=True)),
     )
     trust = WorkerTrust.objects.filter(study=study).aggregate(
-        n=Count("id"), excluded=Count("id", filter=Q(status="excluded")), updated=Max("updated")
+        n=Count("id"),
+        excluded=Count("id", filter=Q(status="excluded")),
+        risk_excluded=Count("id", filter=Q(risk_exclusion__in=WorkerTrust.RISK_EXCLUDED)),
+        updated=Max("updated"),
     )
     return {"v": VERSION, "config": study.config, "responses": responses, "items": items, "trust": trust}
 

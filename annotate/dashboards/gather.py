@@ -1,9 +1,9 @@
 """What the dashboards read from the database: a study's answers, maps and machine maps, as plain data.
 
 Everything comes from a few indexed queries (responses by study, items by study, explanations by
-``(model_run, method)``, predictions by model run); the numbers are the engine's. Answers count when
-they answer a non-gold, non-retired item and their worker is not excluded by gold trust (the same
-rule as :mod:`annotate.quality.aggregation`).
+``(model_run, method)``, predictions by model run); the numbers are the engine's. Only verified
+answers are read (``Response.objects.counted()``); they count when they answer a non-gold, non-retired
+item and their worker is not excluded by gold trust (the same rule as :mod:`annotate.quality.aggregation`).
 """
 
 from __future__ import annotations
@@ -53,10 +53,12 @@ class StudyData:
     trust_status: dict[int, str]
     categories: list
     agreement_value: Any = field(repr=False, default=None)
+    risk_excluded: set[int] = field(default_factory=set)
 
     @property
     def excluded(self) -> set[int]:
-        return {w for w, s in self.trust_status.items() if s == EXCLUDED}
+        """Workers left out: excluded by their gold trust or, by the policy or a researcher, for risk."""
+        return {w for w, s in self.trust_status.items() if s == EXCLUDED} | self.risk_excluded
 
     def counted(self) -> list[Answer]:
         """Answers to non-gold, non-retired items from workers not excluded by their trust."""
@@ -71,7 +73,7 @@ def _time(read_ms: int | None, answer_ms: int | None) -> int | None:
 
 
 def study_data(study: Study, with_text: bool = False) -> StudyData:
-    """Every response of ``study`` (ordered by item, then assignment slot), its items and workers.
+    """Every verified response of ``study`` (ordered by item, then assignment slot), its items and workers.
 
     Four queries: responses (joined to their assignment and item), items (joined to their document),
     workers, trust statuses. ``with_text`` also loads each document's text (POS tags, CSSR).
@@ -79,6 +81,7 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     kind = get_kind(study.kind)
     rows = (
         Response.objects.filter(study=study)
+        .counted()
         .order_by("item_id", "assignment__slot", "id")
         .values_list(
             "id",
@@ -144,8 +147,16 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
             "id", "provider", "external_id"
         )
     }
-    trust = dict(WorkerTrust.objects.filter(study=study).values_list("worker_id", "status"))
-    return StudyData(answers, items, workers, trust, list(kind.categories(study)), kind.agreement_value)
+    trust, risk_excluded = {}, set()
+    for worker_id, status, risk in WorkerTrust.objects.filter(study=study).values_list(
+        "worker_id", "status", "risk_exclusion"
+    ):
+        trust[worker_id] = status
+        if risk in WorkerTrust.RISK_EXCLUDED:
+            risk_excluded.add(worker_id)
+    return StudyData(
+        answers, items, workers, trust, list(kind.categories(study)), kind.agreement_value, risk_excluded
+    )
 
 
 def anonymous_id(worker: dict) -> str:

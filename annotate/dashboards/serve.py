@@ -35,7 +35,7 @@ def inline_limit() -> int:
 
 def is_small(study: Study, name: str, params: dict) -> bool:
     """Whether recomputing fits in a request: few responses (× selections) and few untagged texts."""
-    responses = Response.objects.filter(study=study).count()
+    responses = Response.objects.filter(study=study).counted().count()
     if name == SIMILARITY:
         selections = max(1, len(params.get("selections", [])))
         if responses * selections > inline_limit():

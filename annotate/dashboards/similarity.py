@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 
 from annotate.dashboards import gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
@@ -410,11 +411,14 @@ def text_detail(
     words = [doc.text[s:e] for s, e in doc.words]
     n = len(words)
     excluded = set(
-        WorkerTrust.objects.filter(study=study, status=EXCLUDED).values_list("worker_id", flat=True)
+        WorkerTrust.objects.filter(study=study)
+        .filter(Q(status=EXCLUDED) | Q(risk_exclusion__in=WorkerTrust.RISK_EXCLUDED))
+        .values_list("worker_id", flat=True)
     )
     human = []
     for worker_id, provider, external, answer in (
         Response.objects.filter(study=study, item=item)
+        .counted()
         .order_by("assignment__slot", "id")
         .values_list("worker_id", "worker__provider", "worker__external_id", "answer")
     ):

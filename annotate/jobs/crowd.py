@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 
+from django.core.cache import cache
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotate.jobs.options import job
-from annotate.models import Job, Study
+from annotate.models import Job, Response, Study
 from annotate.providers.reconcile import reconcile_study
 from annotate.quality.exclusion import apply_quality
 from annotate.quality.gold_review import review_golds
@@ -24,6 +26,7 @@ log = logging.getLogger(__name__)
 
 RECONCILE_KIND = "crowd.reconcile"
 RECONCILE_EVERY_S = 300.0
+CONFIRM_AFTER_S = 60
 ACTIVE = (Study.Status.RUNNING, Study.Status.PAUSED)
 
 
@@ -74,8 +77,10 @@ def reconcile_study_job(self, study_id: int) -> None:
     ignore_result=True,
 )
 def reconcile_all() -> int:
-    """Queue a reconciliation of every running or paused study; returns how many were queued."""
-    ids = list(Study.objects.filter(status__in=ACTIVE).values_list("pk", flat=True))
+    """Queue a reconciliation of every running or paused study, and of every finished one that still has
+    answers waiting for their platform's confirmation; returns how many were queued."""
+    waiting = Response.objects.filter(verification=Response.Verification.PROVISIONAL).values("study_id")
+    ids = list(Study.objects.filter(Q(status__in=ACTIVE) | Q(pk__in=waiting)).values_list("pk", flat=True))
     for study_id in ids:
         reconcile_study_job.delay(study_id)
     return len(ids)
@@ -89,5 +94,22 @@ def enqueue_reconcile(study: Study) -> bool:
     except (BrokerError, OSError) as exc:
         log.warning("could not queue reconciliation of study %s (%s); running it now", study.pk, exc)
         run_reconcile(study)
+        return False
+    return True
+
+
+def reconcile_soon(study: Study, countdown: int = CONFIRM_AFTER_S) -> bool:
+    """Queue a reconciliation of ``study`` in ``countdown`` seconds, once per study in that time: a worker
+    who just finished hands their unit back to the platform, and the run after that verifies their
+    provisional answers. When the broker cannot be reached nothing is queued (the schedule catches up).
+    Returns whether a run was queued."""
+    if not cache.add(f"hatlab-reconcile-soon:{study.pk}", 1, countdown):
+        return False
+    try:
+        reconcile_study_job.apply_async((study.pk,), countdown=countdown)
+    except (BrokerError, OSError) as exc:
+        log.warning(
+            "could not queue reconciliation of study %s (%s); the schedule will run it", study.pk, exc
+        )
         return False
     return True

@@ -62,6 +62,7 @@ def human_rows(document: Document) -> list[MapRow]:
         Response.objects.filter(
             item__document=document, study__kind__in=TASK_KINDS.where(attention_maps=True)
         )
+        .counted()
         .select_related("worker")
         .order_by("id")
     )

@@ -5,7 +5,7 @@ from annotate.models.crowd import Assignment, Response, Worker
 from annotate.models.dashboards import DashboardCache
 from annotate.models.jobs import Job
 from annotate.models.machine import Explanation, ModelRun, Prediction
-from annotate.models.providers import Payment, PlatformSubmission, Publication
+from annotate.models.providers import EntryBinding, Payment, PlatformSubmission, Publication
 from annotate.models.quality import GoldReview, QualityPolicy, WorkerTrust
 from annotate.models.studies import Item, Study
 
@@ -14,6 +14,7 @@ __all__ = [
     "DashboardCache",
     "Dataset",
     "Document",
+    "EntryBinding",
     "Explanation",
     "GoldReview",
     "Item",

@@ -145,3 +145,25 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount} {self.currency} to {self.worker} ({self.status})"
+
+
+class EntryBinding(models.Model):
+    """A platform's unit of work (an MTurk assignment, a Prolific session, a local invite) bound to the
+    first person who used it: ``holder`` is who that was (a worker id, an account, a browser) and
+    ``scope`` where it came from (the HIT, the Prolific study). Anyone else arriving with the same unit
+    is refused at the entry page, so one worker's assignment cannot be taken over by another id."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="entry_bindings")
+    provider = models.CharField(max_length=40)
+    ref = models.CharField(max_length=200)
+    holder = models.CharField(max_length=200)
+    scope = models.CharField(max_length=200, blank=True, default="")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "ref"], name="entry_binding_unique_ref"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.ref} held by {self.holder}"

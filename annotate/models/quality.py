@@ -58,6 +58,21 @@ class QualityPolicy(models.Model):
         default=0.5, validators=_share, help_text="Flag a gold when trusted workers miss it this often."
     )
 
+    class RiskAction(models.TextChoices):
+        REVIEW = "review", "Show the risk; a researcher decides"
+        EXCLUDE = "exclude", "Exclude workers over the risk threshold from the results"
+
+    max_wpm = models.FloatField(
+        default=714.0,
+        validators=[MinValueValidator(1.0)],
+        help_text="Words per minute above which an answer was not read (3 x 238, the silent reading rate of "
+        "Brysbaert 2019).",
+    )
+    risk_threshold = models.FloatField(
+        default=0.5, validators=_share, help_text="Risk score (0-1) from which a worker is flagged."
+    )
+    risk_action = models.CharField(max_length=10, choices=RiskAction.choices, default=RiskAction.REVIEW)
+
     def __str__(self) -> str:
         return f"quality policy of {self.study_id}"
 
@@ -81,8 +96,25 @@ class WorkerTrust(models.Model):
     blocked = models.BooleanField(
         default=False, help_text="Kept out (here and on the platform) for low trust."
     )
+
+    class RiskExclusion(models.TextChoices):
+        NONE = "", "Not excluded for risk"
+        AUTO = "auto", "Excluded by the study's risk policy"
+        RESEARCHER = "researcher", "Excluded by a researcher"
+        KEPT = "kept", "Kept in by a researcher"
+
+    # the risk_exclusion values that leave a worker's answers out of results
+    RISK_EXCLUDED = (RiskExclusion.AUTO, RiskExclusion.RESEARCHER)
+
     mirrored = models.CharField(
         max_length=10, blank=True, default="", help_text="The status last mirrored on the crowd platform."
+    )
+    risk_exclusion = models.CharField(
+        max_length=10,
+        choices=RiskExclusion.choices,
+        blank=True,
+        default="",
+        help_text="Whether the worker's answers are left out for their risk score (a researcher's choice stands).",
     )
     updated = models.DateTimeField(auto_now=True)
 

@@ -12,10 +12,20 @@ For every unit of work the platform reports (:meth:`CrowdProvider.fetch_submissi
    submitting. A response in the platform's copy that we never stored (our server died in between) is
    stored now through the ordinary submission path (idempotent by ``submission_key``); what cannot be
    stored, or a submission with no answers at all, is *flagged* for the researcher;
-4. under automatic review a matched submission is approved, or rejected when the study rejects workers
+4. the worker's *provisional* answers under that unit (their assignments carry its id) are verified when
+   the unit was bound at entry to the same worker and the same HIT / Prolific study the platform lists it
+   under (:class:`~annotate.models.EntryBinding`), and what a stored verified answer triggers runs
+   (:func:`~annotate.quality.hooks.on_response_stored`);
+5. under automatic review a matched submission is approved, or rejected when the study rejects workers
    excluded by their gold trust; flagged ones wait for a person. A decision is written before the
    platform is called and marked sent after, and the platform's "already approved" counts as sent, so
    nothing is approved, rejected or paid twice however often this runs.
+
+After a complete listing, :func:`set_aside_unconfirmed` sets aside the provisional answers the platform
+did not confirm in time (the provider's :meth:`~annotate.providers.base.CrowdProvider.confirmation_window_s`
+plus ``settings.HATLAB_PROVISIONAL_GRACE_S``): their assignments are released and their items' slots
+handed out again. It runs only after the platform answered, so an outage never sets genuine work aside;
+a set-aside answer stays set aside even if its unit is confirmed later (its slot may be taken again).
 
 Bonuses go through :func:`send_bonus`: the ``Payment`` row and its unique request token come first.
 """
@@ -25,18 +35,22 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from annotate.models import (
     Assignment,
+    EntryBinding,
+    Item,
     Payment,
     PlatformSubmission,
     Publication,
@@ -56,7 +70,7 @@ from annotate.providers.base import (
     SubmissionRecord,
 )
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
-from annotate.quality.hooks import on_response_stored
+from annotate.quality.hooks import on_response_stored, on_verification_changed
 from annotate.quality.policy import policy_for
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from explain_engine.api import EXCLUDED
@@ -74,6 +88,8 @@ class ReconcileSummary:
     released: int = 0
     approved: int = 0
     rejected: int = 0
+    verified: int = 0
+    set_aside: int = 0
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -96,8 +112,11 @@ def copied_submissions(answer: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [e for e in entries if isinstance(e, dict)]
 
 
-def reconcile_study(study: Study, *, review: bool | None = None) -> ReconcileSummary:
-    """Reconcile every platform submission of ``study``; ``review`` overrides the policy's auto review."""
+def reconcile_study(
+    study: Study, *, review: bool | None = None, now: datetime | None = None
+) -> ReconcileSummary:
+    """Reconcile every platform submission of ``study``; ``review`` overrides the policy's auto review;
+    ``now`` is the time the unconfirmed answers' deadline is measured from."""
     provider = get_provider(study.provider)
     summary = ReconcileSummary()
     if not provider.platform:
@@ -120,7 +139,61 @@ def reconcile_study(study: Study, *, review: bool | None = None) -> ReconcileSum
         except platform_errors() as exc:
             logger.warning("reconciling %s %s failed: %s", provider.name, record.external_id, exc)
             summary.errors.append(f"{record.external_id}: {exc}")
+    try:
+        summary.set_aside = set_aside_unconfirmed(study, now)
+    except ProviderConfigError as exc:
+        summary.errors.append(f"setting unconfirmed answers aside: {exc}")
     return summary
+
+
+def _confirm(
+    study: Study, provider: str, record: SubmissionRecord, worker: Worker, summary: ReconcileSummary
+):
+    """Verify ``worker``'s provisional answers under the platform unit ``record`` lists, when that unit
+    was bound at entry to the same worker id and the same HIT / Prolific study."""
+    scope = Publication.objects.filter(pk=record.publication_id).values_list("external_id", flat=True).first()
+    if not EntryBinding.objects.filter(
+        provider=provider, ref=record.external_id, holder=record.worker_external_id, scope=scope or ""
+    ).exists():
+        return
+    pending = Response.objects.filter(
+        study=study,
+        worker=worker,
+        verification=Response.Verification.PROVISIONAL,
+        assignment__provider_assignment_id=record.external_id,
+    )
+    ids = list(pending.values_list("id", flat=True))
+    if not ids:
+        return
+    summary.verified += Response.objects.filter(
+        pk__in=ids, verification=Response.Verification.PROVISIONAL
+    ).update(verification=Response.Verification.VERIFIED)
+    on_verification_changed(study, [worker.pk])
+
+
+def set_aside_unconfirmed(study: Study, now: datetime | None = None) -> int:
+    """Set aside the study's provisional answers older than the platform's confirmation window plus the
+    grace period: each one's assignment is released and its item's count of responses goes down, so the
+    slot is handed out again. Idempotent (only provisional answers are touched); returns how many."""
+    window = get_provider(study.provider).confirmation_window_s(study) + settings.HATLAB_PROVISIONAL_GRACE_S
+    deadline = (now or timezone.now()) - timedelta(seconds=window)
+    with transaction.atomic():
+        rows = list(
+            Response.objects.select_for_update()
+            .filter(study=study, verification=Response.Verification.PROVISIONAL, created__lt=deadline)
+            .values_list("id", "assignment_id", "item_id", "worker_id")
+        )
+        if not rows:
+            return 0
+        Response.objects.filter(pk__in=[r[0] for r in rows]).update(
+            verification=Response.Verification.SET_ASIDE
+        )
+        Assignment.objects.filter(pk__in=[r[1] for r in rows]).update(status=Assignment.Status.RELEASED)
+        for item_id, count in Counter(r[2] for r in rows).items():
+            Item.objects.filter(pk=item_id).update(responses_done=F("responses_done") - count)
+    logger.info("set aside %d unconfirmed answer(s) of study %s", len(rows), study.pk)
+    on_verification_changed(study, {r[3] for r in rows})
+    return len(rows)
 
 
 def _sync(
@@ -150,6 +223,7 @@ def _sync(
             submission.decision_sent = True
             submission.decided_at = submission.decided_at or timezone.now()
         submission.save()
+    _confirm(study, provider, record, worker, summary)
     if record.status in (RETURNED, TIMED_OUT):
         released = Assignment.objects.filter(
             study=study, worker=worker, status=Assignment.Status.ASSIGNED
@@ -230,7 +304,13 @@ def _recover(entry: dict[str, Any], key: uuid.UUID, worker: Worker) -> str:
     signals = entry.get("signals") if isinstance(entry.get("signals"), dict) else {}
     try:
         result = submit(
-            assignment, {worker.pk}, key, entry.get("answer"), timings, {**signals, "recovered": True}
+            assignment,
+            {worker.pk},
+            key,
+            entry.get("answer"),
+            timings,
+            {**signals, "recovered": True},
+            allow_finished=True,
         )
     except AssignmentNotFound:
         return f"copied answer {key}: its assignment {assignment!r} is not this worker's"

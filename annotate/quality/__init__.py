@@ -8,5 +8,7 @@
 * :mod:`~annotate.quality.gold_mixing` — mixing gold items into a worker's queue at the study's rate.
 * :mod:`~annotate.quality.aggregation` — one label per item by majority vote and Dawid-Skene.
 * :mod:`~annotate.quality.signals` — behaviour signals per response (time, focus, paste, speed).
+* :mod:`~annotate.quality.risk` — a risk score per worker with its reasons (reading speed, no input,
+  no page token, answer patterns, gold failures).
 * :mod:`~annotate.quality.hooks` — what the submission path calls after storing an answer.
 """

@@ -34,8 +34,10 @@ FIELDS = ("item", "document", "responses", "majority", "confidence", "ds_label",
 def label_frame(study: Study, *, include_excluded: bool = False) -> pd.DataFrame:
     """One row per answer to a non-gold item: ``task`` (item id), ``worker`` (worker id), ``label``."""
     kind = get_kind(study.kind)
-    rows = Response.objects.filter(study=study, item__is_gold=False).values_list(
-        "item_id", "worker_id", "answer"
+    rows = (
+        Response.objects.filter(study=study, item__is_gold=False)
+        .counted()
+        .values_list("item_id", "worker_id", "answer")
     )
     if not include_excluded:
         rows = rows.exclude(worker_id__in=excluded_worker_ids(study))

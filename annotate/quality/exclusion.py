@@ -7,21 +7,27 @@ here (``Worker.status``, so they get no more items), and on the platform by the 
 qualification or worker block, Prolific block-list), which needs the network and so never runs in a
 submission's request. A re-grade that lifts a worker's trust back over the threshold unblocks them; an
 admin may block or unblock anyone by hand, and that choice stands until the worker's status changes.
+
+A worker may also be excluded for their risk score (:mod:`annotate.quality.risk`): automatically when
+the study's policy says so (``risk_action = "exclude"``, from ``risk_threshold`` on), or by a
+researcher, whose choice (exclude, or keep in) stands over the policy's.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import Q
 
-from annotate.models import Study, Worker, WorkerTrust
+from annotate.models import QualityPolicy, Study, Worker, WorkerTrust
 from annotate.providers import get_provider
 from annotate.providers.base.retry import platform_errors
 from annotate.quality.grading import TrustChange, refresh_trust
 from annotate.quality.policy import policy_for
+from annotate.quality.risk import WorkerRisk, study_risks
 from explain_engine.api import EXCLUDED, TRUSTED
 
 logger = logging.getLogger(__name__)
@@ -46,9 +52,44 @@ class QualitySummary:
         }
 
 
+RISK_EXCLUDED = WorkerTrust.RISK_EXCLUDED
+
+
 def excluded_worker_ids(study: Study) -> set[int]:
-    """Workers whose answers are left out of the study's results."""
-    return set(WorkerTrust.objects.filter(study=study, status=EXCLUDED).values_list("worker_id", flat=True))
+    """Workers whose answers are left out of the study's results: low trust, or excluded for risk."""
+    return set(
+        WorkerTrust.objects.filter(study=study)
+        .filter(Q(status=EXCLUDED) | Q(risk_exclusion__in=RISK_EXCLUDED))
+        .values_list("worker_id", flat=True)
+    )
+
+
+def apply_risk(study: Study, risks: Mapping[int, WorkerRisk]) -> list[int]:
+    """With a policy that excludes for risk, mark the flagged workers excluded and lift the automatic
+    exclusion of those no longer flagged; a researcher's choice is left alone. Returns the workers
+    whose exclusion changed."""
+    if policy_for(study).risk_action != QualityPolicy.RiskAction.EXCLUDE:
+        return []
+    auto, none = WorkerTrust.RiskExclusion.AUTO, WorkerTrust.RiskExclusion.NONE
+    flagged = {w for w, r in risks.items() if r.flagged}
+    changed: list[int] = []
+    with transaction.atomic():
+        for worker_id in sorted(flagged):
+            row, _ = WorkerTrust.objects.get_or_create(study=study, worker_id=worker_id)
+            if WorkerTrust.objects.filter(pk=row.pk, risk_exclusion=none).update(risk_exclusion=auto):
+                changed.append(worker_id)
+        lifted = WorkerTrust.objects.filter(study=study, risk_exclusion=auto).exclude(worker_id__in=flagged)
+        changed.extend(lifted.values_list("worker_id", flat=True))
+        lifted.update(risk_exclusion=none)
+    return changed
+
+
+def set_risk_exclusion(study: Study, worker: Worker, exclude: bool) -> None:
+    """A researcher excludes ``worker`` for risk, or keeps them in; the choice stands over the policy."""
+    choice = WorkerTrust.RiskExclusion.RESEARCHER if exclude else WorkerTrust.RiskExclusion.KEPT
+    with transaction.atomic():
+        row, _ = WorkerTrust.objects.get_or_create(study=study, worker=worker)
+        WorkerTrust.objects.filter(pk=row.pk).update(risk_exclusion=choice)
 
 
 def apply_local(study: Study, changes: Iterable[TrustChange]) -> QualitySummary:
@@ -76,6 +117,7 @@ def apply_quality(study: Study, *, mirror: bool = True) -> QualitySummary:
     """Refresh trust, block / unblock here, and mirror trust on the platform where it is not yet.
     Safe to run again: each platform action is recorded in ``WorkerTrust.mirrored`` once it is done."""
     summary = apply_local(study, refresh_trust(study))
+    apply_risk(study, study_risks(study))
     policy = policy_for(study)
     provider = get_provider(study.provider)
     if not mirror or not provider.platform or policy.block_mode == "none":

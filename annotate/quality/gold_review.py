@@ -30,9 +30,9 @@ def review_golds(study: Study) -> list[GoldReview]:
     counts = gold_counts(study)
     golds = list(Item.objects.filter(study=study, is_gold=True).order_by("position", "id"))
     rows = list(
-        Response.objects.filter(item__in=golds, gold_passed__isnull=False).values_list(
-            "item_id", "worker_id", "gold_passed"
-        )
+        Response.objects.filter(item__in=golds, gold_passed__isnull=False)
+        .counted()
+        .values_list("item_id", "worker_id", "gold_passed")
     )
     reviews = {r.item_id: r for r in GoldReview.objects.filter(item__in=golds)}
     if rows:

@@ -3,7 +3,9 @@ Lertvittayakumjorn & Toni 2019 §5).
 
 ``Response.gold_passed`` is set when an answer is stored (the task kind's ``grade_gold``); this module
 re-grades when a gold answer changes, and turns the grades into ``WorkerTrust`` rows. Retired gold
-items do not count. All counting is one grouped query per study; the arithmetic (trust, its Wilson interval,
+items do not count, nor do answers not (yet) verified (``Response.objects.counted()``): a worker is
+trusted or excluded only on answers that count, though every answer is graded, so that one verified
+later already carries its grade. All counting is one grouped query per study; the arithmetic (trust, its Wilson interval,
 each worker's status) is the engine's :func:`explain_engine.api.trust_table`.
 """
 
@@ -33,10 +35,11 @@ class TrustChange:
 
 
 def gold_counts(study: Study, worker_ids: Iterable[int] | None = None) -> dict[int, tuple[int, int]]:
-    """``{worker_id: (golds passed, golds seen)}`` over the study's graded, non-retired gold items."""
+    """``{worker_id: (golds passed, golds seen)}`` over the study's graded, verified answers to
+    non-retired gold items."""
     qs = Response.objects.filter(
         study=study, item__is_gold=True, item__retired=False, gold_passed__isnull=False
-    )
+    ).counted()
     if worker_ids is not None:
         qs = qs.filter(worker_id__in=list(worker_ids))
     rows = qs.values("worker_id").annotate(seen=Count("id"), passed=Count("id", filter=Q(gold_passed=True)))
@@ -44,18 +47,23 @@ def gold_counts(study: Study, worker_ids: Iterable[int] | None = None) -> dict[i
 
 
 def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list[TrustChange]:
-    """Recompute ``WorkerTrust`` for the study's workers (or the ones given) from their gold grades;
-    returns the workers whose status changed."""
+    """Recompute ``WorkerTrust`` for the study's workers (or the ones given) from their verified gold
+    grades; returns the workers whose status changed. A worker with a trust row but no verified answer
+    left (the platform never confirmed them) is recomputed too, to no golds seen."""
     policy = policy_for(study)
     wanted = None if worker_ids is None else list(worker_ids)
+    mine = {} if wanted is None else {"worker_id__in": wanted}
     counts = gold_counts(study, wanted)
     workers = sorted(
         set(counts)
         | set(
-            Response.objects.filter(study=study, **({} if wanted is None else {"worker_id__in": wanted}))
+            Response.objects.filter(study=study, **mine)
+            .counted()
+            .order_by()
             .values_list("worker_id", flat=True)
             .distinct()
         )
+        | set(WorkerTrust.objects.filter(study=study, **mine).values_list("worker_id", flat=True))
     )
     if not workers:
         return []
@@ -102,8 +110,8 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
 
 
 def regrade_item(item: Item) -> int:
-    """Grade every response to ``item`` again against its current gold answer (none when retired);
-    returns how many grades changed."""
+    """Grade every response to ``item`` again against its current gold answer (none when retired),
+    verified or not; returns how many grades changed."""
     kind = get_kind(item.study.kind)
     changed = []
     for response in Response.objects.filter(item=item).only("id", "answer", "gold_passed"):

@@ -1,6 +1,6 @@
 """What the admin's quality dashboard shows of a study, as rows for its page and its API: per worker
-the gold record, trust with its Wilson interval and behaviour signals; per gold item how often it is
-missed, overall and by trusted workers."""
+the gold record, trust with its Wilson interval, behaviour signals and the risk score with its reasons;
+per gold item how often it is missed, overall and by trusted workers."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from annotate.models import GoldReview, Item, Study, Worker, WorkerTrust
 from annotate.quality import gold_review
+from annotate.quality.risk import WorkerRisk
 from annotate.quality.signals import worker_signals
 
 
@@ -17,15 +18,19 @@ def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, digits)
 
 
-def worker_rows(study: Study) -> list[dict[str, Any]]:
-    """One row per worker who answered in the study: gold record, trust, status, behaviour."""
+def worker_rows(study: Study, risks: dict[int, WorkerRisk] | None = None) -> list[dict[str, Any]]:
+    """One row per worker who answered in the study: gold record, trust, status, behaviour, and the risk
+    score with its reasons (``risks``: :func:`annotate.quality.risk.study_risks`)."""
     behaviour = worker_signals(study)
+    risks = risks or {}
     trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
     workers = Worker.objects.filter(pk__in=set(behaviour) | set(trust)).order_by("id")
     rows = []
     for worker in workers:
         t = trust.get(worker.pk)
         b = behaviour.get(worker.pk, {})
+        risk = risks.get(worker.pk)
+        risk_exclusion = t.risk_exclusion if t else ""
         rows.append(
             {
                 "id": worker.pk,
@@ -43,6 +48,12 @@ def worker_rows(study: Study) -> list[dict[str, Any]]:
                 "fast": b.get("fast", 0),
                 "focus_changes": b.get("focus_changes", 0),
                 "pastes": b.get("pastes", 0),
+                "risk": _round(risk.score) if risk else None,
+                "risk_flagged": bool(risk and risk.flagged),
+                "risk_reasons": [r.as_dict() for r in risk.reasons] if risk else [],
+                "risk_exclusion": risk_exclusion,
+                "excluded": (t is not None and t.status == "excluded")
+                or risk_exclusion in ("auto", "researcher"),
             }
         )
     return rows

@@ -46,6 +46,7 @@ def response_signals(study: Study) -> list[dict[str, Any]]:
     }
     rows = list(
         Response.objects.filter(study=study)
+        .counted()
         .order_by("id")
         .values_list("id", "worker_id", "item_id", "read_ms", "answer_ms", "signals")
     )

@@ -2,8 +2,10 @@
 
 Each kind owns the schema of its study config (a DRF serializer), how a study's items are built,
 what of an item the annotator's browser may see, how an answer is validated and how a gold answer is
-graded, which answer categories inter-annotator agreement is computed over, which page script and
-template the annotator gets, where its results page is, and its demo studies. The rest of the app
+graded, which answer categories inter-annotator agreement is computed over, how many words an item
+asks to read and which fixed answering strategies an answer agrees with (for the risk score of
+:mod:`annotate.quality.risk`), which page script and template the annotator gets, where its results
+page is, and its demo studies. The rest of the app
 asks the kind through these hooks and never tests a kind's name.
 """
 
@@ -14,6 +16,8 @@ from typing import Any, ClassVar
 
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
+
+from annotate.tasks.words import payload_words
 
 
 class BaseConfigSerializer(serializers.Serializer):
@@ -94,3 +98,22 @@ class TaskKind(ABC):
     @abstractmethod
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         """The category of ``answer`` (one of :meth:`categories`), or ``None`` when it has none."""
+
+    def reading_words(self, payload: dict[str, Any]) -> int:
+        """How many words an annotator reads to answer an item with ``payload`` (0: none to time)."""
+        return payload_words(payload)
+
+    def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
+        """The fixed answering strategies ``answer`` agrees with, by name: answers a script gives without
+        reading. By default the first and the last answer category (always the first label, always the
+        top rating); kinds add their own (every word highlighted, none)."""
+        categories = self.categories(study)
+        value = self.agreement_value(answer) if isinstance(answer, dict) else None
+        if value is None or not categories:
+            return []
+        found = []
+        if value == categories[0]:
+            found.append(f"always the first answer ({categories[0]})")
+        if len(categories) > 1 and value == categories[-1]:
+            found.append(f"always the last answer ({categories[-1]})")
+        return found

@@ -53,8 +53,11 @@ def worker_trust(study: Study, worker_ids) -> dict[int, float]:
 
 
 def counted_responses(study: Study):
-    return Response.objects.filter(study=study, item__is_gold=False).exclude(
-        worker_id__in=excluded_worker_ids(study)
+    """The verified answers to non-gold items of workers not excluded by their gold trust."""
+    return (
+        Response.objects.filter(study=study, item__is_gold=False)
+        .counted()
+        .exclude(worker_id__in=excluded_worker_ids(study))
     )
 
 

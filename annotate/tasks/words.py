@@ -46,3 +46,29 @@ def is_binary_map(value: Any, length: int) -> bool:
         and set(map(type, value)) <= {int}
         and set(value) <= {0, 1}
     )
+
+
+#: The fixed strategies a word map can follow without reading (:meth:`TaskKind.fixed_strategies`).
+ALL_WORDS = "every word highlighted"
+NO_WORDS = "no word highlighted"
+
+
+def map_strategies(word_map: Any) -> list[str]:
+    """Which of :data:`ALL_WORDS` and :data:`NO_WORDS` a 0/1 map follows (none for an empty map)."""
+    if not isinstance(word_map, list) or not word_map:
+        return []
+    marked = sum(1 for v in word_map if v)
+    return [ALL_WORDS] if marked == len(word_map) else [NO_WORDS] if marked == 0 else []
+
+
+def payload_words(payload: Any) -> int:
+    """Words of an item's texts: its ``words`` and those of the texts one level down (a pair's premise
+    and hypothesis)."""
+    if not isinstance(payload, dict):
+        return 0
+    own = payload.get("words")
+    total = len(own) if isinstance(own, list) else 0
+    for value in payload.values():
+        if isinstance(value, dict) and isinstance(value.get("words"), list):
+            total += len(value["words"])
+    return total

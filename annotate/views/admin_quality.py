@@ -1,8 +1,9 @@
 """The admin's quality dashboard of a study (gold questions and the 70 % trust
 threshold of Pappas & Popescu-Belis 2016 §3, as Lertvittayakumjorn & Toni 2019 §4 use them).
 
-Per worker: golds seen and passed, trust with its Wilson interval, status, time per item and the
-behaviour signals (fast answers, focus changes, pastes), with block / unblock / bonus. Per gold item:
+Per worker: golds seen and passed, trust with its Wilson interval, status, time per item, the
+behaviour signals (fast answers, focus changes, pastes) and the risk score with its reasons
+(:mod:`annotate.quality.risk`), with block / unblock / exclude / keep in / bonus. Per gold item:
 how often it is missed, overall and by trusted workers, flagged when most trusted workers miss it, with
 keep / fix / retire (each re-grades). The quality policy, flagged platform submissions (approve /
 reject by hand), a full re-grade, and the aggregated labels (majority, Dawid-Skene, confidence) as CSV
@@ -32,6 +33,7 @@ from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
 from annotate.quality.policy import policy_for
 from annotate.quality.report import gold_rows, worker_rows
+from annotate.quality.risk import study_risks
 
 
 def post_only(view):
@@ -79,6 +81,9 @@ class PolicyForm(forms.ModelForm):
             "fast_ratio",
             "gold_flag_min_trusted",
             "gold_flag_miss_rate",
+            "max_wpm",
+            "risk_threshold",
+            "risk_action",
         ]
 
 
@@ -90,12 +95,14 @@ def study_or_404(uid) -> Study:
 def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
     study = study_or_404(uid)
     grading.refresh_trust(study)
+    risks = study_risks(study)
+    exclusion.apply_risk(study, risks)
     golds = gold_rows(study)
     context = {
         "study": study,
         "policy": policy_for(study),
         "form": form or PolicyForm(instance=policy_for(study)),
-        "workers": worker_rows(study),
+        "workers": worker_rows(study, risks),
         "golds": golds,
         "flagged_golds": sum(g["flagged"] for g in golds),
         "flagged_submissions": PlatformSubmission.objects.filter(
@@ -131,6 +138,8 @@ def worker_action(request, uid, worker_id: int, action: str):
         errors = exclusion.block(study, worker, request.POST.get("reason") or exclusion.AUTO_REASON)
     elif action == "unblock":
         errors = exclusion.unblock(study, worker)
+    elif action in ("exclude", "include"):
+        exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
     elif action == "bonus":
         try:
             amount = Decimal(request.POST.get("amount", ""))

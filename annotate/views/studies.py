@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import StreamingHttpResponse
+from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -107,7 +107,16 @@ def study_invites(request, uid):
 
 @researcher_required
 def study_export(request, uid, what: str, fmt: str):
+    """One export; ``?include_unverified=1`` adds the answers not (yet) verified, marked as such."""
     study = owned_or_404(Study.objects.all(), request.user, uid=uid)
-    response = StreamingHttpResponse(exports.stream(study, what, fmt), content_type=exports.content_type(fmt))
-    response["Content-Disposition"] = f'attachment; filename="{exports.filename(study, what, fmt)}"'
+    try:
+        unverified = exports.include_unverified(request.GET.get(exports.INCLUDE_UNVERIFIED))
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(
+        exports.stream(study, what, fmt, unverified), content_type=exports.content_type(fmt)
+    )
+    response["Content-Disposition"] = (
+        f'attachment; filename="{exports.filename(study, what, fmt, unverified)}"'
+    )
     return response

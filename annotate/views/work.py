@@ -1,9 +1,13 @@
 """Annotator pages: the study entry ``/w/<study_uid>/`` and the completion page.
 
-The entry page asks the study's provider who the visitor is, remembers the worker in a signed cookie
-(:mod:`annotate.workers`) and serves the task kind's page template with ``task_json`` (rendered with
-``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF token and the public study config. A
-visitor the provider cannot identify (an MTurk preview, no invite) sees the instructions only.
+The entry page asks the study's provider who the visitor is and whether it vouches for them
+(:func:`annotate.providers.admit`; a refused visitor gets a plain 403 page saying why), remembers the
+worker's seat in a signed cookie (:mod:`annotate.workers`) and serves the task kind's page template with
+``task_json`` (rendered with ``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF
+token, the public study config and the page token the page sends back with each answer
+(:mod:`annotate.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
+the instructions only. The completion page shows the provider's completion (a code, the form back to the
+platform) only to a worker who has done their share (:mod:`annotate.completion`).
 """
 
 from __future__ import annotations
@@ -15,20 +19,25 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotate import throttle
+from annotate.assignment import work_left, worker_progress
+from annotate.completion import completion_for
 from annotate.models import Study, Worker
-from annotate.providers import get_provider, identify_worker
+from annotate.page_tokens import page_token
+from annotate.providers import admit, get_provider
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
-from annotate.workers import current_worker, remember_worker, work_token
+from annotate.workers import Seat, remember_worker, session_seat, work_token
 
 ASSIGNMENT_PLACEHOLDER = "ASSIGNMENT"
 _SAMPLE_UID = uuid.UUID(int=0)
 
 
 def task_json(request, study: Study, worker: Worker | None = None) -> dict:
-    """What the task page's script needs (no secrets: only the public config). The CSRF token is the
-    worker's own (:func:`annotate.workers.work_token`), which works in a crowd platform's frame too."""
+    """What the task page's script needs (no secrets: only the public config, and for ``worker`` the
+    token that proves the page was loaded for them). For ``worker`` the CSRF token is the worker's own
+    (:func:`annotate.workers.work_token`), which works in a crowd platform's frame too."""
     kind = get_kind(study.kind)
+    django_token = get_token(request)  # sets the CSRF cookie, which same-site clients may use instead
     submit_url = reverse("api-work-submit", args=[_SAMPLE_UID]).replace(
         str(_SAMPLE_UID), ASSIGNMENT_PLACEHOLDER
     )
@@ -38,15 +47,16 @@ def task_json(request, study: Study, worker: Worker | None = None) -> dict:
         "next_url": reverse("api-work-next", args=[study.uid]),
         "submit_url_template": submit_url,
         "done_url": reverse("work-done", args=[study.uid]),
-        "csrf_token": get_token(request) if worker is None else work_token(worker.pk),
+        "csrf_token": work_token(worker.pk) if worker is not None else django_token,
         "config": kind.public_config(study),
+        "page_token": page_token(study.uid, worker.pk) if worker is not None else None,
     }
 
 
 def too_many_new_workers(request, study: Study):
     """A 429 page when this address has brought too many new workers to ``study`` lately, else ``None``
     (a browser that already has its worker in the study is not counted)."""
-    if current_worker(request, study) is not None:
+    if session_seat(request, study.uid) is not None:
         return None
     wait = throttle.new_worker(request, study.uid)
     if wait is None:
@@ -62,9 +72,18 @@ def entry(request, study_uid):
     if (refused := too_many_new_workers(request, study)) is not None:
         return refused
     kind = get_kind(study.kind)
-    worker = identify_worker(request, study) or current_worker(request, study)
+    admission = admit(request, study)
     base = {"study": study, "config": kind.public_config(study), "provider": get_provider(study.provider)}
-    if worker is None:
+    if admission is not None and admission.worker is None:
+        refused = {**base, "reason": "refused", "refusal": admission.entry.refused}
+        return render(request, "annotate/work/closed.html", refused, status=403)
+    if admission is not None:
+        seat: Seat | None = Seat(admission.worker.pk, admission.entry.ref, admission.entry.verified)
+        worker = admission.worker
+    else:
+        seat = session_seat(request, study.uid)
+        worker = None if seat is None else Worker.objects.filter(pk=seat.worker_id).first()
+    if seat is None or worker is None:
         return render(request, "annotate/work/preview.html", base)
     if worker.status == Worker.Status.BLOCKED:
         return render(request, "annotate/work/closed.html", {**base, "reason": "blocked"}, status=403)
@@ -76,13 +95,19 @@ def entry(request, study_uid):
         response = render(
             request, kind.template, {**base, "kind": kind, "task_json": task_json(request, study, worker)}
         )
-    remember_worker(request, response, study, worker)
+    remember_worker(request, response, study, worker, seat.ref or "", seat.verified)
     return response
 
 
 @crowd_frameable
 def done(request, study_uid):
     study = get_object_or_404(Study, uid=study_uid)
-    worker = current_worker(request, study)
-    completion = get_provider(study.provider).completion(request, worker) if worker is not None else None
+    seat = session_seat(request, study.uid)
+    completion = None
+    if seat is not None:
+        nothing_left = study.status == Study.Status.FINISHED or not work_left(
+            study, seat.worker_id, seat.ref or ""
+        )
+        progress = worker_progress(study, seat.worker_id)
+        completion = completion_for(request, study, seat, progress, nothing_left=nothing_left)
     return render(request, "annotate/work/done.html", {"study": study, "completion": completion})

@@ -9,12 +9,17 @@
  * posts it with the completion form, so that reconciliation can recover an answer the server lost.
  * While the worker only previews the HIT (`ASSIGNMENT_ID_NOT_AVAILABLE`) the page asks for nothing.
  *
+ * Every answer carries the page's evidence in `signals`: the counts of real input events while the item
+ * was shown (`interaction`, see interaction.ts) and the page token the entry page embedded (`page_token`),
+ * which the server checks to tell answers sent by this page from answers sent without it.
+ *
  * A kind subclasses `TaskFlow` and supplies `render`, `answer`, `timings` and optionally `signals`,
  * `missing` and `onItemKey`. The page's configuration comes from `<script id="hatlab-task"
  * type="application/json">` (Django's json_script). Text is written only with textContent.
  */
 
 import { ApiError, clearError, newSubmissionKey, postJson, renderError } from "./api";
+import { InteractionCounter, type InteractionOptions } from "./interaction";
 import {
   ANSWER_COPY_FIELD,
   AnswerCopy,
@@ -40,6 +45,8 @@ export interface TaskConfig<C = Record<string, unknown>> {
   submit_url_template: string;
   done_url?: string;
   csrf_token?: string;
+  /** The signed token that proves this page was loaded for the worker; sent back with each answer. */
+  page_token?: string | null;
   config: C;
 }
 
@@ -76,6 +83,8 @@ export interface FlowOptions {
   storage?: Storage | null;
   /** Posts the completion form (HTMLFormElement.submit by default). */
   submitForm?: (form: HTMLFormElement) => void;
+  /** Options of the input-event counter (tests count their script-made events). */
+  interaction?: InteractionOptions;
 }
 
 /** Why an answer cannot be sent yet, shown as an error naming `field`. */
@@ -164,6 +173,8 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   protected readonly timer: HTMLElement;
   /** The answers the server acknowledged, for MTurk's completion form (null outside MTurk). */
   protected readonly copy: AnswerCopy | null;
+  /** Counts the input events of the item on show. */
+  protected readonly interaction: InteractionCounter;
   protected current: NextItem<P, C> | null = null;
   protected busy = false;
   private submissionKey = "";
@@ -179,6 +190,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.mturk = mturkParams(options.search ?? this.doc.defaultView?.location.search ?? "");
     this.copy =
       this.mturk && !isPreview(this.mturk) ? new AnswerCopy(task.study, this.storageOption()) : null;
+    this.interaction = new InteractionCounter(this.doc, { now: this.now, ...options.interaction });
     const d = this.doc;
     this.taskBox = el(d, "section", "ht-task");
     this.taskBox.hidden = true;
@@ -252,6 +264,17 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   destroy(): void {
     this.stopTimer();
     this.doc.removeEventListener("keydown", this.keyListener);
+    this.interaction.destroy();
+  }
+
+  /** The kind's signals with the page's evidence: the item's input counts and the page token. */
+  protected pageSignals(): Record<string, unknown> {
+    const token = this.task.page_token;
+    return {
+      ...this.signals(),
+      interaction: this.interaction.counts(),
+      ...(typeof token === "string" && token ? { page_token: token } : {}),
+    };
   }
 
   /** Ask the server for the next item (or the completion hand-off). */
@@ -300,7 +323,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       submission_key: this.submissionKey,
       answer: this.answer(),
       timings: this.timings(),
-      signals: this.signals(),
+      signals: this.pageSignals(),
     };
     let stored: Submitted<P, C>;
     try {
@@ -359,6 +382,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.doneBox.hidden = true;
     this.taskBox.hidden = false;
     this.render(next, { ...this.task.config, ...(next.config ?? {}) } as C);
+    this.interaction.reset();
     this.startTimer(next.expires_at);
     this.setState("item");
     this.syncControls();

@@ -392,7 +392,7 @@ describe("the MTurk hand-off", () => {
         submission_key: "k1",
         answer: { choice: "yes" },
         timings: expect.any(Object),
-        signals: { keys: 1 },
+        signals: { keys: 1, interaction: expect.any(Object) },
       },
     ]);
     key(document.body, "n");

@@ -180,7 +180,10 @@ def test_working_to_the_end(researcher):
     assert done.status_code == 200
     assert done.json() == {
         "done": True,
-        "completion": {"message": "Thank you! You have finished all items available to you in this study."},
+        "completion": {
+            "finished": True,
+            "message": "Thank you! You have finished all items available to you in this study.",
+        },
         "progress": {"done": 3, "total": 3},
     }
 

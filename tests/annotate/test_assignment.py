@@ -203,3 +203,16 @@ def test_a_transaction_begun_by_its_first_statement_commits_or_rolls_back(resear
     assert not connection.in_atomic_block
     other = next_assignment(study, make_worker("w-trip-2"))
     assert Assignment.objects.get(pk=other.pk).status == Assignment.Status.ASSIGNED
+
+
+def test_each_platform_unit_holds_its_own_open_assignment(study):
+    """A worker id used on two platform units (two browsers on two MTurk assignments) gets a separate
+    assignment on each, stored under its unit; asking again under a unit returns that unit's own."""
+    worker = make_worker("twin")
+    first = next_assignment(study, worker, ref="A1")
+    second = next_assignment(study, worker, ref="A2")
+    assert second is not None and first.item_id != second.item_id
+    assert next_assignment(study, worker, ref="A1").pk == first.pk
+    assert next_assignment(study, worker, ref="A2").pk == second.pk
+    units = dict(Assignment.objects.filter(worker=worker).values_list("pk", "provider_assignment_id"))
+    assert units == {first.pk: "A1", second.pk: "A2"}

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotate.models import Payment, Publication, Worker
 from annotate.providers import get_provider
-from annotate.providers.base import ANSWER_COPY_FIELD
+from annotate.providers.base import ANSWER_COPY_FIELD, Entry
 from annotate.providers.base.retry import Backoff, ProviderConfigError
 from annotate.providers.mturk import adapter as mturk
 from annotate.providers.mturk import client as mturk_client
@@ -695,6 +695,7 @@ def test_identify_preview_and_completion(provider, mturk_study):
                          "turkSubmitTo": "https://workersandbox.mturk.com"})  # fmt: skip
     assert not provider.is_preview(accepted, study)
     assert provider.identify(accepted, study) == "W1"
+    assert provider.verify_entry(accepted, study, "W1") == Entry(ref="A1", verified=False)
     assert provider.assignment_ref(accepted, study) == "A1"
     assert provider.completion(accepted, study.assignments.model(study=study))["form"] == {
         "action": "https://workersandbox.mturk.com/mturk/externalSubmit",
@@ -705,14 +706,20 @@ def test_identify_preview_and_completion(provider, mturk_study):
         {"assignmentId": "A2", "hitId": "HITX", "workerId": "W2", "turkSubmitTo": "https://evil.example"}
     )
     assert provider.identify(forged, study) == "W2"
+    assert not provider.verify_entry(forged, study, "W2").refused
     assert (
         provider.completion(forged, None)["form"]["action"]
         == "https://workersandbox.mturk.com/mturk/externalSubmit"
     )
-    # A HIT of another study, or ids that are not MTurk ids, identify nobody.
-    assert (
-        provider.identify(_request({"assignmentId": "A3", "hitId": "OTHER", "workerId": "W3"}), study) is None
-    )
+    # A HIT of another study is refused; ids that are not MTurk ids identify nobody.
+    foreign = _request({"assignmentId": "A3", "hitId": "OTHER", "workerId": "W3"})
+    assert provider.verify_entry(foreign, study, "W3").refused == "This HIT is not part of this study."
+    assert provider.assignment_ref(foreign, study) == ""
+    # The assignment A1 is W1's: another worker id, or W1 under another HIT, is refused.
+    open_hits(study, "HITY")
+    for worker, hit in (("W9", "HITX"), ("W1", "HITY")):
+        taken = _request({"assignmentId": "A1", "hitId": hit, "workerId": worker})
+        assert provider.verify_entry(taken, study, worker).refused
     assert (
         provider.identify(_request({"assignmentId": "A3", "hitId": "HITX", "workerId": "<W>"}), study) is None
     )

@@ -163,9 +163,13 @@ def test_expired_invites_are_refused(study):
 def test_accounts_and_open_enrollment(study, annotator_user):
     client = Client()
     client.force_login(annotator_user)
+    # An invite-only study: a signed-in account needs an invite too; its plain link shows the preview.
+    plain = client.get(reverse("work-entry", args=[study.uid]))
+    assert plain.status_code == 200 and not Worker.objects.filter(user=annotator_user).exists()
+    assert WORKERS_COOKIE not in plain.cookies
+    Study.objects.filter(pk=study.pk).update(provider_config={"open_enrollment": True})
     assert client.get(reverse("work-entry", args=[study.uid])).status_code == 200
     assert Worker.objects.get(user=annotator_user).external_id == f"user:{annotator_user.pk}"
-    Study.objects.filter(pk=study.pk).update(provider_config={"open_enrollment": True})
     visitor = Client()
     visitor.get(reverse("work-entry", args=[study.uid]))
     visitor.get(reverse("work-entry", args=[study.uid]))
@@ -183,7 +187,9 @@ def test_blocked_paused_and_finished(study):
     finished = client.get(reverse("work-entry", args=[study.uid]))
     assert finished.status_code == 302 and finished["Location"] == reverse("work-done", args=[study.uid])
     done = client.get(finished["Location"]).content.decode()
-    assert "Thank you! You have finished" in done
+    # bob answered nothing: the finished study gives him no completion, and says so
+    assert "This study has finished, so no completion code can be given" in done
+    assert "Thank you! You have finished" not in done
     Worker.objects.filter(external_id="invite:bob").update(status=Worker.Status.BLOCKED)
     assert client.get(reverse("work-entry", args=[study.uid])).status_code == 403
     assert "no work in this study" in Client().get(reverse("work-done", args=[study.uid])).content.decode()
@@ -230,3 +236,22 @@ def test_dataset_page_pagination(browser, researcher):
     dataset = make_dataset(researcher, n=60, name="big")
     page = browser.get(reverse("dataset-detail", args=[dataset.pk]) + "?page=2").content.decode()
     assert "Page 2 of 2" in page and "demo-0060" in page
+
+
+def test_an_invite_belongs_to_the_first_browser_or_account(study, annotator_user):
+    link = invite_path(study, make_invite(study, "carol"))
+    first = Client()
+    assert first.get(link).status_code == 200
+    assert first.get(link).status_code == 200  # the same browser again
+    stranger = Client()
+    refused = stranger.get(link)
+    assert refused.status_code == 403 and "already used by someone else" in refused.content.decode()
+    assert WORKERS_COOKIE not in refused.cookies
+    # Signed in, an invite binds to the account, so the same account on another device may use it.
+    link = invite_path(study, make_invite(study, "dave"))
+    laptop, phone = Client(), Client()
+    for device in (laptop, phone):
+        device.force_login(annotator_user)
+        assert device.get(link).status_code == 200
+    assert stranger.get(link).status_code == 403
+    assert Worker.objects.filter(external_id__in=["invite:carol", "invite:dave"]).count() == 2

@@ -12,7 +12,7 @@ from django.test import Client, RequestFactory
 
 from annotate.models import Payment, Publication, Worker
 from annotate.providers import get_provider
-from annotate.providers.base import RETURNED, SUBMITTED, TIMED_OUT
+from annotate.providers.base import RETURNED, SUBMITTED, TIMED_OUT, Entry
 from annotate.providers.base.retry import Backoff, ProviderConfigError
 from annotate.providers.prolific import adapter as prolific
 from annotate.providers.prolific import client as prolific_client
@@ -197,23 +197,45 @@ def _request(params: dict):
 
 def test_identify_and_completion(fake, provider, study):
     [publication] = provider.publish(study, "b1")
-    request = _request(
-        {"PROLIFIC_PID": "5f0aa1", "STUDY_ID": publication.external_id, "SESSION_ID": "sess01"}
-    )
+    session = fake.add_submission(publication.external_id, "5f0aa1", status="ACTIVE")
+    request = _request({"PROLIFIC_PID": "5f0aa1", "STUDY_ID": publication.external_id, "SESSION_ID": session})
     assert provider.identify(request, study) == "5f0aa1"
-    assert provider.assignment_ref(request, study) == "sess01"
+    assert provider.verify_entry(request, study, "5f0aa1") == Entry(ref=session, verified=True)
+    assert provider.assignment_ref(request, study) == session
     worker = make_worker("5f0aa1", "prolific")
     completion = provider.completion(request, worker)
     code = publication.details["completion_code"]
     assert completion["code"] == code
     assert completion["redirect_url"] == f"https://app.prolific.com/submissions/complete?cc={code}"
-    # Another Prolific study's id, or ids that are not ids, identify nobody.
-    assert (
-        provider.identify(_request({"PROLIFIC_PID": "p", "STUDY_ID": "other", "SESSION_ID": "s"}), study)
-        is None
-    )
+    # Another Prolific study's id is refused; ids that are not ids identify nobody.
+    other = _request({"PROLIFIC_PID": "p", "STUDY_ID": "other", "SESSION_ID": "s"})
+    assert provider.verify_entry(other, study, "p").refused
     assert provider.identify(_request({"PROLIFIC_PID": "<x>", "STUDY_ID": publication.external_id,
                                        "SESSION_ID": "s"}), study) is None  # fmt: skip
+
+
+def test_entry_is_checked_against_prolific(fake, provider, study):
+    """Prolific vouches for an active session of the same participant; another participant's session, one
+    Prolific does not know, or one no longer active is refused; when Prolific cannot be asked the
+    participant starts provisional, and the session is theirs: another PROLIFIC_PID on it is refused."""
+    [publication] = provider.publish(study, "b1")
+    sid = publication.external_id
+
+    def entry(pid: str, session: str) -> Entry:
+        request = _request({"PROLIFIC_PID": pid, "STUDY_ID": sid, "SESSION_ID": session})
+        return provider.verify_entry(request, study, provider.identify(request, study))
+
+    mine = fake.add_submission(sid, "p1", status="ACTIVE")
+    assert entry("p1", mine) == Entry(ref=mine, verified=True)
+    assert entry("p2", mine).refused == "This Prolific session belongs to someone else."
+    assert "no such session" in entry("p2", "0" * 24).refused
+    submitted = fake.add_submission(sid, "p3")
+    assert entry("p3", submitted).refused == "This Prolific session is no longer active."
+    fake.fail_next("GET", r"submissions/\w+/", status=503)
+    unknown = fake.new_id()
+    assert entry("p4", unknown) == Entry(ref=unknown, verified=False)  # asked once, not retried
+    fake.fail_next("GET", r"submissions/\w+/", status=503)
+    assert "someone else" in entry("p5", unknown).refused
 
 
 # --- submissions, review, bonuses, lists, messages --------------------------------------------------

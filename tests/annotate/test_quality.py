@@ -434,9 +434,11 @@ def test_dashboard_actions(graded_study, admin_user, client):
         "gold_rate": "0.3", "trust_threshold": "0.8", "min_golds": "2", "confidence": "0.9",
         "excluded_action": "approve", "block_mode": "none", "review": "auto", "rejection_feedback": "x",
         "fast_ratio": "0.3", "gold_flag_min_trusted": "3", "gold_flag_miss_rate": "0.5",
+        "max_wpm": "500", "risk_threshold": "0.6", "risk_action": "review",
     }  # fmt: skip
     assert client.post(f"{base}policy/", form).status_code == 302
     assert policy_for(type(study).objects.get(pk=study.pk)).trust_threshold == 0.8
+    assert policy_for(type(study).objects.get(pk=study.pk)).max_wpm == 500
     assert type(study).objects.get(pk=study.pk).config["gold_rate"] == 0.3  # where the hand-out reads it
     assert all(g.responses_needed == gold_mixing.GOLD_CAPACITY for g in golds(study))
     assert "Golds make up 0.30 of each" in client.get(base).content.decode()

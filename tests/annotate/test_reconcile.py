@@ -30,6 +30,7 @@ from annotate.models import (
     Publication,
     QualityPolicy,
     Response,
+    Study,
 )
 from annotate.providers import PROVIDERS, get_provider
 from annotate.providers.base import ProviderUnsupported
@@ -372,6 +373,13 @@ def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mtu
     monkeypatch.setattr(crowd.reconcile_study_job, "delay", queued.append)
     assert crowd.reconcile_all() == 1 and queued == [study.pk]
     assert crowd.enqueue_reconcile(study) is True and queued == [study.pk, study.pk]
+    # a finished study is reconciled only while some of its answers wait for the platform's confirmation
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.FINISHED)
+    queued.clear()
+    assert crowd.reconcile_all() == 0
+    waiting = Response.objects.filter(study=study).first()  # the study has answers (the worker's)
+    Response.objects.filter(pk=waiting.pk).update(verification=Response.Verification.PROVISIONAL)
+    assert crowd.reconcile_all() == 1 and queued == [study.pk]
     assert "reconcile-crowd-studies" in current_app.conf.beat_schedule
 
 

@@ -151,6 +151,7 @@ RULES: dict[str, Rule] = {
     "quality-submission": A(ADMIN, pk="submission"),
     "quality-aggregate": A(ADMIN),
     "api-crowd-quality": A(ADMIN),
+    "api-crowd-quality-worker": A(ADMIN),
 }
 
 # One value for each choice a route's pattern offers (one is enough: the check precedes the choice).
@@ -161,6 +162,7 @@ CHOICES = {
         "api-crowd-action": "pause",
         "quality-worker": "block",
         "quality-gold": "keep",
+        "api-crowd-quality-worker": "exclude",
     },  # fmt: skip
     "what": "responses",
     "fmt": "csv",

@@ -10,8 +10,9 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from annotate.assignment import next_assignment
-from annotate.models import Assignment, Item, Response
-from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
+from annotate.models import Assignment, Item, Response, Study
+from annotate.submission import FINISHED_MESSAGE, AssignmentNotFound, SubmissionConflict, submit
+from annotate.workers import Seat
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,11 @@ def test_submit_stores_one_response_and_counts_it(held):
     response = Response.objects.get(pk=result.response_id)
     assert response.answer == ans
     assert (response.read_ms, response.answer_ms) == (900, 400)
-    assert response.signals == {"blur": 1, "timings": {"label_at_ms": 900, "first_highlight_at_ms": 1000}}
+    assert response.signals == {
+        "blur": 1,
+        "page": False,  # no page token came
+        "timings": {"label_at_ms": 900, "first_highlight_at_ms": 1000},
+    }
     assert response.gold_passed is None
     a.refresh_from_db()
     assert a.status == Assignment.Status.SUBMITTED and a.submitted_at is not None
@@ -196,3 +201,32 @@ def test_general_path_stores_the_same(held, monkeypatch):
     response = Response.objects.get(pk=first.response_id)
     assert (response.answer, response.read_ms, response.signals["x"]) == (ans, 900, 1)
     assert Item.objects.get(pk=a.item_id).responses_done == 1
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["fast-path-where-native", "portable"])
+def test_a_session_submits_only_under_its_own_platform_unit(study, monkeypatch, native):
+    """Two sessions of one worker id (two browsers on two MTurk assignments) never share an assignment:
+    each submits only assignments made under the unit it entered with, as verified or provisional as its
+    seat says; a retry answers the same; a finished study takes no new answer."""
+    if not native:
+        monkeypatch.setattr("annotate.sql.native", lambda: False)
+    worker = make_worker("twin")
+    first = next_assignment(study, worker, ref="A1")
+    second = next_assignment(study, worker, ref="A2")
+    assert first.item_id != second.item_id
+    mine = {str(study.uid): Seat(worker.pk, "A1", verified=False)}
+    other = {str(study.uid): Seat(worker.pk, "A2")}
+    ans, timings = good_answer(first.item)
+    with pytest.raises(AssignmentNotFound):
+        submit(first.uid, other, uuid.uuid4(), ans, timings)
+    key = uuid.uuid4()
+    stored = submit(first.uid, mine, key, ans, timings)
+    assert Response.objects.get(pk=stored.response_id).verification == Response.Verification.PROVISIONAL
+    assert not Response.objects.filter(pk=stored.response_id).counted().exists()
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.FINISHED)
+    assert submit(first.uid, mine, key, ans, timings).response_id == stored.response_id  # a retry
+    late, late_timings = good_answer(second.item)
+    with pytest.raises(SubmissionConflict) as info:
+        submit(second.uid, other, uuid.uuid4(), late, late_timings)
+    assert (info.value.field, info.value.message) == ("study", FINISHED_MESSAGE)
+    assert Item.objects.get(pk=second.item_id).responses_done == 0

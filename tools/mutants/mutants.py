@@ -31,6 +31,7 @@ T_AGREEMENT = "tests/engine/test_metrics_agreement.py"
 T_FC_ENGINE = "tests/engine/test_metrics_forced_choice.py"
 T_FC_SCORING = "tests/annotate/test_forced_choice_scoring.py"
 T_FC_FILTERS = "tests/annotate/test_forced_choice_filters.py"
+T_COUNTED = "tests/annotate/test_counted.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # ------------------------------------------------------------------------------- the hand-out
@@ -78,10 +79,18 @@ MUTANTS: tuple[Mutant, ...] = (
         "handout-second-open-assignment",
         ASSIGNMENT,
         "      AND NOT EXISTS (SELECT 1 FROM {_A} h WHERE h.worker_id = $2 AND h.study_id = $1"
-        " AND h.status = '{ASSIGNED}')\n",
-        "",
+        " AND h.status = '{ASSIGNED}'\n                      AND h.provider_assignment_id = $6)\n",
+        "      AND $6::text IS NOT NULL\n",
         (T_ASSIGNMENT,),
         "a worker holding an open assignment is given another one",
+    ),
+    Mutant(
+        "handout-open-assignment-across-units",
+        ASSIGNMENT,
+        "                      AND h.provider_assignment_id = $6)\n",
+        "                      AND $6::text IS NOT NULL)\n",
+        (T_ASSIGNMENT,),
+        "an open assignment taken under one platform unit keeps the worker's other session from any item",
     ),
     Mutant(
         "handout-item-cap-off-by-one",
@@ -111,10 +120,26 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "submit-any-worker",
         SUBMISSION,
-        "if row is None or row[2] not in worker_ids:",
-        "if row is None:",
+        "seat = None if row is None else _seat(holders, row[12], row[2], row[15])",
+        "seat = None if row is None else Seat(row[2], None)",
         (T_SUBMISSION,),
         "someone else's assignment can be submitted (fast path)",
+    ),
+    Mutant(
+        "submit-any-platform-unit",
+        "annotate/workers.py",
+        "return worker_id == self.worker_id and self.ref in (None, ref)",
+        "return worker_id == self.worker_id",
+        (T_SUBMISSION,),
+        "a session submits an assignment its worker took under another platform unit (another browser)",
+    ),
+    Mutant(
+        "submit-after-finish",
+        SUBMISSION,
+        "    if row[13] == Study.Status.FINISHED and not allow_finished:\n",
+        "    if False:\n",
+        (T_SUBMISSION,),
+        "a finished study still takes new answers (fast path)",
     ),
     Mutant(
         "submit-not-counted",
@@ -213,5 +238,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         (T_FC_SCORING + "::test_excluded_workers_and_gold_items_are_left_out",),
         "answers of workers excluded by their gold trust are counted",
+    ),
+    Mutant(
+        "forced-choice-results-count-unverified",
+        FC_RESULTS,
+        "        .counted()\n        .exclude(worker_id__in=excluded_worker_ids(study))\n",
+        "        .exclude(worker_id__in=excluded_worker_ids(study))\n",
+        (T_COUNTED + "::test_forced_choice_scores_leave_unverified_answers_out",),
+        "provisional and set-aside answers are scored",
     ),
 )

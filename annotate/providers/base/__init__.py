@@ -1,8 +1,9 @@
 """The crowd-provider contract, and what the platform providers share.
 
 A provider knows how a person arriving at a study's entry page (``/w/<study_uid>/``) is recognised
-(:meth:`CrowdProvider.identify`) and how they are handed back when they have finished
-(:meth:`CrowdProvider.completion`). Platform providers (MTurk, Prolific) add publishing, syncing,
+(:meth:`CrowdProvider.identify`), whether the platform vouches for them (:meth:`CrowdProvider.verify_entry`:
+their answers count at once, wait for the platform's confirmation, or they are refused) and how they
+are handed back when they have finished (:meth:`CrowdProvider.completion`). Platform providers (MTurk, Prolific) add publishing, syncing,
 approving, rejecting, bonuses and blocking on top of this contract.
 
 Providers are stateless singletons held in :data:`annotate.providers.PROVIDERS`; everything they need
@@ -26,7 +27,7 @@ from django.conf import settings as django_settings  # the submodule base/settin
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from annotate.models import Publication
+from annotate.models import EntryBinding, Publication
 from annotate.providers.base.retry import ProviderError
 from annotate.providers.base.settings import settings_object
 
@@ -108,6 +109,34 @@ class SubmissionRecord:
     problem: str = ""
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A provider's word on a person arriving at the entry page: ``refused`` (a plain reason shown to
+    them, with HTTP 403) or admitted on the platform's unit of work ``ref`` (stored on the assignments
+    they get), their answers ``verified`` at once or provisional until reconciliation confirms them."""
+
+    ref: str = ""
+    verified: bool = True
+    refused: str = ""
+
+    @classmethod
+    def refuse(cls, reason: str) -> Entry:
+        return cls(refused=reason)
+
+
+def bind_entry(study, provider: str, ref: str, holder: str, scope: str = "") -> str:
+    """Bind the platform's unit ``ref`` to the first ``holder`` who uses it, coming from ``scope``;
+    returns why this use is refused ("" when it is the holder's own, from the same scope and study)."""
+    binding, _ = EntryBinding.objects.get_or_create(
+        provider=provider, ref=ref, defaults={"study": study, "holder": holder, "scope": scope}
+    )
+    if binding.study_id != study.pk or binding.scope != scope:
+        return "This link does not belong to this study."
+    if binding.holder != holder:
+        return "This link was already used by someone else. Please open the study from your own account."
+    return ""
+
+
 def completion_study_uid(request, assignment_or_worker) -> str | None:
     """The study a completion is for: the assignment's, else the one the URL names (``study_uid``, as in
     the entry, done and annotator API routes); ``None`` when neither says."""
@@ -135,6 +164,17 @@ class CrowdProvider:
         anyone (an MTurk preview, a missing or expired invite). Never trust an id the platform has
         not vouched for."""
         return None
+
+    def verify_entry(self, request, study, external_id: str) -> Entry:
+        """Whether the person :meth:`identify` named ``external_id`` may start, on which platform unit,
+        and whether their answers count at once. By default they do, with no unit."""
+        return Entry(ref=self.assignment_ref(request, study))
+
+    def confirmation_window_s(self, study) -> int:
+        """How long the platform may take to confirm a provisional answer: the time a worker may spend
+        on one unit of work. Past it (and ``HATLAB_PROVISIONAL_GRACE_S``) an unconfirmed answer is set
+        aside and its slot handed out again. Without a platform every answer is verified at entry."""
+        return 0
 
     def worker_defaults(self, request, study, external_id: str) -> dict[str, Any]:
         """Extra fields of a :class:`~annotate.models.Worker` created for ``external_id``."""

@@ -2,8 +2,10 @@
 
 An invite link carries a token made by :func:`django.core.signing.dumps` (HMAC with the secret key,
 timestamped) naming the study and an invitee; it is valid for the study's ``invite_max_age_s``
-(:mod:`annotate.providers.local.settings`). A signed-in account is its own identity. With
-``open_enrollment``, any visitor gets an anonymous identity kept in their session.
+(:mod:`annotate.providers.local.settings`) and belongs to the first account (or, signed out, the first
+browser) that opens it: anyone else opening the same link is refused. Without ``open_enrollment`` a study
+is invite-only, for signed-in accounts too; with it, a signed-in account is its own identity and any
+other visitor gets an anonymous identity kept in their session.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from typing import Any
 from django.core import signing
 from django.urls import reverse
 
+from annotate.models import EntryBinding
 from annotate.providers import PROVIDERS
-from annotate.providers.base import CrowdProvider
+from annotate.providers.base import CrowdProvider, Entry
 from annotate.providers.local.settings import LocalSettings
 
 NAME = "local"
 INVITE_SALT = "hatlab.invite"
 INVITE_PARAM = "invite"
 ANON_SESSION_KEY = "hatlab_anonymous"
+BROWSER_SESSION_KEY = "hatlab_browser"
 
 
 def make_invite(study, invitee: str | None = None) -> str:
@@ -59,15 +63,37 @@ class LocalProvider(CrowdProvider):
         if token:
             invitee = read_invite(study, token)
             return None if invitee is None else f"invite:{invitee}"
+        if not LocalSettings.from_dict(study.provider_config).open_enrollment:
+            return None
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             return f"user:{user.pk}"
-        if LocalSettings.from_dict(study.provider_config).open_enrollment:
-            anonymous = request.session.get(ANON_SESSION_KEY)
-            if not isinstance(anonymous, str):
-                anonymous = request.session[ANON_SESSION_KEY] = secrets.token_hex(12)
-            return f"anon:{anonymous}"
-        return None
+        anonymous = request.session.get(ANON_SESSION_KEY)
+        if not isinstance(anonymous, str):
+            anonymous = request.session[ANON_SESSION_KEY] = secrets.token_hex(12)
+        return f"anon:{anonymous}"
+
+    def verify_entry(self, request, study, external_id: str) -> Entry:
+        """An invite is bound to the first account that opens it (signed out: the first browser, by a
+        token in its session); another account or browser opening it is refused. Accounts and anonymous
+        visitors of an open study need no check."""
+        if not external_id.startswith("invite:"):
+            return Entry()
+        browser = request.session.get(BROWSER_SESSION_KEY)
+        if not isinstance(browser, str):
+            browser = request.session[BROWSER_SESSION_KEY] = secrets.token_hex(12)
+        holders = [f"browser:{browser}"]
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            holders.insert(0, f"user:{user.pk}")
+        binding, _ = EntryBinding.objects.get_or_create(
+            provider=self.name,
+            ref=f"{study.uid}:{external_id}",
+            defaults={"study": study, "holder": holders[0]},
+        )
+        if binding.holder not in holders:
+            return Entry.refuse("This invite link was already used by someone else. Ask for your own link.")
+        return Entry()
 
     def worker_defaults(self, request, study, external_id: str) -> dict[str, Any]:
         if external_id.startswith("user:"):

@@ -2,8 +2,9 @@
 the entry link may take part.
 
 ``invite_max_age_s`` (default 14 days) bounds the age of an invite token (zero or less refuses every
-invite, which revokes the links handed out); with ``open_enrollment`` true, any visitor gets an anonymous
-identity kept in their session. The local crowd has no platform, so no fees.
+invite, which revokes the links handed out); with ``open_enrollment`` true, a signed-in account takes
+part as itself and any other visitor gets an anonymous identity kept in their session; without it (the
+default) the study is invite-only. The local crowd has no platform, so no fees.
 """
 
 from __future__ import annotations

@@ -36,8 +36,10 @@ from annotate.providers.base import (
     SUBMITTED,
     Balance,
     CostEstimate,
+    Entry,
     PlatformProvider,
     SubmissionRecord,
+    bind_entry,
     completion_study_uid,
     entry_url,
 )
@@ -106,9 +108,8 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
         return request.GET.get("assignmentId") == PREVIEW_ASSIGNMENT_ID
 
     def identify(self, request, study) -> str | None:
-        """The ``workerId`` MTurk put in the URL, for an accepted assignment of one of this study's HITs.
-        The assignment and its ``turkSubmitTo`` are kept in the session for :meth:`completion`. Payment
-        only ever follows the platform's own list of assignments, so a forged id earns nothing."""
+        """The ``workerId`` MTurk put in the URL of an accepted assignment (not a preview). Anyone can
+        type such a URL: :meth:`verify_entry` decides what the id is worth."""
         assignment_id = request.GET.get("assignmentId", "")
         hit_id = request.GET.get("hitId", "")
         worker_id = request.GET.get("workerId", "")
@@ -116,8 +117,22 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
             ID_PATTERN.match(v) for v in (assignment_id, hit_id, worker_id)
         ):
             return None
+        return worker_id
+
+    def verify_entry(self, request, study, external_id: str) -> Entry:
+        """Refuse a HIT that is not one of this study's, and an ``assignmentId`` already used by another
+        worker or under another HIT (the first ``workerId`` and ``hitId`` to use an assignment keep it).
+        Otherwise admit, with answers provisional: MTurk says who did an assignment only once it is
+        submitted, so reconciliation verifies them when ``ListAssignmentsForHIT`` lists the same
+        assignment, worker and HIT. The assignment and its ``turkSubmitTo`` are kept in the session for
+        :meth:`completion`."""
+        assignment_id = request.GET["assignmentId"]
+        hit_id = request.GET["hitId"]
         if not self.published(study, hit_id):
-            return None
+            return Entry.refuse("This HIT is not part of this study.")
+        refused = bind_entry(study, self.name, assignment_id, external_id, hit_id)
+        if refused:
+            return Entry.refuse(refused)
         self.remember(
             request,
             study,
@@ -127,7 +142,11 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
                 "submit_to": request.GET.get("turkSubmitTo", ""),
             },
         )
-        return worker_id
+        return Entry(ref=assignment_id, verified=False)
+
+    def confirmation_window_s(self, study) -> int:
+        """A worker has the HIT type's assignment duration to submit an accepted assignment."""
+        return self.settings_of(study).assignment_duration_s
 
     def assignment_ref(self, request, study) -> str:
         return self.context(request, str(study.uid)).get("assignment_id", "")

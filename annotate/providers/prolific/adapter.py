@@ -23,7 +23,7 @@ import requests
 from django.conf import settings
 from django.utils.dateparse import parse_datetime
 
-from annotate.models import Publication
+from annotate.models import EntryBinding, Publication
 from annotate.providers import PROVIDERS
 from annotate.providers.base import (
     ACTIVE,
@@ -34,8 +34,10 @@ from annotate.providers.base import (
     TIMED_OUT,
     Balance,
     CostEstimate,
+    Entry,
     PlatformProvider,
     SubmissionRecord,
+    bind_entry,
     completion_study_uid,
     entry_url,
 )
@@ -83,22 +85,68 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
 
     # --- a worker arrives and leaves ----------------------------------------------------------------
     def identify(self, request, study) -> str | None:
-        """``PROLIFIC_PID`` for a ``STUDY_ID`` we published for this study; the ``SESSION_ID`` is kept."""
+        """``PROLIFIC_PID`` from the URL (with ``STUDY_ID`` and ``SESSION_ID``); anyone can type such a
+        URL: :meth:`verify_entry` decides what the id is worth."""
         pid = request.GET.get("PROLIFIC_PID", "")
         study_id = request.GET.get("STUDY_ID", "")
         session_id = request.GET.get("SESSION_ID", "")
         if not all(ID_PATTERN.match(v) for v in (pid, study_id, session_id)):
             return None
-        if not self.published(study, study_id):
-            return None
-        self.remember(request, study, {"session_id": session_id, "study_id": study_id})
         return pid
+
+    def verify_entry(self, request, study, external_id: str) -> Entry:
+        """Ask Prolific about the session (``SESSION_ID`` is the submission's id): an active submission
+        of this participant in the Prolific study we published is verified at once; a session Prolific
+        does not know, someone else's, another study's or one no longer active is refused. When Prolific
+        cannot be asked (down, slow, no token), the participant starts with provisional answers, and the
+        session is bound to the first ``PROLIFIC_PID`` that uses it; reconciliation verifies them when
+        Prolific lists the session under the same participant."""
+        study_id = request.GET["STUDY_ID"]
+        session_id = request.GET["SESSION_ID"]
+        if not self.published(study, study_id):
+            return Entry.refuse("This Prolific study is not part of this study.")
+        try:
+            found = self.client.participant_session(session_id)
+        except ProlificAPIError as exc:
+            if exc.status == 404:
+                return Entry.refuse("Prolific has no such session. Please open the study from Prolific.")
+            found = None
+        except (requests.RequestException, ProviderConfigError):
+            found = None
+        if found is not None:
+            participant = found.get("participant") or found.get("participant_id")
+            if participant != external_id or found.get("study_id") != study_id:
+                return Entry.refuse("This Prolific session belongs to someone else.")
+            if STATUS.get(str(found.get("status", ""))) != ACTIVE:
+                return Entry.refuse("This Prolific session is no longer active.")
+            # Prolific vouches for this participant: the session is theirs, whoever tried it before.
+            EntryBinding.objects.update_or_create(
+                provider=self.name, ref=session_id,
+                defaults={"study": study, "holder": external_id, "scope": study_id},
+            )  # fmt: skip
+        else:
+            refused = bind_entry(study, self.name, session_id, external_id, study_id)
+            if refused:
+                return Entry.refuse(refused)
+        self.remember(request, study, {"session_id": session_id, "study_id": study_id})
+        return Entry(ref=session_id, verified=found is not None)
+
+    def confirmation_window_s(self, study) -> int:
+        """The study's maximum allowed time; without one, three times the estimate and ten minutes
+        (Prolific times a submission out by a limit it derives from the estimate)."""
+        config = self.settings_of(study)
+        return 60 * (config.max_minutes or 3 * config.estimated_minutes + 10)
 
     def assignment_ref(self, request, study) -> str:
         return self.context(request, str(study.uid)).get("session_id", "")
 
     def completion(self, request, assignment_or_worker) -> dict[str, Any]:
-        """The completion code, and the redirect to Prolific that records it."""
+        """The completion code, and the redirect to Prolific that records it.
+
+        Prolific declares completion codes per study (``completion_codes`` of the study body: a code, its
+        type and the actions it triggers), not per participant, so every participant of a publication
+        gets the same code: the done page shows it only to a worker who has finished their share
+        (:mod:`annotate.completion`), and reconciliation checks each submission's code and session."""
         context = self.context(request, completion_study_uid(request, assignment_or_worker))
         publication = Publication.objects.filter(
             provider=self.name, external_id=context.get("study_id", "")

@@ -140,9 +140,10 @@ class ProlificClient:
     def request(self, method: str, path: str, operation: str, *, retry: bool = True, **kwargs: Any) -> Any:
         """One API call; with ``retry`` (the default) transient failures are retried with backoff."""
         url = path if path.startswith("http") else urljoin(self.base_url, path)
+        timeout = kwargs.pop("timeout", self.timeout)
 
         def call() -> Any:
-            response = self.session.request(method, url, timeout=self.timeout, **kwargs)
+            response = self.session.request(method, url, timeout=timeout, **kwargs)
             if response.status_code >= 400:
                 try:
                     body: Any = response.json()
@@ -213,6 +214,13 @@ class ProlificClient:
 
     def get_submission(self, submission_id: str) -> dict:
         return self.request("GET", f"submissions/{submission_id}/", "GetSubmission")
+
+    def participant_session(self, submission_id: str, timeout: float = 5.0) -> dict:
+        """One submission (a participant's session), asked once with a short timeout: the entry page
+        waits for it, so a slow Prolific must not hold the participant up."""
+        return self.request(
+            "GET", f"submissions/{submission_id}/", "GetSubmission", retry=False, timeout=timeout
+        )
 
     def approve(self, submission_id: str) -> bool:
         """Approve; ``False`` when the submission was approved before. The transition is idempotent

@@ -271,6 +271,13 @@ class ForcedChoiceKind(TaskKind):
             return None
         return answer_categories([choice], [bool(answer.get("confident"))], with_confidence=True)[0]
 
+    def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
+        """Always the first or always the last answer button (the order of :meth:`answer_choices`)."""
+        choices = self.answer_choices(study)
+        given = {"choice": answer.get("choice"), "confident": answer.get("confident")}
+        names = {0: "always the first button", len(choices) - 1: "always the last button"}
+        return [name for i, name in sorted(names.items()) if choices and choices[i] == given]
+
     @staticmethod
     def score(item_secret: dict[str, Any], answer: dict[str, Any]) -> float:
         """Lertvittayakumjorn & Toni 2019, Table 1: +1 / +0.5 correct, −0.5 / −1 wrong (unconfident / confident), 0 no preference."""

@@ -62,6 +62,7 @@ def scored_answers(study: Study) -> list[ScoredAnswer]:
     """The study's counted answers, scored (one query for the responses, one for exclusions)."""
     rows = list(
         Response.objects.filter(study=study, item__is_gold=False, item__retired=False)
+        .counted()
         .exclude(worker_id__in=excluded_worker_ids(study))
         .order_by("id")
         .values_list("id", "item_id", "worker_id", "answer", "item__secret")

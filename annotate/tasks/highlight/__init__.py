@@ -24,7 +24,7 @@ from annotate.tasks.highlight.config import (
     HighlightConfigSerializer,
 )
 from annotate.tasks.highlight.forms import StudyForm
-from annotate.tasks.words import is_binary_map, map_overlap, word_payload
+from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
 
 
 @register(default=True, attention_maps=True, label="Highlight the words that show a text's label")
@@ -150,3 +150,6 @@ class HighlightKind(TaskKind):
 
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
+
+    def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
+        return [*super().fixed_strategies(study, answer), *map_strategies(answer.get("map"))]

@@ -133,6 +133,8 @@ def import_yelphat(
                     worker_id=a.worker_id,
                     submission_key=uuid.uuid4(),
                     answer=answer,
+                    # a published data set's answers: no platform is left to confirm them
+                    verification=Response.Verification.VERIFIED,
                 )
                 for a, answer in zip(assignments, answers, strict=True)
             ],

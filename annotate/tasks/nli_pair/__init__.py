@@ -33,7 +33,7 @@ from annotate.tasks.nli_pair.config import (
     NliPairConfigSerializer,
     rule_for,
 )
-from annotate.tasks.words import is_binary_map, map_overlap, word_payload
+from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
 from explain_engine.api import word_spans
 
 HYPOTHESIS_FIELD = "hypothesis"
@@ -197,3 +197,8 @@ class NliPairKind(TaskKind):
 
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
+
+    def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
+        maps = [answer.get(map_field(side)) for side in SIDES]
+        both = [v for m in maps if isinstance(m, list) for v in m]
+        return [*super().fixed_strategies(study, answer), *map_strategies(both)]

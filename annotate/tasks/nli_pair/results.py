@@ -40,6 +40,7 @@ RESPONSE_COLUMNS = (
     "read_ms",
     "answer_ms",
 )
+VERIFICATION_COLUMN = "verification"
 PAIR_COLUMNS = (
     "item",
     "pair",
@@ -168,19 +169,21 @@ def pair_results(study: Study, n_boot: int = N_BOOT) -> dict[str, Any]:
     }
 
 
-def response_rows(study: Study) -> list[dict[str, Any]]:
-    """One row per response of ``study`` (gold items too), with the highlighted words of each text."""
+def response_rows(study: Study, unverified: bool = False) -> list[dict[str, Any]]:
+    """One row per verified response of ``study`` (gold items too), with the highlighted words of each
+    text; with ``unverified``, every response and its ``verification``."""
+    responses = Response.objects.filter(study=study)
     rows = list(
-        Response.objects.filter(study=study)
+        (responses if unverified else responses.counted())
         .order_by("id")
         .values_list(
             "id", "item_id", "item__document__external_id", "worker_id", "answer", "item__payload",
-            "gold_passed", "read_ms", "answer_ms",
+            "gold_passed", "read_ms", "answer_ms", "verification",
         )
     )  # fmt: skip
     names = worker_names({row[3] for row in rows})
     out = []
-    for rid, item_id, external, worker_id, answer, payload, gold, read_ms, answer_ms in rows:
+    for rid, item_id, external, worker_id, answer, payload, gold, read_ms, answer_ms, verification in rows:
         answer = answer if isinstance(answer, dict) else {}
         row = {
             "response": rid,
@@ -193,14 +196,21 @@ def response_rows(study: Study) -> list[dict[str, Any]]:
             row[f"{side}_map"] = answer.get(map_field(side))
         for side in SIDES:
             row[f"{side}_highlighted"] = highlighted(payload[side]["words"], answer.get(map_field(side)))
-        out.append(row | {"gold_passed": gold, "read_ms": read_ms, "answer_ms": answer_ms})
+        row |= {"gold_passed": gold, "read_ms": read_ms, "answer_ms": answer_ms}
+        out.append((row | {VERIFICATION_COLUMN: verification}) if unverified else row)
     return out
 
 
-def export_rows(study: Study, what: str) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
-    """The columns and rows of one export: ``responses`` or ``pairs``."""
+def export_rows(
+    study: Study, what: str, unverified: bool = False
+) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
+    """The columns and rows of one export: ``responses`` (with ``unverified``, every response and its
+    verification) or ``pairs`` (verified answers only: ``unverified`` is a ``ValueError``)."""
     if what == "responses":
-        return RESPONSE_COLUMNS, response_rows(study)
+        columns = RESPONSE_COLUMNS + ((VERIFICATION_COLUMN,) if unverified else ())
+        return columns, response_rows(study, unverified)
+    if unverified:
+        raise ValueError("include_unverified: only the responses export can include unverified answers")
     if what == "pairs":
         return PAIR_COLUMNS, [{c: p[c] for c in PAIR_COLUMNS} for p in pair_results(study)["pairs"]]
     raise KeyError(what)

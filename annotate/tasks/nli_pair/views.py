@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.db import transaction
-from django.http import Http404
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
@@ -15,6 +15,7 @@ from annotate.access import researcher_required
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
 from annotate.corpus import CorpusImportError, check_file_size, detect_format
+from annotate.exports import INCLUDE_UNVERIFIED, include_unverified
 from annotate.models import Dataset, Study
 from annotate.tasks import get_kind
 from annotate.tasks.nli_pair.config import KIND
@@ -90,9 +91,15 @@ def results_page(request, uid):
 
 @researcher_required
 def export(request, uid, what: str, fmt: str):
+    """One export; ``?include_unverified=1`` adds to the responses export the answers not (yet)
+    verified, with their verification (the per-pair figures count verified answers only)."""
     study = pair_study(request, uid)
     if what not in EXPORTS or fmt not in FORMATS:
         raise Http404("no such export")
-    columns, rows = export_rows(study, what)
+    try:
+        unverified = include_unverified(request.GET.get(INCLUDE_UNVERIFIED))
+        columns, rows = export_rows(study, what, unverified)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     body = csv_text(list(columns), csv_cells(columns, rows)) if fmt == "csv" else jsonl_text(rows)
-    return download(study, what, body, fmt)
+    return download(study, what + ("-with-unverified" if unverified else ""), body, fmt)

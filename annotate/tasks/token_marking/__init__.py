@@ -20,7 +20,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
-from annotate.tasks.words import is_binary_map, map_overlap, word_payload
+from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
 
 KIND = "token_marking"
 EXPLANATION_FIELD = "explanation"
@@ -123,3 +123,6 @@ class TokenMarkingKind(TaskKind):
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         """``None``: a marking is a map over words, not one category per item (agreement is per word)."""
         return None
+
+    def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
+        return map_strategies(answer.get("map"))

@@ -1,0 +1,103 @@
+"""Every query of ``Response`` in the web app goes through ``.counted()`` (verified answers only), or is
+listed here with the reason it must see the answers not (yet) verified. A new consumer of answers that
+forgets the filter fails here by name; the behaviour itself is shown in test_counted.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Whole files that store answers or decide their verification: they work on every answer by design.
+OWN_EVERY_ANSWER = {
+    "annotate/submission.py": "stores answers, a provisional one too, and finds a retried submission",
+    "annotate/assignment.py": "the hand-out: a provisional answer holds its item's slot",
+    "annotate/providers/": "reconciliation and the platforms verify answers or set them aside",
+    "annotate/views/work.py": "the annotator's own pages",
+    "annotate/api/work.py": "the annotator's own API",
+    "annotate/migrations/": "schema history",
+}
+#: ``(file, function)`` that read every answer, and why.
+ALLOWED = {
+    (
+        "annotate/quality/grading.py",
+        "regrade_item",
+    ): "every answer is graded, so one verified later has its grade",
+    ("annotate/tasks/highlight/yelphat.py", "import_yelphat"): "creates the imported answers (verified)",
+    ("annotate/exports.py", "_answers"): "include_unverified asks for every answer, marked",
+    (
+        "annotate/tasks/nli_pair/results.py",
+        "response_rows",
+    ): "include_unverified asks for every answer, marked",
+    ("annotate/study_progress.py", "study_progress"): "counts answers received, by verification",
+    ("annotate/unconfirmed.py", "unconfirmed_workers"): "lists the workers with unverified answers only",
+    ("annotate/jobs/crowd.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
+}
+
+
+def _owned(path: str) -> bool:
+    return any(path == p or (p.endswith("/") and path.startswith(p)) for p in OWN_EVERY_ANSWER)
+
+
+def uncounted_queries(root: Path = ROOT) -> set[tuple[str, str, int]]:
+    """``(file, function, line)`` of each ``Response.objects...`` chain without ``.counted()`` in
+    ``root/annotate``."""
+    found = set()
+    for file in sorted((root / "annotate").rglob("*.py")):
+        path = file.relative_to(root).as_posix()
+        if _owned(path):
+            continue
+        tree = ast.parse(file.read_text(), filename=path)
+        parents: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Attribute)
+                and node.attr == "objects"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "Response"
+            ):
+                continue
+            chain, top = [], node
+            while True:
+                up = parents.get(top)
+                if isinstance(up, ast.Attribute) and up.value is top:
+                    chain.append(up.attr)
+                elif not (isinstance(up, ast.Call) and up.func is top):
+                    break
+                top = up
+            if "counted" in chain:
+                continue
+            function, at = "<module>", node
+            while at in parents:
+                at = parents[at]
+                if isinstance(at, ast.FunctionDef | ast.AsyncFunctionDef):
+                    function = at.name
+                    break
+            found.add((path, function, node.lineno))
+    return found
+
+
+def test_every_response_query_counts_verified_answers_or_says_why_not():
+    found = uncounted_queries()
+    unexplained = sorted(f"{path}:{line} in {function}()" for path, function, line in found
+                         if (path, function) not in ALLOWED)  # fmt: skip
+    assert not unexplained, "Response queries without .counted(): " + ", ".join(unexplained)
+    stale = sorted(set(ALLOWED) - {(path, function) for path, function, _ in found})
+    assert not stale, f"allowed exceptions that no longer query Response: {stale}"
+
+
+def test_the_check_sees_a_query_without_counted(tmp_path):
+    """The scanner itself: a chain with ``.counted()`` anywhere passes, one without is reported."""
+    app = tmp_path / "annotate"
+    app.mkdir()
+    (app / "sample.py").write_text(
+        "def good(study):\n"
+        "    return Response.objects.filter(study=study).counted().count()\n"
+        "def bad(study):\n"
+        "    return Response.objects.filter(study=study).values('id')\n"
+    )
+    assert uncounted_queries(tmp_path) == {("annotate/sample.py", "bad", 4)}

@@ -1,0 +1,298 @@
+"""The page token, the page's evidence stored with each answer, and the per-worker risk score: its pure
+parts on hand-made arrays, then over stored answers, the policy that excludes, and the quality page."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.core import signing
+from django.urls import reverse
+
+from annotate.assignment import next_assignment
+from annotate.models import Response, Worker, WorkerTrust
+from annotate.page_tokens import page_token, page_token_valid
+from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.quality import exclusion, risk
+from annotate.quality.policy import policy_for
+from annotate.submission import submit
+from annotate.tasks import get_kind
+from tests.annotate.conftest import good_answer, make_worker
+from tests.annotate.crowd_helpers import answer, crowd_study, golds, ordinary
+
+pytestmark = pytest.mark.django_db
+
+HUMAN = {"page": True, "interaction": {"pointer": 4, "keys": 1, "touches": 0, "moves": 80}}
+SCRIPT = {"page": True, "interaction": {"pointer": 0, "keys": 0, "touches": 0, "moves": 0}}
+NO_PAGE: dict = {"page": False}
+
+
+# --- the page token ---------------------------------------------------------------------------------
+
+
+def test_page_token_holds_only_for_its_study_and_worker(settings):
+    study, other = uuid.uuid4(), uuid.uuid4()
+    token = page_token(study, 7)
+    assert page_token_valid(token, study, 7)
+    assert page_token_valid(token, str(study), 7)
+    assert not page_token_valid(token, other, 7)
+    assert not page_token_valid(token, study, 8)
+    assert not page_token_valid(token, study, None)
+    assert not page_token_valid(token[:-2] + ("AA" if token[-2:] != "AA" else "BB"), study, 7)
+    # signed for the same pair with another salt (another of the site's signed values): refused
+    assert not page_token_valid(signing.dumps([str(study), 7], salt="hatlab.workers"), study, 7)
+    for junk in (None, "", 12, True, {"page": True}):
+        assert not page_token_valid(junk, study, 7)
+    settings.SESSION_COOKIE_AGE = -1  # every token is older than that
+    assert not page_token_valid(token, study, 7)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_submission_stores_the_servers_verdict_not_the_clients(study, monkeypatch, native):
+    if not native:
+        monkeypatch.setattr("annotate.sql.native", lambda: False)
+    worker, someone = make_worker("w-page"), make_worker("w-else")
+    verdicts = []
+    for signals in (
+        {"page_token": page_token(study.uid, worker.pk), "blurs": 1},
+        {"page": True},  # a claim, no token
+        {"page_token": page_token(study.uid, someone.pk), "page": True},  # another worker's token
+        {"page_token": page_token(uuid.uuid4(), worker.pk)},  # another study's
+    ):
+        a = next_assignment(study, worker)
+        ans, timings = good_answer(a.item)
+        stored = submit(a.uid, {worker.pk}, uuid.uuid4(), ans, timings, signals)
+        kept = Response.objects.get(pk=stored.response_id).signals
+        assert "page_token" not in kept  # the token itself is not stored
+        verdicts.append(kept["page"])
+    assert verdicts == [True, False, False, False]
+
+
+def test_entry_page_embeds_a_token_for_its_worker(client, study):
+    page = client.get(invite_path(study, make_invite(study, "ann-9")))
+    token = page.context["task_json"]["page_token"]
+    worker = Worker.objects.get()  # the invite's worker, the only one
+    assert page_token_valid(token, study.uid, worker.pk)
+    assert f'"page_token": "{token}"' in page.content.decode()
+
+
+# --- pure parts ---------------------------------------------------------------------------------------
+
+
+def test_words_per_minute_leaves_untimed_and_wordless_answers_out():
+    wpm = risk.words_per_minute(np.array([100, 100, 0, 50, 10]), np.array([60_000, np.nan, 1_000, 0, -5]))
+    assert wpm[0] == pytest.approx(100.0)
+    assert np.isnan(wpm[1]) and np.isnan(wpm[2]) and np.isnan(wpm[4])
+    assert np.isinf(wpm[3])  # a zero time with words is infinitely fast
+
+
+def test_noisy_or_combination():
+    assert risk.combine(np.array([]), np.array([])) == 0.0
+    assert risk.combine(np.array([0.8]), np.array([0.5])) == pytest.approx(0.4)
+    assert risk.combine(np.array([0.8, 0.7]), np.array([1.0, 1.0])) == pytest.approx(1 - 0.2 * 0.3)
+    assert risk.combine(np.array([0.7]), np.array([3.0])) == pytest.approx(0.7)  # strengths clipped
+
+
+def test_answer_entropy_is_relative_to_the_categories():
+    assert risk.answer_entropy(np.array([0, 0, 0, 0]), 3) == 0.0
+    assert risk.answer_entropy(np.array([0, 1, 2, 0, 1, 2]), 3) == pytest.approx(1.0)
+    assert risk.answer_entropy(np.array([0, 1]), 4) == pytest.approx(0.5)  # 1 bit of 2
+    assert np.isnan(risk.answer_entropy(np.array([0, 0]), 1))
+
+
+def test_interaction_events_counts_real_input_only():
+    assert risk.interaction_events({"interaction": {"pointer": 2, "keys": 3, "touches": 1, "moves": 50}}) == 6
+    assert risk.interaction_events({"interaction": {"pointer": True, "keys": "9"}}) == 0
+    assert risk.interaction_events({"pointer": 5}) == 0  # only the page's interaction block counts
+    assert risk.interaction_events(None) == 0
+
+
+def reasons_for(n: int = 12, **arrays) -> list[risk.Reason]:
+    given = {
+        "wpm": np.full(n, 200.0),
+        "max_wpm": 714.0,
+        "events": np.full(n, 5),
+        "page": np.ones(n, dtype=bool),
+        "from_page": np.ones(n, dtype=bool),
+        "categories": ["positive", "negative"] * (n // 2),
+        "n_categories": 2,
+        "strategies": [[] for _ in range(n)],
+        "gold": np.full(n, np.nan),
+        "trust_threshold": 0.7,
+    }
+    given.update(arrays)
+    return risk.worker_reasons(**given)
+
+
+def test_a_careful_worker_shows_no_reason():
+    assert reasons_for() == []
+
+
+def test_each_reason_with_its_evidence():
+    by = {r.code: r for r in reasons_for(wpm=np.array([5_000.0] * 11 + [100.0]))}
+    assert list(by) == ["speed"]
+    assert by["speed"].strength == pytest.approx(11 / 12)
+    assert by["speed"].evidence.startswith("11 of 12 answers faster than 714 words per minute (under 8.4 s")
+
+    quiet = reasons_for(events=np.array([0] * 6 + [3] * 6), page=np.array([False] * 3 + [True] * 9))
+    assert [(r.code, r.evidence) for r in quiet] == [
+        ("no_interaction", "6 of 12 answers with no pointer, key or touch event"),
+        ("no_page", "3 of 12 answers sent without the task page's token"),
+    ]
+    # Answers without a recorded verdict (older, or recovered) are neither.
+    assert reasons_for(events=np.zeros(12), page=np.zeros(12, bool), from_page=np.zeros(12, bool)) == []
+
+    same = reasons_for(categories=["positive"] * 12)
+    assert [r.code for r in same] == ["same_answer"] and same[0].strength == pytest.approx(1.0)
+    assert same[0].evidence.startswith("12 of 12 answers are 'positive'")
+    assert reasons_for(categories=["positive"] * 10 + ["negative"] * 2) == []  # 0.65 bits: not low enough
+    assert reasons_for(n=4, categories=["positive"] * 4) == []  # too few answers to call a pattern
+
+    fixed = reasons_for(strategies=[["every word highlighted"]] * 11 + [[]])
+    assert [(r.code, r.evidence) for r in fixed] == [
+        ("fixed_strategy", "11 of 12 answers agree with 'every word highlighted'")
+    ]
+    assert reasons_for(strategies=[["every word highlighted"]] * 10 + [[], []]) == []  # under 90 %
+
+    gold = np.full(12, np.nan)
+    gold[:4] = [0, 0, 0, 1]
+    assert [(r.code, r.evidence) for r in reasons_for(gold=gold)] == [("gold", "3 of 4 gold items failed")]
+    gold[:4] = [0, 1, 1, 1]  # passes 75 % >= 70 %: no reason
+    assert reasons_for(gold=gold) == []
+
+
+def test_score_flags_a_script_but_not_a_pattern_alone():
+    script = risk.risk_of(1, 12, reasons_for(wpm=np.full(12, 9_000.0), events=np.zeros(12)), 0.5)
+    assert script.flagged and script.score == pytest.approx(1 - 0.2 * 0.3)
+    pattern = risk.risk_of(2, 12, reasons_for(categories=["positive"] * 12), 0.5)
+    assert not pattern.flagged and pattern.score == pytest.approx(0.4)
+    assert risk.risk_of(3, 12, [], 0.5).score == 0.0
+
+
+# --- the kinds' hooks ---------------------------------------------------------------------------------
+
+
+def test_kinds_name_their_fixed_strategies(study):
+    highlight = get_kind("highlight")
+    labels = highlight.categories(study)
+    assert highlight.fixed_strategies(study, {"label": labels[0], "map": [1, 1, 1]}) == [
+        f"always the first answer ({labels[0]})",
+        "every word highlighted",
+    ]
+    assert highlight.fixed_strategies(study, {"label": labels[1], "map": [0, 1, 0]}) == []
+    assert get_kind("token_marking").fixed_strategies(study, {"map": [0, 0]}) == ["no word highlighted"]
+    nli = get_kind("nli_pair")
+    nli_study = type(study)(kind="nli_pair", config={"labels": ["entailment", "neutral", "contradiction"]})
+    assert nli.fixed_strategies(
+        nli_study, {"label": "neutral", "premise_map": [1, 1], "hypothesis_map": [1]}
+    ) == ["every word highlighted"]
+    assert nli.reading_words({"premise": {"words": ["a", "b", "c"]}, "hypothesis": {"words": ["d"]}}) == 4
+    justify = get_kind("justify")
+    fc_study = type(study)(kind="justify", config={"labels": ["A", "B"]})
+    first, *_, last = justify.answer_choices(fc_study)
+    assert justify.fixed_strategies(fc_study, dict(first)) == ["always the first button"]
+    assert justify.fixed_strategies(fc_study, dict(last)) == ["always the last button"]
+
+
+# --- over stored answers ------------------------------------------------------------------------------
+
+
+def answered(study, worker, item, *, seconds: float, signals: dict, verification=None) -> Response:
+    """An answer that arrived ``seconds`` after its item was handed out."""
+    response = answer(study, worker, item, signals=signals)
+    assigned = response.created - timedelta(seconds=seconds)
+    type(response.assignment).objects.filter(pk=response.assignment_id).update(assigned_at=assigned)
+    if verification:
+        Response.objects.filter(pk=response.pk).update(verification=verification)
+    return response
+
+
+@pytest.fixture
+def rated(researcher):
+    study = crowd_study(researcher, n=8, gold_every=0, annotators_per_item=3)
+    bot, person, claimed = make_worker("bot"), make_worker("person"), make_worker("claimed")
+    for item in ordinary(study):
+        words = len(item.payload["words"])
+        answered(study, bot, item, seconds=0.2, signals=SCRIPT)
+        answered(study, person, item, seconds=words * 60 / 200, signals=HUMAN)  # 200 wpm
+        # the client claims long reading times; the server saw 0.3 s and no page
+        answered(study, claimed, item, seconds=0.3, signals=NO_PAGE)
+    return study, bot, person, claimed
+
+
+def test_study_risks_flag_scripts_with_reasons(rated):
+    study, bot, person, claimed = rated
+    risks = risk.study_risks(study)
+    assert not risks[person.pk].flagged and risks[person.pk].reasons == []
+    assert risks[bot.pk].flagged
+    assert {r.code for r in risks[bot.pk].reasons} == {"speed", "no_interaction"}
+    assert risks[bot.pk].reasons[0].evidence.startswith("8 of 8 answers faster than 714 words per minute")
+    assert risks[claimed.pk].flagged
+    assert {r.code for r in risks[claimed.pk].reasons} == {"speed", "no_interaction", "no_page"}
+
+
+def test_a_lower_reading_floor_moves_the_line(rated):
+    study, bot, person, _ = rated
+    policy = policy_for(study)
+    policy.max_wpm = 150  # the person reads at 200 wpm
+    policy.save()
+    study.refresh_from_db()
+    assert "speed" in {r.code for r in risk.study_risks(study)[person.pk].reasons}
+
+
+def test_only_counted_answers_are_scored(rated):
+    study, bot, person, _ = rated
+    Response.objects.filter(worker=bot).update(verification=Response.Verification.PROVISIONAL)
+    assert bot.pk not in risk.study_risks(study)
+
+
+def test_policy_excludes_flagged_workers_and_a_researcher_decides_over_it(rated):
+    study, bot, person, claimed = rated
+    assert exclusion.apply_risk(study, risk.study_risks(study)) == []  # review: nobody excluded
+    assert exclusion.excluded_worker_ids(study) == set()
+    policy = policy_for(study)
+    policy.risk_action = "exclude"
+    policy.save()
+    assert sorted(exclusion.apply_risk(study, risk.study_risks(study))) == sorted([bot.pk, claimed.pk])
+    assert exclusion.excluded_worker_ids(study) == {bot.pk, claimed.pk}
+    exclusion.set_risk_exclusion(study, bot, exclude=False)  # the researcher keeps the bot in
+    exclusion.set_risk_exclusion(study, person, exclude=True)
+    assert exclusion.apply_risk(study, risk.study_risks(study)) == []
+    assert exclusion.excluded_worker_ids(study) == {claimed.pk, person.pk}
+    # once no longer flagged, an automatic exclusion is lifted
+    policy.risk_threshold = 1.0
+    policy.save()
+    assert exclusion.apply_risk(study, risk.study_risks(study)) == [claimed.pk]
+    assert WorkerTrust.objects.get(study=study, worker=claimed).risk_exclusion == ""
+
+
+def test_quality_page_and_api_show_the_reasons_and_exclude(client, admin_user, rated):
+    study, bot, person, _ = rated
+    client.force_login(admin_user)
+    page = client.get(reverse("quality-dashboard", args=[study.uid])).content.decode()
+    assert "8 of 8 answers with no pointer, key or touch event" in page
+    assert 'data-reason="speed"' in page and "flagged" in page
+    data = client.get(reverse("api-crowd-quality", args=[study.uid])).json()
+    rows = {w["id"]: w for w in data["workers"]}
+    assert rows[bot.pk]["risk_flagged"] and not rows[person.pk]["risk_flagged"]
+    assert {r["code"] for r in rows[bot.pk]["risk_reasons"]} == {"speed", "no_interaction"}
+    assert data["policy"]["max_wpm"] == 714.0
+    url = reverse("quality-worker", args=[study.uid, bot.pk, "exclude"])
+    assert client.post(url).status_code == 302
+    assert exclusion.excluded_worker_ids(study) == {bot.pk}
+    api = reverse("api-crowd-quality-worker", args=[study.uid, bot.pk, "include"])
+    assert client.post(api).json() == {"worker": bot.pk, "excluded": False}
+    assert client.get(reverse("api-crowd-quality", args=[study.uid])).json()["workers"][0]["risk_exclusion"]
+
+
+def test_gold_failures_are_a_reason(researcher):
+    study = crowd_study(researcher, n=8, gold_every=2, annotators_per_item=3)
+    sloppy = make_worker("sloppy")
+    for i, item in enumerate(golds(study)):
+        answered(study, sloppy, item, seconds=60, signals=HUMAN)
+        if i:
+            Response.objects.filter(worker=sloppy, item=item).update(gold_passed=False)
+    reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
+    assert reasons["gold"].evidence == "3 of 4 gold items failed"
