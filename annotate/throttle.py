@@ -26,8 +26,13 @@ log = logging.getLogger(__name__)
 
 
 def client_address(request: HttpRequest) -> str:
-    """The client's address as the server saw it (``REMOTE_ADDR``; a proxy in front must pass it on, e.g.
-    gunicorn's ``--forwarded-allow-ips``)."""
+    """The client's address: behind our TLS proxy (``DJANGO_BEHIND_TLS_PROXY``) the last one in
+    ``X-Forwarded-For``, which that proxy appended (earlier ones come from the client and may be forged);
+    else the peer the server saw (``REMOTE_ADDR``)."""
+    if settings.BEHIND_TLS_PROXY:
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+        if forwarded:
+            return forwarded[-1]
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 

@@ -134,8 +134,10 @@ SECURE_SSL_REDIRECT = HTTPS
 SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000")) if HTTPS else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
-# Behind a proxy that ends TLS (docker-compose): trust its X-Forwarded-Proto to tell HTTPS requests.
-if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+# Behind a proxy that ends TLS (docker-compose): trust its X-Forwarded-Proto to tell HTTPS requests, and the
+# address it appends to X-Forwarded-For as the client's (the throttles count per client address).
+BEHIND_TLS_PROXY = env_bool("DJANGO_BEHIND_TLS_PROXY", False)
+if BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # No page may be framed, except the annotator pages (only they), by these origins (annotate.views.framing).

@@ -117,3 +117,21 @@ def test_throttles_can_be_turned_off(settings, researcher):
     settings.HATLAB_THROTTLE_LOGIN_ACCOUNT = (1, 300)
     settings.HATLAB_THROTTLES = False
     assert [login(Client(), "rita", "wrong").status_code for _ in range(3)] == [200, 200, 200]
+
+
+def test_behind_the_proxy_the_address_it_appends_counts(settings, study):
+    """Behind the TLS proxy every request comes from the proxy: the client is the address it appends to
+    X-Forwarded-For, not one the client wrote there itself."""
+    settings.HATLAB_THROTTLE_NEW_WORKER = (1, 600)
+    settings.BEHIND_TLS_PROXY = True
+
+    def enter(name: str, forwarded: str):
+        client = Client(REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR=forwarded)
+        return client.get(invite_path(study, make_invite(study, name)))
+
+    assert enter("a", "203.0.113.1").status_code == 200
+    assert enter("b", "203.0.113.2").status_code == 200  # another client behind the same proxy
+    assert enter("c", "198.51.100.7, 203.0.113.1").status_code == 429  # a forged first hop changes nothing
+    settings.BEHIND_TLS_PROXY = False
+    assert enter("d", "203.0.113.3").status_code == 200  # the proxy's own address, counted once
+    assert enter("e", "203.0.113.4").status_code == 429
