@@ -4,7 +4,11 @@ A text file holds one document per row (CSV) or line (JSONL) with the fields ``i
 ``label`` and optionally ``metadata`` (a JSON object); any other column or key is kept in the
 metadata too. Everything is checked before anything is written: a bad byte, a missing field, an
 empty text or a repeated id raises :class:`CorpusImportError` naming the line and the field, and
-the documents are stored in one transaction with ``bulk_create`` (all or nothing).
+the documents are stored in one transaction with ``bulk_create`` in batches (all or nothing).
+
+Imports are capped (settings ``HATLAB_IMPORT_MAX_*``, :func:`limits`): a file's bytes (checked before it
+is read), its rows (reading stops at the first row past the cap), and each text's characters and words;
+the error names the cap and the setting that raises it.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ import csv
 import io
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from annotate.models import Dataset, Document
@@ -38,6 +43,50 @@ class CorpusImportError(ValueError):
             part for part in (f"line {line}" if line else "", f"field {field!r}" if field else "") if part
         )
         super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass(frozen=True)
+class ImportLimits:
+    """The caps on one import (from the ``HATLAB_IMPORT_MAX_*`` settings)."""
+
+    max_bytes: int
+    max_rows: int
+    max_chars: int
+    max_words: int
+
+
+def limits() -> ImportLimits:
+    return ImportLimits(
+        settings.HATLAB_IMPORT_MAX_BYTES,
+        settings.HATLAB_IMPORT_MAX_ROWS,
+        settings.HATLAB_IMPORT_MAX_CHARS,
+        settings.HATLAB_IMPORT_MAX_WORDS,
+    )
+
+
+def check_file_size(size: int, field: str = "file") -> None:
+    """Refuse a file larger than the import cap, before reading it."""
+    cap = limits().max_bytes
+    if size > cap:
+        raise CorpusImportError(
+            None, field, f"{size} bytes is over the import limit of {cap} bytes (HATLAB_IMPORT_MAX_BYTES)"
+        )
+
+
+def check_text(line: int, field: str, text: str) -> None:
+    """Refuse a text longer than the caps on characters and on words (as whitespace separates them)."""
+    cap = limits()
+    if len(text) > cap.max_chars:
+        raise CorpusImportError(
+            line,
+            field,
+            f"{len(text)} characters is over the limit of {cap.max_chars} (HATLAB_IMPORT_MAX_CHARS)",
+        )
+    words = len(text.split())
+    if words > cap.max_words:
+        raise CorpusImportError(
+            line, field, f"{words} words is over the limit of {cap.max_words} (HATLAB_IMPORT_MAX_WORDS)"
+        )
 
 
 @dataclass(frozen=True)
@@ -100,6 +149,7 @@ def _clean_record(line: int, values: dict[str, Any], present: Sequence[str]) -> 
         raise CorpusImportError(line, "id", f"longer than {MAX_ID_LENGTH} characters")
     if not isinstance(text, str) or not text.strip():
         raise CorpusImportError(line, "text", "must be a non-empty string")
+    check_text(line, "text", text)
     if label is None:
         label = ""
     if isinstance(label, bool) or not isinstance(label, str | int):
@@ -114,14 +164,22 @@ def _clean_record(line: int, values: dict[str, Any], present: Sequence[str]) -> 
     return TextRecord(line, doc_id, text, label, {**extra, **metadata})
 
 
-def read_rows(text: str, fmt: str, required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+def read_rows(text: str, fmt: str, required: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The rows of a CSV file (a header row naming the columns, ``required`` among them) or a JSONL file
-    (one JSON object a line) as ``(line, values)``; blank rows are skipped. A CSV row's values hold only
-    the cells it has. Errors name the line (and the column when one is missing)."""
-    return _csv_rows(text, required) if fmt == "csv" else _jsonl_rows(text)
+    (one JSON object a line) as ``(line, values)``, one at a time; blank rows are skipped. A CSV row's
+    values hold only the cells it has. Errors name the line (and the column when one is missing); a row
+    past the cap on rows stops the reading with an error."""
+    cap = limits().max_rows
+    rows = _csv_rows(text, required) if fmt == "csv" else _jsonl_rows(text)
+    for n, (line, values) in enumerate(rows, 1):
+        if n > cap:
+            raise CorpusImportError(
+                line, None, f"more than {cap} rows: over the import limit (HATLAB_IMPORT_MAX_ROWS)"
+            )
+        yield line, values
 
 
-def _csv_rows(text: str, required: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+def _csv_rows(text: str, required: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
@@ -136,24 +194,23 @@ def _csv_rows(text: str, required: Sequence[str]) -> list[tuple[int, dict[str, A
             raise CorpusImportError(1, name, f"no {name!r} column; the header row has {header}")
     if len(set(header)) != len(header):
         raise CorpusImportError(1, None, f"repeated column names in the header {header}")
-    rows, start = [], reader.line_num + 1
+    start = reader.line_num + 1
     while True:
         try:
             row = next(reader)
         except StopIteration:
-            return rows
+            return
         except csv.Error as exc:
             raise CorpusImportError(start, None, f"this row cannot be read ({exc})") from None
         if any(cell.strip() for cell in row):
             if len(row) > len(header):
                 raise CorpusImportError(start, None, f"{len(row)} cells where the header names {len(header)}")
-            rows.append((start, dict(zip(header, row, strict=False))))
+            yield start, dict(zip(header, row, strict=False))
         start = reader.line_num + 1
 
 
-def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
-    rows = []
-    for line, raw in enumerate(text.splitlines(), 1):
+def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for line, raw in enumerate(io.StringIO(text), 1):
         if not raw.strip():
             continue
         try:
@@ -162,8 +219,7 @@ def _jsonl_rows(text: str) -> list[tuple[int, dict[str, Any]]]:
             raise CorpusImportError(line, None, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(values, dict):
             raise CorpusImportError(line, None, "each line must be a JSON object")
-        rows.append((line, values))
-    return rows
+        yield line, values
 
 
 def _csv_metadata(line: int, values: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +236,7 @@ def read_texts(data: bytes, fmt: str) -> list[TextRecord]:
     """Parse and check a CSV or JSONL file's bytes; ids must be unique within the file."""
     if fmt not in FORMATS:
         raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
+    check_file_size(len(data))
     text = _decode(data, fmt)
     records = [
         _clean_record(line, _csv_metadata(line, values) if fmt == "csv" else values, list(values))
@@ -200,11 +257,14 @@ def store_records(dataset: Dataset, records: Sequence[TextRecord]) -> int:
     with transaction.atomic():
         Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
         ids = [r.id for r in records]
-        taken = set(
-            Document.objects.filter(dataset=dataset, external_id__in=ids).values_list(
-                "external_id", flat=True
+        taken: set[str] = set()
+        for start in range(0, len(ids), BATCH_SIZE):  # in batches: SQLite caps a query's variables
+            chunk = ids[start : start + BATCH_SIZE]
+            taken.update(
+                Document.objects.filter(dataset=dataset, external_id__in=chunk).values_list(
+                    "external_id", flat=True
+                )
             )
-        )
         for rec in records:
             if rec.id in taken:
                 raise CorpusImportError(rec.line, "id", f"{rec.id!r} is already in dataset {dataset.name!r}")

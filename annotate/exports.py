@@ -11,12 +11,12 @@ item row with the ``verifications`` of its ``labels``, in the same order.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any
 
+from annotate import csvfile
 from annotate.models import Item, Response, Study, Worker
 from explain_engine.api import consensus_maps
 
@@ -168,13 +168,6 @@ def rows_for(
     raise ValueError(f"unknown export {what!r}; use one of {WHAT}")
 
 
-class _Line:
-    """A file-like target that hands back what the csv writer writes."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
 def _csv_cell(value: Any) -> Any:
     if isinstance(value, list):
         if all(isinstance(v, int) for v in value):
@@ -184,12 +177,10 @@ def _csv_cell(value: Any) -> Any:
 
 
 def stream_csv(fields: Iterable[str], rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """CSV text, header first; 0/1 maps as space-separated digits, other lists as JSON."""
+    """CSV text, header first; 0/1 maps as space-separated digits, other lists as JSON (formula-safe cells,
+    :mod:`annotate.csvfile`)."""
     fields = tuple(fields)
-    writer = csv.writer(_Line())
-    yield writer.writerow(fields)
-    for row in rows:
-        yield writer.writerow([_csv_cell(row[f]) for f in fields])
+    return csvfile.stream_csv(fields, ([row[f] for f in fields] for row in rows), cell=_csv_cell)
 
 
 def stream_jsonl(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

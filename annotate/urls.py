@@ -3,12 +3,12 @@
 URL names are global: ``home``, ``login``, ``study-detail``, ``api-work-next``, ...
 """
 
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from annotate.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
 from annotate.views import admin_quality, dashboards, datasets, docs, home, machine, publish, studies, work
+from annotate.views.accounts import LoginView, LogoutView
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CROWD_ACTIONS = "|".join(ACTIONS)
@@ -17,8 +17,8 @@ urlpatterns = [
     # first: the annotator API is the busiest route
     path("api/", include("annotate.api.urls")),
     path("", home.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(template_name="annotate/login.html"), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("login/", LoginView.as_view(), name="login"),
+    path("logout/", LogoutView.as_view(), name="logout"),
     path("api/docs/", docs.api_docs, name="api-docs"),
     # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),

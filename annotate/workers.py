@@ -6,21 +6,28 @@ answer, a :class:`Seat` per study (``{study uid: [worker pk, platform ref, verif
 time-stamped, so it cannot be forged or edited and expires with the session). The annotator API trusts
 nothing else: a request acts as the worker its cookie names for that study, only on assignments of the
 platform's unit of work it entered with (the seat's ``ref``), or as nobody. Reading it needs no database round trip, which matters
-on the two requests every answer costs; the cookie has the session cookie's attributes (HttpOnly,
-SameSite, Secure) so it travels wherever the session does, in a crowd platform's frame too.
+on the two requests every answer costs. Over HTTPS the cookie is ``SameSite=None`` (and Secure,
+HttpOnly), the only one of the site's cookies that is: a crowd platform shows the task page in its
+own frame, a cross-site context where the session and CSRF cookies (``Lax``) do not travel; it is
+also ``Partitioned`` (CHIPS), which browsers that block third-party cookies keep. So the
+annotator API's CSRF token, handed to the page in ``task_json``, is bound to the worker
+(:func:`work_token`), not to the CSRF cookie. Signing out clears the cookie (:func:`forget_workers`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http.cookies import Morsel
 
 from django.conf import settings
 from django.core import signing
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from annotate.models import Response, Worker
 
 WORKERS_COOKIE = "hatlab_workers"
 _SALT = "hatlab.workers"
+_TOKEN_SALT = "hatlab.workers.csrf"
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,57 @@ def remember_worker(request, response, study, worker: Worker, ref: str = "", ver
         domain=settings.SESSION_COOKIE_DOMAIN,
         secure=settings.SESSION_COOKIE_SECURE,
         httponly=True,
-        samesite=settings.SESSION_COOKIE_SAMESITE,
+        samesite=_samesite(),
     )
+    _partition(response)
+
+
+def _partition(response) -> None:
+    """Over HTTPS, make the response's worker cookie partitioned (see :class:`_PartitionedMorsel`)."""
+    if not settings.SESSION_COOKIE_SECURE:
+        return
+    plain = response.cookies[WORKERS_COOKIE]
+    cookie = _PartitionedMorsel()
+    cookie.set(plain.key, plain.value, plain.coded_value)
+    cookie.update(plain)
+    response.cookies[WORKERS_COOKIE] = cookie
+
+
+class _PartitionedMorsel(Morsel):
+    """A cookie with the ``Partitioned`` attribute (CHIPS), which Python's cookie module before 3.14 cannot
+    write: browsers that block third-party cookies still keep a partitioned one, per top-level site, so the
+    worker cookie works in a crowd platform's frame there too."""
+
+    def OutputString(self, attrs=None) -> str:
+        return super().OutputString(attrs) + "; Partitioned"
+
+
+def _samesite() -> str:
+    # Browsers drop SameSite=None cookies that are not Secure: over plain HTTP (development) stay Lax.
+    return "None" if settings.SESSION_COOKIE_SECURE else "Lax"
+
+
+def forget_workers(response) -> None:
+    """Clear the worker cookie on ``response`` (at sign-out: the next person at this browser is nobody)."""
+    response.delete_cookie(
+        WORKERS_COOKIE,
+        path=settings.SESSION_COOKIE_PATH,
+        domain=settings.SESSION_COOKIE_DOMAIN,
+        samesite=_samesite(),
+    )
+    _partition(response)  # a partitioned cookie is only cleared by a partitioned one
+
+
+def work_token(worker_pk: int) -> str:
+    """The annotator API's CSRF token for ``worker_pk``: an HMAC under the secret key, which a page on
+    another site cannot compute or read (task pages get it in ``task_json``)."""
+    return salted_hmac(_TOKEN_SALT, str(worker_pk)).hexdigest()
+
+
+def work_token_matches(request, worker_ids) -> bool:
+    """Whether the request's ``X-CSRFToken`` header is the token of one of ``worker_ids``."""
+    sent = request.headers.get("X-CSRFToken", "")
+    return bool(sent) and any(constant_time_compare(sent, work_token(pk)) for pk in worker_ids)
 
 
 def session_seat(request, study_uid) -> Seat | None:

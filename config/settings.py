@@ -24,8 +24,13 @@ def env_bool(name: str, default: bool = False) -> bool:
 DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and not env_bool("HATLAB_ALLOW_INSECURE_KEY", True):
-        raise RuntimeError("DJANGO_SECRET_KEY must be set in production")
+    # The key signs sessions and the annotators' worker cookie: a known key lets anyone forge both. Only a
+    # development server (DEBUG on, as `make demo` runs it) may fall back to one.
+    if not DEBUG:
+        raise RuntimeError(
+            "DJANGO_SECRET_KEY is not set: set DJANGO_SECRET_KEY to a long random string "
+            "(or DJANGO_DEBUG=1 for a development server on a throw-away key)"
+        )
     SECRET_KEY = "hatlab-insecure-development-key-set-DJANGO_SECRET_KEY"
 ALLOWED_HOSTS = [
     h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h
@@ -121,16 +126,28 @@ MEDIA_ROOT = Path(os.environ.get("HATLAB_MEDIA_ROOT", BASE_DIR / "media"))
 HATLAB_S3_BUCKET = os.environ.get("HATLAB_S3_BUCKET", "")
 
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+# DJANGO_HTTPS: the site is served over HTTPS only (docker-compose turns it on): secure cookies, a redirect to
+# HTTPS and HSTS. DJANGO_SECURE_COOKIES alone keeps the cookies secure without the redirect and HSTS.
+HTTPS = env_bool("DJANGO_HTTPS", False)
+SESSION_COOKIE_SECURE = HTTPS or env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-# Crowd platforms show the task page inside their own frame, a cross-site context: over HTTPS the
-# cookies must be SameSite=None to reach us there.
-SESSION_COOKIE_SAMESITE = "None" if SESSION_COOKIE_SECURE else "Lax"
-CSRF_COOKIE_SAMESITE = SESSION_COOKIE_SAMESITE
+# The session and CSRF cookies stay on our own site. Only the annotators' worker cookie (annotate.workers) is
+# SameSite=None over HTTPS, so that it reaches us inside a crowd platform's frame, a cross-site context; the
+# annotator API's CSRF token is bound to that cookie's worker, not to the CSRF cookie.
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000")) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
+# Behind a proxy that ends TLS (docker-compose): trust its X-Forwarded-Proto to tell HTTPS requests, and the
+# address it appends to X-Forwarded-For as the client's (the throttles count per client address).
+BEHIND_TLS_PROXY = env_bool("DJANGO_BEHIND_TLS_PROXY", False)
+if BEHIND_TLS_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
-# Crowd platforms show the task page inside their own frame (MTurk ExternalQuestion).
-X_FRAME_OPTIONS = "SAMEORIGIN"
-# ... so annotator pages (only they) may be framed by these origins (annotate.views.framing).
+# No page may be framed, except the annotator pages (only they), by these origins (annotate.views.framing).
+X_FRAME_OPTIONS = "DENY"
 HATLAB_FRAME_ANCESTORS = os.environ.get(
     "HATLAB_FRAME_ANCESTORS", "https://www.mturk.com https://workersandbox.mturk.com"
 ).split()
@@ -138,7 +155,7 @@ HATLAB_FRAME_ANCESTORS = os.environ.get(
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "annotate.api.authentication.ThrottledBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -168,6 +185,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "annotate.api.errors.document_errors",
     ],
+    # jobs and model runs share their states' names
+    "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "annotate.models.jobs.Job.Status"},
 }
 
 # Celery: Redis broker; jobs acknowledge late and are re-delivered when a worker dies.
@@ -215,6 +234,52 @@ HATLAB_PUBLIC_URL = os.environ.get("HATLAB_PUBLIC_URL", "http://127.0.0.1:8000")
 # Seconds a crowd platform's confirmation of a provisional answer may come late, on top of the time a
 # worker may spend on one unit of work; past both, the unconfirmed answer is set aside and its slot reused.
 HATLAB_PROVISIONAL_GRACE_S = int(os.environ.get("HATLAB_PROVISIONAL_GRACE_S", "3600"))
+
+# The cache holds the throttles' counters (annotate.throttle): HATLAB_CACHE_URL names a Redis database shared by
+# every web process (docker-compose sets one); without it each process counts on its own, in memory. Short
+# timeouts: the throttles let requests through when Redis is down, so they must not wait for it long.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["HATLAB_CACHE_URL"],
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+        if os.environ.get("HATLAB_CACHE_URL")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int]:
+    """A throttle's rate from ``name``: ``"<requests>/<seconds>"``, e.g. ``"20/300"``."""
+    value = os.environ.get(name, default)
+    count, _, seconds = value.partition("/")
+    try:
+        rate = int(count), int(seconds)
+    except ValueError:
+        raise RuntimeError(f"{name}={value!r}: write it as <requests>/<seconds>, e.g. {default}") from None
+    if rate[0] < 1 or rate[1] < 1:
+        raise RuntimeError(f"{name}={value!r}: both numbers must be positive")
+    return rate
+
+
+# Throttles (annotate.throttle), each ``(requests, seconds)`` in a fixed window; HATLAB_THROTTLES=0 turns all off.
+HATLAB_THROTTLES = env_bool("HATLAB_THROTTLES", True)
+# sign-in attempts (the login page and the API's Basic authentication) per client address and per account name
+HATLAB_THROTTLE_LOGIN_IP = env_rate("HATLAB_THROTTLE_LOGIN_IP", "30/300")
+HATLAB_THROTTLE_LOGIN_ACCOUNT = env_rate("HATLAB_THROTTLE_LOGIN_ACCOUNT", "10/300")
+# visits to a study's entry page by a browser with no worker in that study yet, per client address and study
+HATLAB_THROTTLE_NEW_WORKER = env_rate("HATLAB_THROTTLE_NEW_WORKER", "30/600")
+# annotator API requests (next, submit) per worker: an answer costs one or two requests and takes seconds
+HATLAB_THROTTLE_WORK_API = env_rate("HATLAB_THROTTLE_WORK_API", "300/60")
+
+# Caps on what an import may bring (annotate.corpus and the kinds' imports): a file's bytes, its rows, a text's
+# characters and words. The error names the cap that was passed.
+HATLAB_IMPORT_MAX_BYTES = int(os.environ.get("HATLAB_IMPORT_MAX_BYTES", str(50 * 1024 * 1024)))
+HATLAB_IMPORT_MAX_ROWS = int(os.environ.get("HATLAB_IMPORT_MAX_ROWS", "100000"))
+HATLAB_IMPORT_MAX_CHARS = int(os.environ.get("HATLAB_IMPORT_MAX_CHARS", "20000"))
+HATLAB_IMPORT_MAX_WORDS = int(os.environ.get("HATLAB_IMPORT_MAX_WORDS", "2000"))
 
 LOGGING = {
     "version": 1,

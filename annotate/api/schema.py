@@ -1,5 +1,6 @@
 """What the OpenAPI schema describes: every route of the project, plus the DRF twins of the annotator
-endpoints' lean views (see :mod:`annotate.api.work`), served as YAML or JSON."""
+endpoints' lean views (see :mod:`annotate.api.work`), served as YAML or JSON to researchers only (it maps
+every route and field of the API)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 
 from annotate.api import work
+from annotate.api.permissions import IsResearcher
 
 _described = [
     path(f"api/{work.NEXT}", work.NextView.as_view()),
@@ -23,6 +25,8 @@ def schema_patterns() -> list:
 
 class SchemaView(SpectacularAPIView):
     """The OpenAPI schema (YAML, or JSON by content negotiation) of every API route."""
+
+    permission_classes = [IsResearcher]
 
     @extend_schema(
         responses={

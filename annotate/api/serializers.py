@@ -11,22 +11,21 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.api.fields import JSONObjectField
-from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_texts
+from annotate.corpus import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.models import Dataset, Study
 from annotate.providers import PROVIDERS
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, validate_gold_rate
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
 
-MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 MAX_MS = 7 * 24 * 3600 * 1000
 MAX_SIGNALS_BYTES = 16 * 1024
 
 
 def _import_upload(dataset: Dataset, upload, fmt: str | None) -> int:
-    """Import an uploaded file; a bad file becomes a 400 naming the line and field under ``file``."""
-    if upload.size > MAX_UPLOAD_BYTES:
-        raise ValidationError({"file": [f"larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB"]})
+    """Import an uploaded file; a bad file becomes a 400 naming the line and field under ``file``. A file
+    over the size cap is refused before it is read."""
     try:
+        check_file_size(upload.size)
         return import_texts(dataset, upload.read(), fmt or detect_format(upload.name))
     except CorpusImportError as exc:
         raise ValidationError({"file": [str(exc)]}) from None
@@ -143,8 +142,9 @@ class StudySerializer(serializers.ModelSerializer):
                 gold_rate = validate_gold_rate(config.pop(GOLD_RATE_KEY))
             except ValueError as exc:
                 raise ValidationError({"config": {GOLD_RATE_KEY: [str(exc)]}}) from None
+        request = self.context.get("request")
         try:
-            data["config"] = kind.validate_config(config)
+            data["config"] = kind.validate_config(config, user=request.user if request is not None else None)
         except ValidationError as exc:
             raise ValidationError({"config": exc.detail}) from None
         if gold_rate is not None:  # opt-in: golds mixed in at this rate instead of at queue positions

@@ -1,7 +1,8 @@
 """Annotator API: ``next`` hands out an item, ``submit`` stores an answer.
 
 The worker is the one the session's entry page identified for the study (see
-:mod:`annotate.workers`); requests must carry the page's CSRF token (``X-CSRFToken``). Errors have
+:mod:`annotate.workers`); requests must carry the page's CSRF token (``X-CSRFToken``: the worker's
+token from ``task_json``, or Django's), and are throttled per worker (429 with ``Retry-After``). Errors have
 one shape: ``{"errors": {"field": ["message"]}}`` with nested fields joined by dots (``answer.map``).
 
 These two endpoints are the service's hot path, so they are plain Django views with hand-written
@@ -26,7 +27,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
-from annotate import sql
+from annotate import sql, throttle
 from annotate.api.json_input import JSONInputError, parse_json
 from annotate.api.parsers import LimitedJSONParser
 from annotate.api.serializers import (
@@ -43,7 +44,7 @@ from annotate.models import Study
 from annotate.sql import Prepared
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
-from annotate.workers import Seat, session_seat, session_seats
+from annotate.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 
 # The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
 NEXT = "work/<uuid:study_uid>/next/"
@@ -166,7 +167,14 @@ def parse_submission(body: bytes) -> dict[str, Any]:
 def _guard(request: HttpRequest) -> JsonResponse | None:
     if request.method != "POST":
         return error(405, {"detail": [f"method {request.method} not allowed; use POST"]})
-    reason = _csrf_failure(request)
+    worker_ids = session_worker_ids(request)
+    wait = throttle.work_request(request, worker_ids)
+    if wait is not None:
+        refused = error(429, {"detail": [f"too many requests: try again in {wait} s"]})
+        refused["Retry-After"] = str(wait)
+        return refused
+    # The worker's own token (task_json's, valid in a crowd platform's frame), else Django's CSRF check.
+    reason = None if work_token_matches(request, worker_ids) else _csrf_failure(request)
     if reason:
         return error(403, {"detail": [f"CSRF failed: {reason}"]})
     return None
@@ -269,7 +277,7 @@ class NextView(_Described):
     @extend_schema(
         operation_id="work_next",
         request=None,
-        responses={200: NextSerializer, 403: ERRORS, 404: ERRORS, 409: ERRORS},
+        responses={200: NextSerializer, 403: ERRORS, 404: ERRORS, 409: ERRORS, 429: ERRORS},
         description="The worker's open assignment, a new one, or ``{done: true, completion}``. "
         "Needs the session opened by the study link and its CSRF token.",
     )
@@ -281,7 +289,14 @@ class SubmitView(_Described):
     @extend_schema(
         operation_id="work_submit",
         request=SubmissionSerializer,
-        responses={201: SubmittedSerializer, 200: SubmittedSerializer, 400: ERRORS, 404: ERRORS, 409: ERRORS},
+        responses={
+            201: SubmittedSerializer,
+            200: SubmittedSerializer,
+            400: ERRORS,
+            404: ERRORS,
+            409: ERRORS,
+            429: ERRORS,
+        },
         description="Store an answer. A retry with the same ``submission_key`` answers 200 with the same "
         "body; a slot that expired and went to another annotator, or a finished study, answers 409.",
     )

@@ -9,10 +9,10 @@ and bounds), so the server's file and the page's download link hold the same num
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
+
+from annotate import csvfile
 
 
 def estimate_series(name: str, estimates: Sequence[dict | None]) -> dict:
@@ -64,19 +64,12 @@ def _cell(value: Any) -> Any:
         return "true" if value else "false"
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else repr(value)  # as JavaScript's String(x)
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value  # a spreadsheet would run it as a formula
     return value
 
 
 def to_csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """CSV text with CRLF line ends, cells defused against spreadsheet formulas."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow([_cell(h) for h in header])
-    for row in rows:
-        writer.writerow([_cell(v) for v in row])
-    return out.getvalue()
+    """CSV text with CRLF line ends, cells defused against spreadsheet formulas (:mod:`annotate.csvfile`)."""
+    return csvfile.csv_text(header, rows, cell=_cell, lineterminator="\r\n")
 
 
 def find(result: dict, name: str) -> tuple[list[str], list[list[Any]]] | None:

@@ -95,6 +95,7 @@ class ModelRunForm(forms.Form):
             {"architecture": "architecture", "dataset": "dataset", "name": "name", "params": "extra"}
         )
         field_map["params.model"] = given_model_fields[-1] if given_model_fields else "extra"
+        field_map.update({f"params.model.{name}": name for name in given_model_fields})
         try:
             data["params"] = clean_params(data["architecture"], params)
             check_trainable(data["dataset"])

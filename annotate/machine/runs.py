@@ -42,6 +42,27 @@ NULLABLE_FIELDS = (
 )
 # Null differs from the default here: no early stopping, no gradient clipping.
 _NULL_MEANS_NEVER = ("patience", "grad_clip")
+# Upper bounds of the sizes a run may ask for: the model is built once in the request to check its
+# arguments, and trained by a worker; the papers' values sit far below (Sen et al. 2020 App. A: 100-300;
+# Lertvittayakumjorn & Toni 2019 §4.2: 50 filters, 150 units).
+TRAIN_BOUNDS = {
+    "epochs": 500,
+    "batch_size": 1024,
+    "patience": 500,
+    "min_count": 10_000,
+    "max_vocab": 1_000_000,
+    "max_len": 10_000,
+}
+MODEL_BOUNDS = {
+    "embedding_dim": 1024,
+    "hidden_size": 512,
+    "attention_size": 512,
+    "num_filters": 512,
+    "fc_size": 2048,
+    "kernel_size": 16,
+}
+MAX_FILTER_WIDTH = 16
+MAX_FILTER_SIZES = 8
 
 
 def architecture_choices() -> list[str]:
@@ -81,6 +102,33 @@ def _check_number(key: str, value: Any, *, integer: bool, minimum: float, strict
         raise MachineInputError(f"params.{key}", f"must be {bound}")
 
 
+def _check_bound(field: str, value: int, top: int) -> None:
+    if value > top:
+        raise MachineInputError(field, f"must be a whole number from 1 to {top}")
+
+
+def _check_model_sizes(model: dict) -> None:
+    """The size arguments of ``params.model`` within :data:`MODEL_BOUNDS` (before any model is built)."""
+    for key, top in MODEL_BOUNDS.items():
+        value = model.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not float(value).is_integer():
+            raise MachineInputError(f"params.model.{key}", f"must be a whole number from 1 to {top}")
+        if not 1 <= value <= top:
+            raise MachineInputError(f"params.model.{key}", f"must be a whole number from 1 to {top}")
+    sizes = model.get("filter_sizes")
+    if sizes is not None and (
+        not isinstance(sizes, list | tuple)
+        or not 1 <= len(sizes) <= MAX_FILTER_SIZES
+        or any(isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= MAX_FILTER_WIDTH for w in sizes)
+    ):
+        raise MachineInputError(
+            "params.model.filter_sizes",
+            f"must be 1 to {MAX_FILTER_SIZES} whole numbers, each from 1 to {MAX_FILTER_WIDTH}",
+        )
+
+
 def clean_params(architecture: str, params: Any) -> dict:
     """Validate a run's architecture and training parameters; return the parameters as stored.
 
@@ -114,6 +162,7 @@ def clean_params(architecture: str, params: Any) -> dict:
         if cleaned.get(key) is not None:
             _check_number(key, cleaned[key], integer=True, minimum=1, strict=False)
             cleaned[key] = int(cleaned[key])
+            _check_bound(f"params.{key}", cleaned[key], TRAIN_BOUNDS[key])
     if "seed" in cleaned:
         _check_number("seed", cleaned["seed"], integer=True, minimum=0, strict=False)
         cleaned["seed"] = int(cleaned["seed"])
@@ -147,6 +196,7 @@ def clean_params(architecture: str, params: Any) -> dict:
     model = cleaned.get("model", {})
     if not isinstance(model, dict):
         raise MachineInputError("params.model", "must be an object of model constructor arguments")
+    _check_model_sizes(model)
     try:
         build_model(architecture, 2, 2, **model)
     except (TypeError, ValueError) as exc:

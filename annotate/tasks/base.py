@@ -57,11 +57,12 @@ class TaskKind(ABC):
     create_form: ClassVar[type | None] = None
     config_serializer: ClassVar[type[serializers.Serializer]] = BaseConfigSerializer
 
-    def validate_config(self, config: dict | None) -> dict[str, Any]:
-        """The study config with defaults filled in; ``ValidationError`` naming the bad fields."""
+    def validate_config(self, config: dict | None, user=None) -> dict[str, Any]:
+        """The study config with defaults filled in; ``ValidationError`` naming the bad fields. With ``user``
+        (a researcher's request), objects the config names by id must be ones ``user`` may see."""
         if config is not None and not isinstance(config, dict):
             raise ValidationError({"non_field_errors": ["the config must be an object"]})
-        serializer = self.config_serializer(data=config or {})
+        serializer = self.config_serializer(data=config or {}, context={"user": user})
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
 

@@ -8,13 +8,12 @@ each weighing their trust; pending workers' answers wait until they qualify).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from typing import Any
 
 from django.http import Http404, HttpResponse
 
+from annotate import csvfile
 from annotate.access import owned_or_404
 from annotate.models import ModelRun, Response, Study, Worker
 from annotate.quality.exclusion import answer_weights, excluded_worker_ids
@@ -62,19 +61,14 @@ def worker_names(worker_ids) -> dict[int, str]:
 
 
 def csv_text(columns: list[str], rows: list[list]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([[_cell(v) for v in row] for row in rows])
-    return out.getvalue()
+    """A results table as CSV (formula-safe cells, :mod:`annotate.csvfile`)."""
+    return csvfile.csv_text(columns, rows, cell=_cell)
 
 
 def _cell(value) -> Any:
-    """A CSV cell: empty for None/NaN; text that a spreadsheet would run as a formula is quoted."""
+    """A CSV cell: empty for None/NaN."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
     return value
 
 

@@ -12,8 +12,6 @@ or JSON lines. The same numbers as JSON: :class:`annotate.api.quality.QualityAPI
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import secrets
 from decimal import Decimal, InvalidOperation
@@ -26,6 +24,7 @@ from django.http import HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.exceptions import ValidationError
 
+from annotate import csvfile
 from annotate.access import admin_required
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
@@ -228,11 +227,9 @@ def aggregate_export(request, uid, fmt: str):
         body = "".join(json.dumps(r, default=str) + "\n" for r in rows)
         response = HttpResponse(body, content_type="application/x-ndjson")
     else:
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(aggregation.FIELDS))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({**row, "labels": json.dumps(row["labels"])})
-        response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+        fields = list(aggregation.FIELDS)
+        table = [[json.dumps(r[f]) if f == "labels" else r.get(f) for f in fields] for r in rows]
+        body = csvfile.csv_text(fields, table, lineterminator="\r\n")
+        response = HttpResponse(body, content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-aggregated.{fmt}"'
     return response

@@ -9,11 +9,10 @@ from django.db.models import Count
 from django.shortcuts import redirect, render
 
 from annotate.access import owned_or_404, researcher_required, visible_to
-from annotate.corpus import CorpusImportError, detect_format, import_texts
+from annotate.corpus import CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.forms import DatasetImportForm
 from annotate.models import Dataset
 
-MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 DOCUMENTS_PER_PAGE = 50
 
 
@@ -36,10 +35,8 @@ def _import(request, form: DatasetImportForm) -> Dataset | None:
     """Create the dataset (when new) and import the file in one transaction; errors go on the form."""
     data = form.cleaned_data
     upload = data["file"]
-    if upload.size > MAX_UPLOAD_BYTES:
-        form.add_error("file", f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MiB.")
-        return None
     try:
+        check_file_size(upload.size)  # before the file is read
         with transaction.atomic():
             dataset = data.get("dataset") or Dataset.objects.create(
                 owner=request.user,

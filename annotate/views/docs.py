@@ -1,10 +1,12 @@
-"""The API documentation page, rendered on the server from the OpenAPI schema (no script, no CDN)."""
+"""The API documentation page, rendered on the server from the OpenAPI schema (no script, no CDN), for
+researchers only."""
 
 from __future__ import annotations
 
 from django.shortcuts import render
 from drf_spectacular.generators import SchemaGenerator
 
+from annotate.access import researcher_required
 from annotate.api.schema import schema_patterns
 
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -80,6 +82,7 @@ def components(schema: dict) -> list[dict]:
     return out
 
 
+@researcher_required
 def api_docs(request):
     schema = SchemaGenerator(patterns=schema_patterns()).get_schema(request=None, public=True)
     return render(

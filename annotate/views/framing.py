@@ -1,6 +1,6 @@
 """Annotator pages may be shown inside a crowd platform's frame (MTurk's ExternalQuestion).
 
-Every other page keeps Django's ``X-Frame-Options: SAMEORIGIN``; these pages instead name the
+Every other page keeps ``X-Frame-Options: DENY``; these pages instead name the
 platforms allowed to frame them with ``Content-Security-Policy: frame-ancestors``.
 """
 

@@ -18,6 +18,7 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from annotate import throttle
 from annotate.assignment import work_left, worker_progress
 from annotate.completion import completion_for
 from annotate.models import Study, Worker
@@ -25,7 +26,7 @@ from annotate.page_tokens import page_token
 from annotate.providers import admit, get_provider
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
-from annotate.workers import Seat, remember_worker, session_seat
+from annotate.workers import Seat, remember_worker, session_seat, work_token
 
 ASSIGNMENT_PLACEHOLDER = "ASSIGNMENT"
 _SAMPLE_UID = uuid.UUID(int=0)
@@ -33,8 +34,10 @@ _SAMPLE_UID = uuid.UUID(int=0)
 
 def task_json(request, study: Study, worker: Worker | None = None) -> dict:
     """What the task page's script needs (no secrets: only the public config, and for ``worker`` the
-    token that proves the page was loaded for them)."""
+    token that proves the page was loaded for them). For ``worker`` the CSRF token is the worker's own
+    (:func:`annotate.workers.work_token`), which works in a crowd platform's frame too."""
     kind = get_kind(study.kind)
+    django_token = get_token(request)  # sets the CSRF cookie, which same-site clients may use instead
     submit_url = reverse("api-work-submit", args=[_SAMPLE_UID]).replace(
         str(_SAMPLE_UID), ASSIGNMENT_PLACEHOLDER
     )
@@ -44,15 +47,30 @@ def task_json(request, study: Study, worker: Worker | None = None) -> dict:
         "next_url": reverse("api-work-next", args=[study.uid]),
         "submit_url_template": submit_url,
         "done_url": reverse("work-done", args=[study.uid]),
-        "csrf_token": get_token(request),
+        "csrf_token": work_token(worker.pk) if worker is not None else django_token,
         "config": kind.public_config(study),
         "page_token": page_token(study.uid, worker.pk) if worker is not None else None,
     }
 
 
+def too_many_new_workers(request, study: Study):
+    """A 429 page when this address has brought too many new workers to ``study`` lately, else ``None``
+    (a browser that already has its worker in the study is not counted)."""
+    if session_seat(request, study.uid) is not None:
+        return None
+    wait = throttle.new_worker(request, study.uid)
+    if wait is None:
+        return None
+    response = render(request, "annotate/work/closed.html", {"study": study, "reason": "busy"}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 @crowd_frameable
 def entry(request, study_uid):
     study = get_object_or_404(Study, uid=study_uid)
+    if (refused := too_many_new_workers(request, study)) is not None:
+        return refused
     kind = get_kind(study.kind)
     admission = admit(request, study)
     base = {"study": study, "config": kind.public_config(study), "provider": get_provider(study.provider)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache
 
 from annotate.access import ADMIN_GROUP, RESEARCHER_GROUP
 from annotate.corpus import TextRecord, store_records
@@ -33,6 +34,12 @@ TINY_PARAMS = {
     "min_count": 1,
     "model": {"embedding_dim": 8, "hidden_size": 8, "attention_size": 8},
 }
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Each test starts with empty throttle counters (they live in the cache, which outlives a test)."""
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

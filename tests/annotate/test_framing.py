@@ -23,5 +23,5 @@ def test_annotator_entry_page_names_the_platforms_allowed_to_frame_it(client):
 @pytest.mark.django_db
 def test_other_pages_refuse_foreign_frames(client):
     response = client.get(reverse("login"))
-    assert response["X-Frame-Options"] == "SAMEORIGIN"
+    assert response["X-Frame-Options"] == "DENY"
     assert "Content-Security-Policy" not in response

@@ -19,6 +19,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from annotate.access import RESEARCHER_GROUP
+from tests.annotate.conftest import make_user
+
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
 FAKE_API_USERS = ["tests/task_loop.test.ts", "tests/kinds"]
@@ -90,7 +93,12 @@ def operation(spec: dict, url: str, method: str = "post") -> tuple[str, dict] | 
 @pytest.fixture(scope="module")
 def spec(django_db_blocker) -> dict:
     with django_db_blocker.unblock():
-        reply = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+        # the schema is for researchers; this module-wide account is removed again (no transaction holds it)
+        reader = make_user("schema-reader", RESEARCHER_GROUP)
+        client = Client()
+        client.force_login(reader)
+        reply = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+        reader.delete()
     assert reply.status_code == 200
     return json.loads(reply.content)
 

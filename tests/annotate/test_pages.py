@@ -218,8 +218,18 @@ def test_seed_demo(monkeypatch):
     assert "hatlab-task" in Client().get(f"/w/{study.uid}/").content.decode()
 
 
-def test_api_docs_page_needs_no_sign_in():
-    assert Client().get(reverse("api-docs")).status_code == 200
+def test_api_docs_and_schema_are_for_researchers(researcher, annotator_user):
+    anonymous = Client()
+    assert anonymous.get(reverse("api-docs"))["Location"].startswith(reverse("login"))
+    assert anonymous.get(reverse("api-schema")).status_code in (401, 403)
+    annotator = Client()
+    annotator.force_login(annotator_user)
+    assert annotator.get(reverse("api-docs")).status_code == 403
+    assert annotator.get(reverse("api-schema")).status_code == 403
+    owner = Client()
+    owner.force_login(researcher)
+    assert owner.get(reverse("api-docs")).status_code == 200
+    assert "/api/work/{study_uid}/next/" in owner.get(reverse("api-schema")).content.decode()
 
 
 def test_dataset_page_pagination(browser, researcher):

@@ -76,10 +76,9 @@ RULES: dict[str, Rule] = {
     "home": A(PUBLIC, reason="the landing page; it links by role"),
     "login": A(PUBLIC, reason="signing in"),
     "logout": A(PUBLIC, reason="signing out (POST only)"),
-    # Currently public: the OpenAPI schema and its docs page are served to anyone. A separate change is
-    # to make them researcher-only; then move both to RESEARCHER.
-    "api-schema": A(PUBLIC, reason="currently public (to become researcher-only)"),
-    "api-docs": A(PUBLIC, reason="currently public (to become researcher-only)"),
+    # the OpenAPI schema and its docs page map the whole API: researchers only
+    "api-schema": A(RESEARCHER),
+    "api-docs": A(RESEARCHER),
     # researcher lists and forms (no owned object in the URL)
     "dataset-list": A(RESEARCHER),
     "study-list": A(RESEARCHER),

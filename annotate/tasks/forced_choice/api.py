@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from annotate.access import visible_to
 from annotate.api.fields import JSONObjectField
 from annotate.api.permissions import IsResearcher
-from annotate.models import ModelRun, Study
+from annotate.models import Study
 from annotate.tasks import get_kind
 from annotate.tasks.forced_choice.base import ForcedChoiceKind
 from annotate.tasks.forced_choice.forms import KINDS, preview
@@ -81,14 +81,6 @@ class QuestionPreviewView(APIView):
         config = data.validated_data["config"]
         if not isinstance(config, dict):
             raise ValidationError({"config": ["must be an object"]})
-        run_ids = [
-            config.get(k) for k in ("model_run", "better_run", "worse_run") if config.get(k) is not None
-        ]
-        mine = visible_to(
-            ModelRun.objects.filter(pk__in=[r for r in run_ids if isinstance(r, int)]), request.user
-        )
-        if len(set(mine.values_list("pk", flat=True))) != len(set(run_ids)):
-            raise ValidationError({"config": ["name model runs of yours (by id)"]})
         try:
             return Response(preview(request.user, data.validated_data["kind"], config))
         except ValidationError as exc:

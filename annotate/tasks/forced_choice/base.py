@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+from annotate.access import visible_to
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.forced_choice.generation import Question, build_items
@@ -151,16 +152,17 @@ class ForcedChoiceConfigSerializer(BaseConfigSerializer):
         data["methods"] = methods
         return data
 
-    @staticmethod
-    def finished_run(run_id: int, field: str):
-        """The finished ``ModelRun`` ``run_id``; ``ValidationError`` naming ``field`` otherwise."""
-        run = (
-            ModelRun.objects.filter(pk=run_id)
-            .only("id", "status", "metrics", "dataset_id", "owner_id")
-            .first()
-        )
+    def finished_run(self, run_id: int, field: str):
+        """The finished ``ModelRun`` ``run_id``, among the runs the ``user`` of the serializer's context may
+        see when it names one (:func:`annotate.access.visible_to`); ``ValidationError`` naming ``field``
+        otherwise, the same for another researcher's run as for none at all."""
+        runs = ModelRun.objects.all()
+        user = self.context.get("user")
+        if user is not None:
+            runs = visible_to(runs, user)
+        run = runs.filter(pk=run_id).only("id", "status", "metrics", "dataset_id", "owner_id").first()
         if run is None:
-            raise ValidationError({field: [f"no model run {run_id}"]})
+            raise ValidationError({field: ["no such model run"]})
         if run.status != ModelRun.Status.DONE:
             raise ValidationError({field: [f"model run {run_id} has not finished training"]})
         return run

@@ -194,7 +194,10 @@ def preview(user, kind_name: str, config: Any) -> dict[str, Any]:
     texts and texts per split; ``ValidationError`` (naming the field, or saying how many texts
     qualify) otherwise."""
     kind = get_kind(kind_name)
-    cleaned = kind.validate_config(config)
+    try:
+        cleaned = kind.validate_config(config, user=user)  # model runs: only those ``user`` may see
+    except ValidationError as exc:
+        raise ValidationError({"config": exc.detail}) from None
     run_id = cleaned.get("model_run", cleaned.get("better_run"))
     run = ModelRun.objects.filter(pk=run_id).only("dataset_id").first()
     study = Study(owner=user, dataset_id=run.dataset_id if run else None, kind=kind.name, config=cleaned)

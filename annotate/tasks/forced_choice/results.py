@@ -13,8 +13,6 @@ as in :mod:`annotate.quality.aggregation`.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from annotate import csvfile
 from annotate.models import Response, Study, Worker
 from annotate.quality.exclusion import excluded_worker_ids
 from annotate.tasks import get_kind
@@ -245,13 +244,9 @@ def _finite(series: list[dict]) -> list[dict]:
 
 
 def _cell(value: Any) -> Any:
-    """A CSV cell; text that a spreadsheet would run as a formula is quoted as text."""
+    """A CSV cell: floats to 6 places, empty for NaN (formulas are defused by :mod:`annotate.csvfile`)."""
     if isinstance(value, float):
         return "" if not math.isfinite(value) else round(value, 6)
-    if value is None:
-        return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
     return value
 
 
@@ -328,11 +323,7 @@ def table_rows(results: dict[str, Any], table: str) -> tuple[list[str], list[lis
 def csv_text(results: dict[str, Any], table: str) -> str:
     """One table of ``results`` as CSV text."""
     columns, rows = table_rows(results, table)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([[_cell(v) for v in row] for row in rows])
-    return out.getvalue()
+    return csvfile.csv_text(columns, rows, cell=_cell)
 
 
 def api_results(results: dict[str, Any]) -> dict[str, Any]:

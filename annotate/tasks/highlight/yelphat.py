@@ -99,7 +99,9 @@ def import_yelphat(
         slots = {(rec["source"]["file"], k) for rec in records for k in range(len(rec["annotations"]))}
         ids = {f"{file}:{k}" for file, k in slots}
         Worker.objects.bulk_create(
-            [Worker(provider=YELPHAT_PROVIDER, external_id=i) for i in sorted(ids)], ignore_conflicts=True
+            [Worker(provider=YELPHAT_PROVIDER, external_id=i) for i in sorted(ids)],
+            ignore_conflicts=True,
+            batch_size=BATCH_SIZE,
         )
         workers = dict(
             Worker.objects.filter(provider=YELPHAT_PROVIDER, external_id__in=ids).values_list(

@@ -15,7 +15,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from annotate.corpus import FORMATS, MAX_ID_LENGTH, CorpusImportError, TextRecord, read_rows, store_records
+from annotate.corpus import (
+    FORMATS,
+    MAX_ID_LENGTH,
+    CorpusImportError,
+    TextRecord,
+    check_file_size,
+    check_text,
+    read_rows,
+    store_records,
+)
 from annotate.models import Dataset
 from annotate.tasks.nli_pair import GOLD_FIELD, HYPOTHESIS_FIELD
 from explain_engine.api import word_spans
@@ -32,6 +41,7 @@ def _clean_pair(line: int, values: dict[str, Any], labels: Sequence[str]) -> Tex
             raise CorpusImportError(line, name, f"missing: every pair needs a {name}")
         if not isinstance(text, str) or not word_spans(text):
             raise CorpusImportError(line, name, f"the {name} is empty; write at least one word")
+        check_text(line, name, text)
     raw_id = values.get("id")
     if raw_id is None or str(raw_id).strip() == "":
         pair_id = f"pair-{line}"
@@ -70,16 +80,14 @@ def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]
     """Parse and check a CSV or JSONL file of pairs; ids must be unique within the file."""
     if fmt not in FORMATS:
         raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
+    check_file_size(len(data))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CorpusImportError(line, None, "not valid UTF-8; save the file as UTF-8") from None
-    rows = read_rows(text, fmt, REQUIRED)
-    if not rows:
-        raise CorpusImportError(None, None, "the file holds no pairs")
     records, first_line = [], {}
-    for line, values in rows:
+    for line, values in read_rows(text, fmt, REQUIRED):
         record = _clean_pair(line, values, labels)
         if record.id in first_line:
             raise CorpusImportError(
@@ -87,6 +95,8 @@ def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]
             )
         first_line[record.id] = line
         records.append(record)
+    if not records:
+        raise CorpusImportError(None, None, "the file holds no pairs")
     return records
 
 

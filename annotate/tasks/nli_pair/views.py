@@ -14,7 +14,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import researcher_required
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
-from annotate.corpus import CorpusImportError, detect_format
+from annotate.corpus import CorpusImportError, check_file_size, detect_format
 from annotate.exports import INCLUDE_UNVERIFIED, include_unverified
 from annotate.models import Dataset, Study
 from annotate.tasks import get_kind
@@ -42,6 +42,7 @@ def _create(form: PairImportForm, user) -> Study:
     data = form.cleaned_data
     upload = data["file"]
     fmt = detect_format(upload.name)
+    check_file_size(upload.size)  # before the file is read
     with transaction.atomic():
         if Dataset.objects.filter(owner=user, name=data["name"]).exists():
             raise CorpusImportError(None, "name", f"you already have a dataset called {data['name']!r}")

@@ -11,7 +11,7 @@ from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotate.access import researcher_required
+from annotate.access import researcher_required, visible_to
 from annotate.models import Study
 from annotate.tasks import get_kind
 from annotate.tasks.results import chosen_run, csv_text, download, owned_study_or_404
@@ -45,7 +45,7 @@ def chosen_kappa(request) -> str:
 def _compute(request, study: Study) -> dict:
     """Results plus the model and κ choices shown above them."""
     kappa = chosen_kappa(request)
-    runs = attention_runs(study)
+    runs = visible_to(attention_runs(study), request.user)
     run = chosen_run(request, runs)
     return {
         "results": rating_results(study, run, kappa=kappa),

@@ -9,7 +9,7 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
-from annotate.access import researcher_required
+from annotate.access import researcher_required, visible_to
 from annotate.models import Study
 from annotate.tasks import get_kind
 from annotate.tasks.results import chosen_run, csv_text, download, owned_study_or_404
@@ -31,7 +31,7 @@ def marking_study(request, uid) -> Study:
 
 def _compute(request, study: Study) -> dict:
     """Results plus the model and method choices shown above them."""
-    runs = explanation_runs(study)
+    runs = visible_to(explanation_runs(study), request.user)
     run = chosen_run(request, runs)
     methods = explanation_methods(run) if run is not None else []
     method = request.GET.get("method") or (methods[0] if methods else None)

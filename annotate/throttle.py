@@ -1,0 +1,77 @@
+"""Throttles: how many requests one client address, account or worker may make in a window.
+
+A fixed-window counter in Django's cache (Redis in production, ``HATLAB_CACHE_URL``; each process's memory
+otherwise): the first request of a window adds the key with the window's length as its timeout, each request
+increments it, and past the limit the caller is told how many seconds remain. Hand-written rather than DRF's
+throttles because half the throttled routes are plain Django views (the login page, the entry page, the
+annotator API's lean views) and because the limiter must *fail open*: when the cache cannot be reached the
+request goes through (logged), so answering never depends on Redis.
+
+The rates are settings (``HATLAB_THROTTLE_*``, each ``(requests, seconds)``); ``HATLAB_THROTTLES=0`` turns
+them all off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+
+log = logging.getLogger(__name__)
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address: behind our TLS proxy (``DJANGO_BEHIND_TLS_PROXY``) the last one in
+    ``X-Forwarded-For``, which that proxy appended (earlier ones come from the client and may be forged);
+    else the peer the server saw (``REMOTE_ADDR``)."""
+    if settings.BEHIND_TLS_PROXY:
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+        if forwarded:
+            return forwarded[-1]
+    return request.META.get("REMOTE_ADDR", "") or "unknown"
+
+
+def hit(scope: str, ident: str, rate: tuple[int, int]) -> int | None:
+    """Count one request of ``ident`` under ``scope``: ``None`` while within ``rate`` (or when throttles are
+    off, or the cache is down), else the seconds until the window ends (for ``Retry-After``)."""
+    if not settings.HATLAB_THROTTLES:
+        return None
+    limit, window = rate
+    now = time.time()
+    start = math.floor(now / window) * window
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
+    key = f"hatlab:throttle:{scope}:{digest}:{start}"
+    try:
+        cache.add(key, 0, timeout=window + 1)
+        count = cache.incr(key)
+    except Exception:  # the store is down or refuses: let the request through
+        log.warning("throttle %s: the cache did not answer; request let through", scope, exc_info=True)
+        return None
+    if count <= limit:
+        return None
+    return max(1, math.ceil(start + window - now))
+
+
+def login_attempt(request: HttpRequest, username: str) -> int | None:
+    """Count a sign-in attempt per client address and per account name; seconds to wait when over either."""
+    by_address = hit("login-ip", client_address(request), settings.HATLAB_THROTTLE_LOGIN_IP)
+    by_account = hit("login-account", username.strip().lower(), settings.HATLAB_THROTTLE_LOGIN_ACCOUNT)
+    waits = [w for w in (by_address, by_account) if w is not None]
+    return max(waits) if waits else None
+
+
+def new_worker(request: HttpRequest, study_uid) -> int | None:
+    """Count a visit to a study's entry page by a browser that has no worker in the study yet, per client
+    address and study: how fast one address may bring new worker identities."""
+    return hit("new-worker", f"{client_address(request)}|{study_uid}", settings.HATLAB_THROTTLE_NEW_WORKER)
+
+
+def work_request(request: HttpRequest, worker_ids: set[int]) -> int | None:
+    """Count an annotator API request per worker (the browser's workers; its address when it has none)."""
+    ident = ",".join(map(str, sorted(worker_ids))) if worker_ids else f"ip:{client_address(request)}"
+    return hit("work-api", ident, settings.HATLAB_THROTTLE_WORK_API)

@@ -1,0 +1,40 @@
+"""Signing in and out: Django's views, with sign-in attempts throttled and the worker cookie cleared on the
+way out."""
+
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.shortcuts import render
+
+from annotate import throttle
+from annotate.workers import forget_workers
+
+
+class LoginView(auth_views.LoginView):
+    """The sign-in page; each attempt (a POST) counts per client address and per account name, and past
+    either limit the form is shown again with a 429 and ``Retry-After``, without checking the password."""
+
+    template_name = "annotate/login.html"
+
+    def post(self, request, *args, **kwargs):
+        wait = throttle.login_attempt(request, request.POST.get("username", ""))
+        if wait is None:
+            return super().post(request, *args, **kwargs)
+        # an unbound form: binding it would check the password, the very work the throttle refuses
+        form = self.get_form_class()(request)
+        context = self.get_context_data(
+            form=form, throttled=f"Too many sign-in attempts. Try again in {wait} s."
+        )
+        response = render(request, self.template_name, context, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+
+
+class LogoutView(auth_views.LogoutView):
+    """Sign out, and forget the annotator identities this browser held (the worker cookie): the
+    ``user_logged_out`` signal cannot reach the response, this view can."""
+
+    def post(self, request, *args, **kwargs):
+        response = super().post(request, *args, **kwargs)
+        forget_workers(response)
+        return response

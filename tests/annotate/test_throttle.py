@@ -1,0 +1,137 @@
+"""Throttles: sign-in attempts per address and per account (login page and the API's Basic authentication),
+new worker identities per address and study at the entry page, annotator API requests per worker; 429 with
+Retry-After past a limit, and every request let through when the cache that counts is down."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.providers.local.adapter import invite_path, make_invite
+from tests.annotate.conftest import PASSWORD, make_dataset, make_study
+from tests.annotate.test_api import Annotator
+
+pytestmark = pytest.mark.django_db
+
+# a Redis nobody listens on: what the throttles meet when their store is down
+DOWN = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0",
+                    "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2}}}  # fmt: skip
+
+
+def login(client: Client, username: str, password: str, address: str = "10.0.0.1"):
+    return client.post(reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_login_is_throttled_per_account(settings, researcher):
+    settings.HATLAB_THROTTLE_LOGIN_ACCOUNT = (3, 300)
+    client = Client()
+    for n in range(3):
+        wrong = login(client, "rita", "wrong", address=f"10.0.0.{n}")  # from three addresses
+        assert wrong.status_code == 200 and "Please enter a correct username" in wrong.content.decode()
+    refused = login(client, "RITA", PASSWORD, address="10.0.0.9")  # even the right password, any case
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 300
+    assert "Too many sign-in attempts" in refused.content.decode()
+    assert "_auth_user_id" not in client.session
+    # another account is not held back
+    assert login(Client(), "otto", "wrong").status_code == 200
+
+
+def test_login_is_throttled_per_address(settings, researcher):
+    settings.HATLAB_THROTTLE_LOGIN_IP = (4, 300)
+    for n in range(4):
+        assert login(Client(), f"guess{n}", "wrong", address="10.0.0.5").status_code == 200
+    assert login(Client(), "rita", PASSWORD, address="10.0.0.5").status_code == 429
+    signed_in = login(Client(), "rita", PASSWORD, address="10.0.0.6")
+    assert signed_in.status_code == 302
+
+
+def test_basic_authentication_is_throttled(settings, researcher):
+    settings.HATLAB_THROTTLE_LOGIN_ACCOUNT = (2, 300)
+
+    def basic(password: str):
+        token = base64.b64encode(f"rita:{password}".encode()).decode()
+        return Client().get("/api/studies/", HTTP_AUTHORIZATION=f"Basic {token}")
+
+    assert [basic("wrong").status_code for _ in range(2)] == [403, 403]
+    refused = basic(PASSWORD)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+
+
+def test_new_workers_per_address_and_study(settings, study, researcher):
+    settings.HATLAB_THROTTLE_NEW_WORKER = (3, 600)
+    browsers = []
+    for n in range(3):
+        browser = Client(REMOTE_ADDR="10.1.0.1")
+        assert "hatlab-task" in browser.get(invite_path(study, make_invite(study, f"w{n}"))).content.decode()
+        browsers.append(browser)
+    forged = Client(REMOTE_ADDR="10.1.0.1").get(invite_path(study, make_invite(study, "w3")))
+    assert forged.status_code == 429 and int(forged["Retry-After"]) > 0
+    assert "hatlab-task" not in forged.content.decode()
+    # a browser that already has its worker goes on; another address and another study are not held back
+    assert "hatlab-task" in browsers[0].get(reverse("work-entry", args=[study.uid])).content.decode()
+    other_address = Client(REMOTE_ADDR="10.1.0.2").get(invite_path(study, make_invite(study, "w4")))
+    assert "hatlab-task" in other_address.content.decode()
+    second = make_study(researcher, make_dataset(researcher, name="second"), name="second")
+    same_address = Client(REMOTE_ADDR="10.1.0.1").get(invite_path(second, make_invite(second, "w5")))
+    assert "hatlab-task" in same_address.content.decode()
+
+
+def test_annotator_api_per_worker(settings, study):
+    settings.HATLAB_THROTTLE_WORK_API = (4, 60)
+    busy, calm = Annotator(study, "busy"), Annotator(study, "calm")
+    for _ in range(4):
+        assert busy.next().status_code == 200
+    refused = busy.next()
+    assert refused.status_code == 429 and 0 < int(refused["Retry-After"]) <= 60
+    assert refused.json() == {
+        "errors": {"detail": [f"too many requests: try again in {refused['Retry-After']} s"]}
+    }
+    submit = busy.submit("00000000-0000-0000-0000-000000000000", {})
+    assert submit.status_code == 429
+    assert calm.next().status_code == 200
+
+
+def test_default_rate_lets_a_fast_annotator_through(settings):
+    """An answer takes a reader seconds; the default lets a worker send next and submit every second."""
+    limit, window = settings.HATLAB_THROTTLE_WORK_API
+    assert limit / window >= 2
+
+
+def test_throttles_fail_open_when_the_cache_is_down(settings, study, researcher):
+    settings.HATLAB_THROTTLE_LOGIN_ACCOUNT = (1, 300)
+    settings.HATLAB_THROTTLE_NEW_WORKER = (1, 600)
+    settings.HATLAB_THROTTLE_WORK_API = (1, 60)
+    settings.CACHES = DOWN
+    for _ in range(3):
+        assert login(Client(), "rita", "wrong").status_code == 200
+    assert login(Client(), "rita", PASSWORD).status_code == 302
+    annotators = [Annotator(study, f"down{n}") for n in range(3)]  # Annotator asserts each page is served
+    for _ in range(3):
+        assert annotators[0].next().status_code == 200
+
+
+def test_throttles_can_be_turned_off(settings, researcher):
+    settings.HATLAB_THROTTLE_LOGIN_ACCOUNT = (1, 300)
+    settings.HATLAB_THROTTLES = False
+    assert [login(Client(), "rita", "wrong").status_code for _ in range(3)] == [200, 200, 200]
+
+
+def test_behind_the_proxy_the_address_it_appends_counts(settings, study):
+    """Behind the TLS proxy every request comes from the proxy: the client is the address it appends to
+    X-Forwarded-For, not one the client wrote there itself."""
+    settings.HATLAB_THROTTLE_NEW_WORKER = (1, 600)
+    settings.BEHIND_TLS_PROXY = True
+
+    def enter(name: str, forwarded: str):
+        client = Client(REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR=forwarded)
+        return client.get(invite_path(study, make_invite(study, name)))
+
+    assert enter("a", "203.0.113.1").status_code == 200
+    assert enter("b", "203.0.113.2").status_code == 200  # another client behind the same proxy
+    assert enter("c", "198.51.100.7, 203.0.113.1").status_code == 429  # a forged first hop changes nothing
+    settings.BEHIND_TLS_PROXY = False
+    assert enter("d", "203.0.113.3").status_code == 200  # the proxy's own address, counted once
+    assert enter("e", "203.0.113.4").status_code == 429
