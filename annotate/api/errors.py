@@ -71,6 +71,8 @@ def document_errors(result: dict, generator, request, public) -> dict:
                     responses[code] = _error(code, media_types) | {
                         k: v for k, v in responses.get(code, {}).items() if k == "description"
                     }
+                elif code in ("429", "503"):  # described by the view: the wait it gives is still a header
+                    responses[code].setdefault("headers", _RETRY_AFTER)
     return result
 
 
