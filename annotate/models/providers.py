@@ -232,3 +232,19 @@ class CrowdAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} on {self.study_id} ({self.outcome})"
+
+    @staticmethod
+    def _words(values: dict) -> str:
+        def one(value) -> str:
+            return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+        return "; ".join(f"{k.replace('_', ' ')} {one(v)}" for k, v in values.items())
+
+    @property
+    def params_text(self) -> str:
+        """The action's parameters in words (for the log on the page)."""
+        return self._words(self.params)
+
+    @property
+    def result_text(self) -> str:
+        return self._words(self.result)

@@ -126,7 +126,7 @@ def crowd_action(request, uid, action: str):
         messages.error(request, _message(action, exc))
     else:
         if ran:
-            done = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in entry.result.items())
+            done = entry.result_text
             messages.success(request, f"{action}: done{f' ({done})' if done else ''}")
         else:
             messages.info(request, f"{action}: this form was already sent; nothing was done again")
