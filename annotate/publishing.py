@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 
 from annotate import lifecycle
 from annotate.jobs.crowd import enqueue_reconcile, reconcile_key
@@ -167,6 +168,9 @@ def publication_rows(study: Study) -> list[dict[str, Any]]:
                 "reward": str(p.reward),
                 "currency": p.currency,
                 "expires_at": p.expires_at.isoformat() if p.expires_at else None,
+                "expires": timezone.localtime(p.expires_at).strftime("%Y-%m-%d %H:%M %Z")
+                if p.expires_at
+                else "",
                 **counts,
             }
         )

@@ -236,6 +236,8 @@ class CrowdAction(models.Model):
     @staticmethod
     def _words(values: dict) -> str:
         def one(value) -> str:
+            if isinstance(value, bool):
+                return "yes" if value else "no"
             return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
         return "; ".join(f"{k.replace('_', ' ')} {one(v)}" for k, v in values.items())
