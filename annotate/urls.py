@@ -27,6 +27,10 @@ urlpatterns = [
     path("studies/new/", studies.study_create, name="study-create"),
     path("studies/<uuid:uid>/", studies.study_detail, name="study-detail"),
     path("studies/<uuid:uid>/invites/", studies.study_invites, name="study-invites"),
+    path("studies/<uuid:uid>/invites.csv", studies.study_invites_csv, name="study-invites-csv"),
+    path(
+        "studies/<uuid:uid>/invites/<int:pk>/revoke/", studies.study_invite_revoke, name="study-invite-revoke"
+    ),
     re_path(
         rf"^studies/(?P<uid>{UUID})/(?P<action>start|pause|finish)/$",
         studies.study_action,
@@ -54,6 +58,8 @@ urlpatterns = [
     ),
     # the crowd platform and the admin's quality dashboard
     path("studies/<uuid:uid>/crowd/", publish.crowd_page, name="crowd-page"),
+    path("studies/<uuid:uid>/crowd/settings/", publish.crowd_settings, name="crowd-settings"),
+    path("studies/<uuid:uid>/crowd/preview/", publish.crowd_preview, name="crowd-preview"),
     re_path(
         rf"^studies/(?P<uid>{UUID})/crowd/(?P<action>{CROWD_ACTIONS})/$",
         publish.crowd_action,

@@ -12,7 +12,7 @@ const KIND_PAGES = readdirSync("src/kinds")
   .filter((file) => file.endsWith(".ts"))
   .map((file) => `kinds/${file.slice(0, -3)}`)
   .sort();
-const PAGE_SCRIPTS = [...KIND_PAGES, "progress", "dashboard"];
+const PAGE_SCRIPTS = [...KIND_PAGES, "progress", "dashboard", "copy"];
 /** ES modules that templates import from (`import { renderBarChart } from ".../charts.js"`). */
 const MODULES = ["charts"];
 /** Stylesheets of the pages (each imports tokens.css); dashboard.css comes with dashboard.ts. */

@@ -158,7 +158,7 @@ class StudyViewSet(
         serializer = InviteRequestSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         links = [
-            request.build_absolute_uri(invite_path(study, make_invite(study)))
+            request.build_absolute_uri(invite_path(study, make_invite(study, created_by=request.user)))
             for _ in range(serializer.validated_data["count"])
         ]
         return Response({"links": links}, status=status.HTTP_201_CREATED)

@@ -5,18 +5,27 @@ from annotate.models.crowd import Assignment, Response, Worker
 from annotate.models.dashboards import DashboardCache
 from annotate.models.jobs import Job
 from annotate.models.machine import Explanation, ModelRun, Prediction
-from annotate.models.providers import EntryBinding, Payment, PlatformSubmission, Publication
+from annotate.models.providers import (
+    CrowdAction,
+    EntryBinding,
+    Invite,
+    Payment,
+    PlatformSubmission,
+    Publication,
+)
 from annotate.models.quality import GoldReview, QualityPolicy, WorkerTrust
 from annotate.models.studies import Item, Study
 
 __all__ = [
     "Assignment",
+    "CrowdAction",
     "DashboardCache",
     "Dataset",
     "Document",
     "EntryBinding",
     "Explanation",
     "GoldReview",
+    "Invite",
     "Item",
     "Job",
     "ModelRun",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -167,3 +168,85 @@ class EntryBinding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} {self.ref} held by {self.holder}"
+
+
+class Invite(models.Model):
+    """A personal invite link of a study of the local provider, kept so the study page can list it,
+    hand it out again and revoke it. ``invitee`` is the name signed into the token; the invite is
+    *used* once an :class:`EntryBinding` holds it, and *revoked* once ``revoked_at`` is set (the entry
+    page then refuses it)."""
+
+    class State(models.TextChoices):
+        UNUSED = "unused", "Unused"
+        USED = "used", "Used"
+        REVOKED = "revoked", "Revoked"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invites")
+    invitee = models.CharField(max_length=64)
+    token = models.TextField(help_text="The signed token of the link (django.core.signing).")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "invitee"], name="invite_unique_invitee"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invite {self.invitee} of {self.study_id}"
+
+
+class CrowdAction(models.Model):
+    """One action a researcher took on a study's crowd platform (publish, add places, pause, approve,
+    bonus, ...), the audit log shown on the crowd page. ``key`` is the form's one-time key: the same
+    form sent twice finds this row and does nothing more."""
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        REFUSED = "refused", "Refused"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="crowd_actions")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    action = models.CharField(max_length=20)
+    key = models.CharField(max_length=64)
+    params = models.JSONField(default=dict, blank=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING)
+    result = models.JSONField(default=dict, blank=True)
+    message = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "key"], name="crowd_action_unique_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.study_id} ({self.outcome})"
+
+    @staticmethod
+    def _words(values: dict) -> str:
+        def one(value) -> str:
+            if isinstance(value, bool):
+                return "yes" if value else "no"
+            return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+        return "; ".join(f"{k.replace('_', ' ')} {one(v)}" for k, v in values.items())
+
+    @property
+    def params_text(self) -> str:
+        """The action's parameters in words (for the log on the page)."""
+        return self._words(self.params)
+
+    @property
+    def result_text(self) -> str:
+        return self._words(self.result)

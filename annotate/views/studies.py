@@ -1,11 +1,16 @@
-"""Researcher pages: study list, the create form, a study's progress page, its actions and exports."""
+"""Researcher pages: study list, the create form, a study's progress page with how annotators reach it
+(the open link, or the invite manager: create, list, copy, download, revoke), its actions and exports."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 from django.contrib import messages
-from django.http import HttpResponseBadRequest, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
@@ -14,8 +19,10 @@ from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
 from annotate.forms import InviteForm
-from annotate.models import Study
-from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.models import Invite, Study
+from annotate.providers import get_provider
+from annotate.providers.base.retry import ProviderConfigError
+from annotate.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
 from annotate.study_progress import study_progress
 from annotate.tasks import default_kind, get_kind
 
@@ -51,17 +58,51 @@ def study_create(request):
     return render(request, "annotate/studies/form.html", {"form": form})
 
 
+def invite_rows(request, study: Study) -> list[dict]:
+    """The study's stored invites, newest first, with their link and state."""
+    used = used_invites(study)
+    return [
+        {
+            "pk": invite.pk,
+            "invitee": invite.invitee,
+            "link": request.build_absolute_uri(invite_path(study, invite.token)),
+            "state": invite_state(invite, used),
+            "created": invite.created,
+            "revoked_at": invite.revoked_at,
+        }
+        for invite in Invite.objects.filter(study=study).select_related("study").order_by("-id")
+    ]
+
+
+def access_of(request, study: Study) -> dict:
+    """How annotators reach the study: the open link (open enrollment), invites, or the platform."""
+    provider = get_provider(study.provider)
+    try:
+        open_link = provider.open_enrollment(study)
+    except ProviderConfigError:
+        open_link = False
+    return {
+        "open": open_link,
+        "invites": provider.invites and not open_link,
+        "platform": provider.platform,
+        "provider_title": provider.title or provider.name,
+    }
+
+
 @researcher_required
 def study_detail(request, uid, links: list[str] | None = None, invite_form: InviteForm | None = None):
     study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
     kind = get_kind(study.kind)
+    access = access_of(request, study)
     context = {
         "study": study,
         "kind": kind,
         "public_config": kind.public_config(study),
         "progress": study_progress(study),
         "entry_url": request.build_absolute_uri(reverse("work-entry", args=[study.uid])),
+        "access": access,
         "invite_form": invite_form or InviteForm(),
+        "invites": invite_rows(request, study) if get_provider(study.provider).invites else [],
         "links": links or [],
         "exports": [
             (what, fmt, reverse("study-export", args=[study.uid, what, fmt]))
@@ -93,16 +134,61 @@ def study_action(request, uid, action: str):
 def study_invites(request, uid):
     study = owned_or_404(Study.objects.all(), request.user, uid=uid)
     form = InviteForm(request.POST)
-    if study.provider != "local":
-        messages.error(request, "Invite links are for studies of the local provider.")
+    if not get_provider(study.provider).invites:
+        messages.error(request, "This study's annotators come through its platform, not invite links.")
         return redirect("study-detail", uid=study.uid)
     if not form.is_valid():
         return study_detail(request, uid=uid, invite_form=form)
-    links = [
-        request.build_absolute_uri(invite_path(study, make_invite(study)))
-        for _ in range(form.cleaned_data["count"])
-    ]
-    return study_detail(request, uid=uid, links=links, invite_form=form)
+    count = form.cleaned_data["count"]
+    for _ in range(count):
+        make_invite(study, created_by=request.user)
+    messages.success(request, f"{count} invite link{'s' if count != 1 else ''} created: see the list below.")
+    return redirect(reverse("study-detail", args=[study.uid]) + "#invites")
+
+
+def _csv_cell(value) -> str:
+    """A cell a spreadsheet reads as text, never as a formula (OWASP's CSV injection advice)."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+@researcher_required
+def study_invites_csv(request, uid):
+    """Every stored invite of the study: link, state, dates."""
+    study = owned_or_404(Study.objects.all(), request.user, uid=uid)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["invitee", "link", "state", "created", "revoked"])
+    for row in invite_rows(request, study):
+        writer.writerow(
+            [
+                _csv_cell(v)
+                for v in (
+                    row["invitee"],
+                    row["link"],
+                    row["state"],
+                    row["created"].isoformat(),
+                    row["revoked_at"].isoformat() if row["revoked_at"] else "",
+                )
+            ]
+        )
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="invites-{study.uid}.csv"'
+    return response
+
+
+@researcher_required
+@require_POST
+def study_invite_revoke(request, uid, pk: int):
+    """Revoke one invite: the entry page refuses it from now on (answers already given stay)."""
+    study = owned_or_404(Study.objects.all(), request.user, uid=uid)
+    invite = get_object_or_404(Invite, pk=pk, study=study)
+    if invite.revoked_at is None:
+        Invite.objects.filter(pk=invite.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        messages.success(request, f"Invite {invite.invitee} revoked: its link no longer opens the study.")
+    else:
+        messages.info(request, f"Invite {invite.invitee} was already revoked.")
+    return redirect(reverse("study-detail", args=[study.uid]) + "#invites")
 
 
 @researcher_required

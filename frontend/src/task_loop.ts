@@ -12,6 +12,8 @@
  * in the URL) the loop also keeps a copy of every answer the server acknowledged (`AnswerCopy`) and
  * posts it with the completion form, so that reconciliation can recover an answer the server lost.
  * While the worker only previews the HIT (`ASSIGNMENT_ID_NOT_AVAILABLE`) the page asks for nothing.
+ * A researcher's preview embeds a sample item (`sample`): the page shows it as a worker would see it,
+ * answers can be tried, and nothing is sent.
  *
  * Every answer carries the page's evidence in `signals`: the counts of real input events while the item
  * was shown (`interaction`, see interaction.ts) and the page token the entry page embedded (`page_token`),
@@ -52,6 +54,8 @@ export interface TaskConfig<C = Record<string, unknown>> {
   /** The signed token that proves this page was loaded for the worker; sent back with each answer. */
   page_token?: string | null;
   config: C;
+  /** A researcher's preview: the item to show; the page sends nothing. */
+  sample?: NextItem<unknown, C> | null;
 }
 
 export interface NextItem<P, C = Record<string, unknown>> {
@@ -104,6 +108,8 @@ export type FlowState = "preview" | "loading" | "item" | "saving" | "done" | "er
 export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
 export const SAVING_RECONNECTING = "Saving… reconnecting";
 export const LOADING_RECONNECTING = "Loading… reconnecting";
+export const SAMPLE_MESSAGE =
+  "Preview with a sample item: this is what workers see. Nothing you enter is saved.";
 
 /** Assignments that can no longer be submitted: expired, released, or gone. */
 export const STALE_STATUSES: ReadonlySet<number> = new Set([404, 409, 410]);
@@ -261,6 +267,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Fetch the first item; an MTurk preview stays read-only and asks the server for nothing. */
   start(): Promise<void> {
+    if (this.task.sample) {
+      this.show(this.task.sample as NextItem<P, C>);
+      this.status.textContent = SAMPLE_MESSAGE;
+      this.setState("preview");
+      return Promise.resolve();
+    }
     if (isPreview(this.mturk)) {
       this.status.textContent = PREVIEW_MESSAGE;
       this.setState("preview");
@@ -318,7 +330,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   /** Send the current answer; on success go on to the next item. */
   async submit(): Promise<void> {
     const item = this.current;
-    if (!item || this.busy) return;
+    if (!item || this.busy || this.task.sample) return;
     clearError(this.errorBox);
     const missing = this.missing();
     if (missing) {
@@ -372,7 +384,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Enable the submit button when an answer can be sent; kinds call it after each change. */
   syncControls(): void {
-    this.submitButton.disabled = this.busy || !this.current || this.answer() === null;
+    this.submitButton.disabled = this.busy || !this.current || !!this.task.sample || this.answer() === null;
   }
 
   protected setState(state: FlowState): void {

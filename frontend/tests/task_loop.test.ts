@@ -8,6 +8,7 @@ import {
   type Missing,
   type NextItem,
   PREVIEW_MESSAGE,
+  SAMPLE_MESSAGE,
   SAVING_RECONNECTING,
   TaskFlow,
   type TaskConfig,
@@ -391,6 +392,23 @@ describe("the MTurk hand-off", () => {
     expect($(".ht-status").textContent).toBe(PREVIEW_MESSAGE);
     expect($(".ht-task").hidden).toBe(true);
     expect(storage.length).toBe(0);
+  });
+
+  it("shows a researcher's sample item, lets it be tried and sends nothing", async () => {
+    const { fetchImpl, calls } = server([]);
+    const flow = track(
+      new YesNoTask(root, { ...TASK, sample: item("", "lantern", 0, 1) }, { fetchImpl, search: "" }),
+    );
+    await flow.start();
+    expect(root.dataset.state).toBe("preview");
+    expect($(".ht-status").textContent).toBe(SAMPLE_MESSAGE);
+    expect($(".ht-task").hidden).toBe(false);
+    expect($(".yn-prompt").textContent).toBe("Is this a word? lantern");
+    key(document.body, "y");
+    expect(flow.answer()).toEqual({ choice: "yes" });
+    expect(($(".ht-submit") as HTMLButtonElement).disabled).toBe(true);
+    await flow.submit();
+    expect(calls).toHaveLength(0);
   });
 
   it("copies each acknowledged answer and posts it with the externalSubmit form", async () => {

@@ -110,7 +110,9 @@ def test_study_page_progress_actions_and_invites(browser, researcher, dataset):
     page = browser.get(reverse("study-detail", args=[study.uid])).content.decode()
     assert '<progress class="bar" max="6" value="0"' in page
     assert "Pause" in page and reverse("study-export", args=[study.uid, "items", "csv"]) in page
-    links = browser.post(reverse("study-invites", args=[study.uid]), {"count": 2}).content.decode()
+    links = browser.post(
+        reverse("study-invites", args=[study.uid]), {"count": 2}, follow=True
+    ).content.decode()
     found = re.findall(r"http://testserver/w/[^<\s]+\?invite=[^<\s]+", links)
     assert len(found) == 2
     assert Client().get(found[0].replace("&amp;", "&")).status_code == 200

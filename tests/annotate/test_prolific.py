@@ -408,13 +408,22 @@ def test_researcher_page_shows_cost_and_acts(fake, provider, study, researcher):
     page.force_login(researcher)
     html = page.get(f"/studies/{study.uid}/crowd/", {"estimate": "1"}).content.decode()
     assert "16.00 GBP" in html and "Publish" in html
-    reply = page.post(f"/studies/{study.uid}/crowd/publish/", {"key": "pagekey1"})
+    asked = page.post(f"/studies/{study.uid}/crowd/publish/", {"key": "pagekey1"})
+    assert asked.status_code == 200 and "16.00 GBP in all" in asked.content.decode() and not fake.studies
+    unticked = page.post(f"/studies/{study.uid}/crowd/publish/", {"key": "pagekey1", "confirmed": "yes"})
+    assert "spends real money" in unticked.content.decode() and not fake.studies  # live needs the box
+    confirmed = {"key": "pagekey1", "confirmed": "yes", "live": "yes"}
+    reply = page.post(f"/studies/{study.uid}/crowd/publish/", confirmed)
     assert reply.status_code == 302
     assert [p["status"] for p in fake.studies.values()] == ["ACTIVE"]
-    page.post(f"/studies/{study.uid}/crowd/pause/")
+    page.post(f"/studies/{study.uid}/crowd/pause/", {"key": "pagekey2", "confirmed": "yes"})
     assert [p["status"] for p in fake.studies.values()] == ["PAUSED"]
     study.refresh_from_db()
     assert study.status == "paused"
-    follow = page.post(f"/studies/{study.uid}/crowd/extend/", {"seconds": "3600"}, follow=True)
+    follow = page.post(
+        f"/studies/{study.uid}/crowd/extend/",
+        {"seconds": "3600", "key": "k3", "confirmed": "yes"},
+        follow=True,
+    )
     assert "extend" in follow.content.decode()  # Prolific has no expiry: a clear message, no change
     assert page.get(f"/studies/{study.uid}/crowd/publish/").status_code == 405

@@ -30,6 +30,7 @@ from django.utils import timezone
 from annotate.models import (
     Assignment,
     Explanation,
+    Invite,
     Job,
     PlatformSubmission,
     Prediction,
@@ -98,6 +99,8 @@ RULES: dict[str, Rule] = {
     "dataset-detail": A(OWNED, pk="dataset"),
     "study-detail": A(OWNED),
     "study-invites": A(OWNED),
+    "study-invites-csv": A(OWNED),
+    "study-invite-revoke": A(OWNED, pk="invite"),
     "study-action": A(OWNED),
     "study-export": A(OWNED),
     "study-dashboard": A(OWNED),
@@ -105,6 +108,8 @@ RULES: dict[str, Rule] = {
     "study-dashboard-text": A(OWNED),
     "crowd-page": A(OWNED),
     "crowd-action": A(OWNED),
+    "crowd-settings": A(OWNED),
+    "crowd-preview": A(OWNED),
     "model-run-detail": A(OWNED, pk="run"),
     "model-run-train": A(OWNED, pk="run"),
     "model-run-explain": A(OWNED, pk="run"),
@@ -258,7 +263,8 @@ def world(researcher, other_researcher, admin_user, monkeypatch):
         "document_pk": document.pk,
     }
     pks = {"dataset": dataset.pk, "run": run.pk, "prediction": prediction.pk, "explanation": explanation.pk,
-           "job": job.pk, "submission": submission.pk}  # fmt: skip
+           "job": job.pk, "submission": submission.pk,
+           "invite": Invite.objects.get(study=study, invitee="matrix-worker").pk}  # fmt: skip
     return {"studies": studies, "values": values, "pks": pks, "clients": clients}
 
 

@@ -221,6 +221,28 @@ class CrowdProvider:
         """Rewards and platform fees of publishing the study as configured, with the balance."""
         raise self._unsupported("estimate_cost")
 
+    def local_estimate(self, study) -> CostEstimate:
+        """Rewards and platform fees of publishing the study as configured, computed here from its
+        settings and the fee rule: no platform call, no credentials (``balance`` is ``None``)."""
+        raise self._unsupported("local_estimate")
+
+    def target(self) -> tuple[str, bool]:
+        """Where publishing goes, in words, and whether it reaches real people and spends real money
+        (the publish page then asks for an explicit confirmation)."""
+        return "", False
+
+    def explain_error(self, exc: BaseException) -> str | None:
+        """A sentence naming the setting to fix when ``exc`` says the platform's credentials are
+        missing or were refused; ``None`` for any other error."""
+        return None
+
+    # --- access without a platform ---------------------------------------------------------------------
+    invites: ClassVar[bool] = False
+
+    def open_enrollment(self, study) -> bool:
+        """Whether anyone with the study's plain link may take part (else: invites, or the platform)."""
+        return False
+
     def balance(self) -> Balance:
         raise self._unsupported("balance")
 

@@ -1,4 +1,5 @@
-"""What the providers' settings modules share: reading a study's provider settings, and money.
+"""What the providers' settings modules share: reading a study's provider settings, money, and
+the declarations (:class:`Setting`, :class:`FeeRule`) from which the publish page builds its form.
 
 Amounts are :class:`~decimal.Decimal` in the currency's major unit with cents, rounded half up as the
 platforms' own price tables are; fees are a rate on an amount, sometimes with a floor (MTurk's one cent).
@@ -9,6 +10,7 @@ publish page can point at the field. Nothing here knows Django.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -114,3 +116,41 @@ def checked_key(value: str, field_name: str) -> str:
     if not KEY_PATTERN.match(value):
         raise ProviderConfigError(field_name, "must be 1-20 letters, digits, '-' or '_'")
     return value
+
+
+# --- what a provider declares about its settings: the publish page's form is built from these -----------
+KINDS = ("text", "longtext", "money", "whole", "flag", "choice", "choices", "words", "rate")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One study setting a provider reads from ``Study.provider_config``: its key, how it is shown and
+    entered (``kind``: one of :data:`KINDS`), its default and limits (the ones ``from_dict`` checks),
+    and a help sentence. ``section`` groups settings on the page."""
+
+    name: str
+    label: str
+    kind: str
+    help: str = ""
+    default: Any = None
+    required: bool = False
+    low: Any = None
+    high: Any = None
+    max_length: int | None = None
+    choices: tuple[tuple[str, str], ...] = ()
+    unit: str = ""
+    section: str = "Task"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"setting {self.name}: kind must be one of {', '.join(KINDS)}")
+
+
+@dataclass(frozen=True)
+class FeeRule:
+    """A platform's fee rule as the cost estimate applies it: what it says, where it is published and
+    the date it was read there."""
+
+    summary: str
+    source: str
+    as_of: str

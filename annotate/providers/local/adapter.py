@@ -5,7 +5,9 @@ timestamped) naming the study and an invitee; it is valid for the study's ``invi
 (:mod:`annotate.providers.local.settings`) and belongs to the first account (or, signed out, the first
 browser) that opens it: anyone else opening the same link is refused. Without ``open_enrollment`` a study
 is invite-only, for signed-in accounts too; with it, a signed-in account is its own identity and any
-other visitor gets an anonymous identity kept in their session.
+other visitor gets an anonymous identity kept in their session. Every invite made is stored
+(:class:`~annotate.models.Invite`): the study page lists it as unused, used or revoked, and a revoked one
+is refused at the entry page. A token made before invites were stored has no row and stays valid.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from django.core import signing
 from django.urls import reverse
 
-from annotate.models import EntryBinding
+from annotate.models import EntryBinding, Invite
 from annotate.providers import PROVIDERS
 from annotate.providers.base import CrowdProvider, Entry
 from annotate.providers.local.settings import LocalSettings
@@ -28,9 +30,34 @@ ANON_SESSION_KEY = "hatlab_anonymous"
 BROWSER_SESSION_KEY = "hatlab_browser"
 
 
-def make_invite(study, invitee: str | None = None) -> str:
-    """A signed, timestamped invite token for ``study``; ``invitee`` defaults to a random name."""
-    return signing.dumps({"s": str(study.uid), "i": invitee or secrets.token_hex(8)}, salt=INVITE_SALT)
+def make_invite(study, invitee: str | None = None, created_by=None) -> str:
+    """A signed, timestamped invite token for ``study``; ``invitee`` defaults to a random name. The
+    invite is stored (:class:`~annotate.models.Invite`) so it can be listed and revoked; asking again
+    for a stored invitee hands out the stored token."""
+    invitee = invitee or secrets.token_hex(8)
+    stored = Invite.objects.filter(study=study, invitee=invitee).first()
+    if stored is not None:
+        return stored.token
+    token = signing.dumps({"s": str(study.uid), "i": invitee}, salt=INVITE_SALT)
+    Invite.objects.create(study=study, invitee=invitee, token=token, created_by=created_by)
+    return token
+
+
+def invite_state(invite: Invite, used: set[str]) -> str:
+    """``revoked``, ``used`` (an account or browser holds it) or ``unused``; ``used`` holds the refs of
+    the study's bound invites (:func:`used_invites`)."""
+    if invite.revoked_at is not None:
+        return Invite.State.REVOKED
+    return Invite.State.USED if invite_ref(invite.study, invite.invitee) in used else Invite.State.UNUSED
+
+
+def invite_ref(study, invitee: str) -> str:
+    """The :class:`~annotate.models.EntryBinding` ref of an invite once someone used it."""
+    return f"{study.uid}:invite:{invitee}"
+
+
+def used_invites(study) -> set[str]:
+    return set(EntryBinding.objects.filter(study=study, provider=NAME).values_list("ref", flat=True))
 
 
 def invite_path(study, token: str) -> str:
@@ -54,9 +81,14 @@ class LocalProvider(CrowdProvider):
     name = NAME
     title = "Local (invite links and accounts)"
 
+    invites = True
+
     def validate_config(self, config: Any) -> dict[str, Any]:
         LocalSettings.from_dict(config)
         return {} if config is None else dict(config)
+
+    def open_enrollment(self, study) -> bool:
+        return LocalSettings.from_dict(study.provider_config).open_enrollment
 
     def identify(self, request, study) -> str | None:
         token = request.GET.get(INVITE_PARAM)
@@ -74,7 +106,7 @@ class LocalProvider(CrowdProvider):
         return f"anon:{anonymous}"
 
     def verify_entry(self, request, study, external_id: str) -> Entry:
-        """An invite is bound to the first account that opens it (signed out: the first browser, by a
+        """A revoked invite is refused. An invite is bound to the first account that opens it (signed out: the first browser, by a
         token in its session); another account or browser opening it is refused. Accounts and anonymous
         visitors of an open study need no check."""
         if not external_id.startswith("invite:"):
@@ -86,9 +118,12 @@ class LocalProvider(CrowdProvider):
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             holders.insert(0, f"user:{user.pk}")
+        invitee = external_id.removeprefix("invite:")
+        if Invite.objects.filter(study=study, invitee=invitee, revoked_at__isnull=False).exists():
+            return Entry.refuse("This invite link was withdrawn by the research team.")
         binding, _ = EntryBinding.objects.get_or_create(
             provider=self.name,
-            ref=f"{study.uid}:{external_id}",
+            ref=invite_ref(study, invitee),
             defaults={"study": study, "holder": holders[0]},
         )
         if binding.holder not in holders:

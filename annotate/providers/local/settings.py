@@ -10,9 +10,9 @@ default) the study is invite-only. The local crowd has no platform, so no fees.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from annotate.providers.base.settings import flag, settings_object, whole_number
+from annotate.providers.base.settings import FeeRule, Setting, flag, settings_object, whole_number
 
 DEFAULT_INVITE_MAX_AGE_S = 14 * 24 * 3600
 MAX_INVITE_AGE_S = 10 * 365 * 24 * 3600
@@ -22,6 +22,17 @@ MAX_INVITE_AGE_S = 10 * 365 * 24 * 3600
 class LocalSettings:
     invite_max_age_s: int = DEFAULT_INVITE_MAX_AGE_S
     open_enrollment: bool = False
+
+    FEES: ClassVar[FeeRule | None] = None
+    SETTINGS: ClassVar[tuple[Setting, ...]] = (
+        Setting("open_enrollment", "Open enrollment", "flag",
+                "Anyone with the study's link may take part; otherwise only those with a personal invite.",
+                default=False, section="Access"),
+        Setting("invite_max_age_s", "Invite links valid for", "whole",
+                "How long an invite link stays valid after it is made (0 or less: every link stops working).",
+                default=DEFAULT_INVITE_MAX_AGE_S, low=-MAX_INVITE_AGE_S, high=MAX_INVITE_AGE_S, unit="seconds",
+                section="Access"),
+    )  # fmt: skip
 
     @classmethod
     def from_dict(cls, config: Any) -> LocalSettings:

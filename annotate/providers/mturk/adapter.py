@@ -20,11 +20,12 @@ The sandbox or live site is chosen by ``settings.MTURK_SANDBOX``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, NoCredentialsError, PartialCredentialsError
 from django.conf import settings
 from django.utils import timezone
 
@@ -68,6 +69,18 @@ NAME = PLATFORM
 PREVIEW_ASSIGNMENT_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
 EXPIRE_NOW = datetime(2015, 1, 1, tzinfo=UTC)
 STATUS = {"Submitted": SUBMITTED, "Approved": APPROVED, "Rejected": REJECTED}
+# Error codes of AWS requests signed with unknown, wrong or expired keys.
+REFUSED_CREDENTIALS = frozenset(
+    {
+        "UnrecognizedClientException",
+        "InvalidClientTokenId",
+        "InvalidSignatureException",
+        "SignatureDoesNotMatch",
+        "ExpiredTokenException",
+        "AccessDeniedException",
+        "AuthFailure",
+    }
+)
 
 
 def submit_hosts() -> tuple[str, ...]:
@@ -172,7 +185,7 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
     def balance(self) -> Balance:
         return Balance(self.client.balance(), self.currency)
 
-    def estimate_cost(self, study) -> CostEstimate:
+    def local_estimate(self, study) -> CostEstimate:
         config = self.settings_of(study)
         fee = assignment_fee(config.reward, config.assignments_per_hit)
         return CostEstimate(
@@ -181,8 +194,30 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
             rewards=config.reward * config.places,
             fees=fee * config.places,
             currency=self.currency,
-            balance=self.client.balance(),
         )
+
+    def estimate_cost(self, study) -> CostEstimate:
+        return replace(self.local_estimate(study), balance=self.client.balance())
+
+    def target(self) -> tuple[str, bool]:
+        if settings.MTURK_SANDBOX:
+            return "the MTurk sandbox (test workers, no money is paid; MTURK_SANDBOX is on)", False
+        return "MTurk production: real workers are paid real money (MTURK_SANDBOX is off)", True
+
+    def explain_error(self, exc: BaseException) -> str | None:
+        """Missing credentials (boto3 found none) or credentials MTurk refused, as a sentence."""
+        site = "sandbox" if settings.MTURK_SANDBOX else "production"
+        if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+            return (
+                "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE) in the server's "
+                f"environment to reach MTurk's {site}."
+            )
+        if isinstance(exc, ClientError) and error_code(exc) in REFUSED_CREDENTIALS:
+            return (
+                f"MTurk's {site} refused the credentials in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: "
+                f"check them, and that the AWS account is linked to an MTurk requester account."
+            )
+        return None
 
     def publish(self, study, batch_key: str) -> list:
         """``hits`` HITs of one HIT type; HITs already made under ``batch_key`` are not made again."""

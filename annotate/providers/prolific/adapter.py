@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -168,18 +169,35 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
         available, currency = self.client.balance(self.client.workspace_id(workspace_id))
         return Balance(available, currency)
 
-    def estimate_cost(self, study) -> CostEstimate:
+    def local_estimate(self, study) -> CostEstimate:
         config = self.settings_of(study)
         rewards = config.reward * config.places
-        balance = self.balance(config.workspace_id)
         return CostEstimate(
             places=config.places,
             reward=config.reward,
             rewards=rewards,
             fees=config.fee(rewards),
             currency=config.currency,
-            balance=balance.available if balance.currency == config.currency else None,
         )
+
+    def estimate_cost(self, study) -> CostEstimate:
+        estimate = self.local_estimate(study)
+        balance = self.balance(self.settings_of(study).workspace_id)
+        return replace(estimate, balance=balance.available if balance.currency == estimate.currency else None)
+
+    def target(self) -> tuple[str, bool]:
+        return "Prolific: real participants are paid real money", True
+
+    def explain_error(self, exc: BaseException) -> str | None:
+        """No token, or a token Prolific refused, as a sentence."""
+        if isinstance(exc, ProviderConfigError) and exc.field == "PROLIFIC_API_TOKEN":
+            return "Set PROLIFIC_API_TOKEN in the server's environment to reach Prolific."
+        if isinstance(exc, ProlificAPIError) and exc.status == 401:
+            return (
+                "Prolific refused the token in PROLIFIC_API_TOKEN: check it, or make a new API token in "
+                "Prolific's settings."
+            )
+        return None
 
     def study_body(
         self, study, config: ProlificConfig, internal_name: str, code: str, workspace_id: str

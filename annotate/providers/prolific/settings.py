@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from annotate.providers.base.retry import ProviderConfigError
 from annotate.providers.base.settings import (
+    FeeRule,
+    Setting,
     amount,
     optional_number,
     rate,
@@ -25,6 +27,12 @@ from annotate.providers.base.settings import (
 
 DEVICES = frozenset({"desktop", "tablet", "mobile"})
 CURRENCIES = frozenset({"GBP", "USD"})
+FEES = FeeRule(
+    summary="a platform fee of 33.33 % of rewards and bonuses, plus VAT on the fee where it applies "
+    "(the study's fee rate and VAT rate settings)",
+    source="https://www.prolific.com/pricing",
+    as_of="2026-11-26",
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,40 @@ class ProlificConfig:
     only_trusted: bool = False
     fee_rate: Decimal = Decimal("0.3333")
     vat_rate: Decimal = Decimal("0")
+
+    FEES: ClassVar[FeeRule] = FEES
+    SETTINGS: ClassVar[tuple[Setting, ...]] = (
+        Setting("name", "Name", "text", "What participants see in Prolific's list of studies.",
+                required=True, max_length=255),
+        Setting("description", "Description", "longtext", "What the study asks, shown before they start.",
+                required=True, max_length=10000),
+        Setting("reward", "Reward per place", "money", "Paid for each approved submission.",
+                required=True, low=Decimal("0.01")),
+        Setting("currency", "Currency", "choice", "The workspace's currency.", default="GBP",
+                choices=(("GBP", "GBP"), ("USD", "USD"))),
+        Setting("places", "Places", "whole", "How many participants can take part.", required=True,
+                low=1, high=100000, section="Places"),
+        Setting("estimated_minutes", "Estimated completion time", "whole",
+                "Prolific shows it and judges the reward per hour by it.", required=True, low=1, high=1440,
+                unit="minutes", section="Times"),
+        Setting("max_minutes", "Maximum time", "whole",
+                "Past it Prolific times the submission out (empty: Prolific's default).", low=2, high=10080,
+                unit="minutes", section="Times"),
+        Setting("devices", "Devices", "choices", "The devices participants may use.",
+                default=["desktop"], choices=(("desktop", "Desktop"), ("tablet", "Tablet"),
+                                              ("mobile", "Mobile")), section="Who may work"),
+        Setting("only_trusted", "Only the allow-list", "flag",
+                "Only participants on this workspace's hatlab allow-list group (those who passed the hidden "
+                "check questions of earlier studies) may take part.", default=False, section="Who may work"),
+        Setting("workspace_id", "Workspace", "text", "Prolific workspace id (empty: the token's first).",
+                default="", max_length=64, section="Account"),
+        Setting("project_id", "Project", "text", "Prolific project id (empty: the workspace's default).",
+                default="", max_length=64, section="Account"),
+        Setting("fee_rate", "Fee rate", "rate", "Prolific's fee as a share of what is paid.",
+                default="0.3333", low=0, high=1, section="Fees"),
+        Setting("vat_rate", "VAT on the fee", "rate", "VAT charged on the fee (0 where none applies).",
+                default="0", low=0, high=1, section="Fees"),
+    )  # fmt: skip
 
     @classmethod
     def from_dict(cls, config: Any) -> ProlificConfig:

@@ -1,0 +1,108 @@
+"""Access that matches the study: the open link only with open enrollment, otherwise the invite manager
+(create, list with state, CSV, revoke), and a revoked invite refused at the entry page."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.models import Invite
+from annotate.providers.local.adapter import invite_path, make_invite
+from tests.annotate.conftest import make_study
+from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
+
+
+@pytest.fixture
+def page(researcher) -> Client:
+    client = Client()
+    client.force_login(researcher)
+    return client
+
+
+def states(study) -> dict[str, str]:
+    return {row["invitee"]: row["state"] for row in csv.DictReader(io.StringIO(csv_of(study)))}
+
+
+def csv_of(study) -> str:
+    client = Client()
+    client.force_login(study.owner)
+    response = client.get(reverse("study-invites-csv", args=[study.uid]))
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    return response.content.decode()
+
+
+def test_invite_manager_creates_lists_and_revokes(page, researcher, dataset):
+    study = make_study(researcher, dataset)
+    detail = reverse("study-detail", args=[study.uid])
+    html = page.get(detail).content.decode()
+    assert "invite-form" in html and 'id="open-link"' not in html  # invite-only: no plain link
+    page.post(reverse("study-invites", args=[study.uid]), {"count": 3})
+    invites = list(Invite.objects.filter(study=study).order_by("id"))
+    assert len(invites) == 3 and all(i.created_by == researcher for i in invites)
+    html = page.get(detail).content.decode()
+    links = re.findall(r'<code class="wrap" id="invite-\d+">([^<]+)</code>', html)
+    assert len(links) == 3 and html.count('data-state="unused"') == 3
+    assert html.count('class="button small copy"') == 3
+
+    used, revoked, _ = invites
+    worker = Client()
+    assert worker.get(invite_path(study, used.token)).status_code == 200
+    page.post(reverse("study-invite-revoke", args=[study.uid, revoked.pk]))
+    assert states(study) == {used.invitee: "used", revoked.invitee: "revoked", invites[2].invitee: "unused"}
+    refused = Client().get(invite_path(study, revoked.token))
+    assert refused.status_code == 403 and "withdrawn by the research team" in refused.content.decode()
+    assert worker.get(invite_path(study, used.token)).status_code == 200  # the holder keeps working
+    html = page.get(detail).content.decode()
+    assert html.count('data-state="revoked"') == 1 and html.count('class="button small copy"') == 2
+
+
+def test_revoking_twice_and_another_studys_invite(page, researcher, dataset, other_researcher):
+    study = make_study(researcher, dataset)
+    make_invite(study, "x1")
+    invite = Invite.objects.get(study=study)
+    url = reverse("study-invite-revoke", args=[study.uid, invite.pk])
+    page.post(url)
+    first = Invite.objects.get(pk=invite.pk).revoked_at
+    assert "already revoked" in page.post(url, follow=True).content.decode()
+    assert Invite.objects.get(pk=invite.pk).revoked_at == first
+    other = make_study(other_researcher, dataset, name="theirs")
+    assert page.post(reverse("study-invite-revoke", args=[other.uid, invite.pk])).status_code == 404
+    mine_under_theirs = Client()
+    mine_under_theirs.force_login(other_researcher)
+    assert mine_under_theirs.post(url).status_code == 404
+
+
+def test_csv_cells_are_never_formulas(researcher, dataset):
+    study = make_study(researcher, dataset)
+    make_invite(study, "=HYPERLINK(1)")
+    rows = list(csv.reader(io.StringIO(csv_of(study))))
+    assert rows[0] == ["invitee", "link", "state", "created", "revoked"]
+    assert rows[1][0] == "'=HYPERLINK(1)" and rows[1][2] == "unused"
+
+
+def test_open_enrollment_shows_the_link_and_no_invites(page, researcher, dataset):
+    study = make_study(researcher, dataset, provider_config={"open_enrollment": True})
+    html = page.get(reverse("study-detail", args=[study.uid])).content.decode()
+    assert f"/w/{study.uid}/</code>" in html and "invite-form" not in html
+    assert Client().get(reverse("work-entry", args=[study.uid])).status_code == 200
+
+
+def test_platform_studies_send_researchers_to_the_crowd_page(page, researcher):
+    study = crowd_study(researcher, "mturk", dict(MTURK_CONFIG))
+    html = page.get(reverse("study-detail", args=[study.uid])).content.decode()
+    assert "invite-form" not in html and 'id="open-link"' not in html
+    assert reverse("crowd-page", args=[study.uid]) in html
+    refused = page.post(reverse("study-invites", args=[study.uid]), {"count": 2}, follow=True)
+    assert "not invite links" in refused.content.decode() and not Invite.objects.exists()
+
+
+def test_the_api_stores_its_invites_too(page, researcher, dataset):
+    study = make_study(researcher, dataset)
+    reply = page.post(f"/api/studies/{study.uid}/invites/", {"count": 2}, content_type="application/json")
+    assert reply.status_code == 201
+    assert Invite.objects.filter(study=study).count() == 2
