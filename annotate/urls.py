@@ -8,7 +8,19 @@ from django.urls import include, path, re_path
 
 from annotate.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
-from annotate.views import admin_quality, dashboards, datasets, docs, home, machine, publish, studies, work
+from annotate.views import (
+    admin_quality,
+    dashboards,
+    datasets,
+    docs,
+    drafts,
+    golds,
+    home,
+    machine,
+    publish,
+    studies,
+    work,
+)
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CROWD_ACTIONS = "|".join(ACTIONS)
@@ -27,6 +39,17 @@ urlpatterns = [
     path("studies/new/", studies.study_create, name="study-create"),
     path("studies/<uuid:uid>/", studies.study_detail, name="study-detail"),
     path("studies/<uuid:uid>/invites/", studies.study_invites, name="study-invites"),
+    path("studies/<uuid:uid>/edit/", drafts.study_edit, name="study-edit"),
+    path("studies/<uuid:uid>/delete/", drafts.study_delete, name="study-delete"),
+    path("studies/<uuid:uid>/clone/", drafts.study_clone, name="study-clone"),
+    path("studies/<uuid:uid>/finish/confirm/", drafts.study_finish, name="study-finish"),
+    path("studies/<uuid:uid>/golds/", golds.golds_page, name="study-golds"),
+    path("studies/<uuid:uid>/golds/prepare/", golds.golds_prepare, name="study-golds-prepare"),
+    path("studies/<uuid:uid>/golds/import/", golds.golds_import, name="study-golds-import"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/", golds.gold_editor, name="study-gold-editor"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/item/", golds.gold_item, name="study-gold-item"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/save/", golds.gold_save, name="study-gold-save"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/remove/", golds.gold_remove, name="study-gold-remove"),
     re_path(
         rf"^studies/(?P<uid>{UUID})/(?P<action>start|pause|finish)/$",
         studies.study_action,
