@@ -38,7 +38,11 @@ def answer_errors(detail: Any) -> str:
     parts = []
     for name, problems in flatten_errors(detail).items():
         last = name.split(".")[-1]
-        subject = "The answer" if last in ("answer", "gold", "non_field_errors") else f"The {last.replace('_', ' ')}"
+        subject = (
+            "The answer"
+            if last in ("answer", "gold", "non_field_errors")
+            else f"The {last.replace('_', ' ')}"
+        )
         parts.append(f"{subject} {'; '.join(problems)}.")
     return " ".join(parts)
 
@@ -48,7 +52,9 @@ def _find(row: dict[str, Any], by_number: dict[int, Item], by_key: dict[tuple, I
     if number not in (None, ""):
         text = str(number).strip()
         if not text.isdigit() or int(text) not in by_number:
-            raise ValueError(f"there is no item {text} in this study (items are numbered 1 to {len(by_number)})")
+            raise ValueError(
+                f"there is no item {text} in this study (items are numbered 1 to {len(by_number)})"
+            )
         return by_number[int(text)]
     if not key_columns:
         raise ValueError("name the item in an item column (its number on the golds page)")
@@ -75,7 +81,9 @@ def import_golds(study: Study, text: str, fmt: str) -> GoldImport:
     except CorpusImportError as exc:
         result.errors.append(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
         return result
-    items = list(Item.objects.filter(study=study).select_related("document", "study").order_by("position", "id"))
+    items = list(
+        Item.objects.filter(study=study).select_related("document", "study").order_by("position", "id")
+    )
     by_number = {item_number(i): i for i in items}
     by_key = {kind.gold_item_key(i): i for i in items}
     chosen: list[tuple[Item, dict]] = []

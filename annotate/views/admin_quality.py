@@ -106,7 +106,9 @@ def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
     items = Item.objects.filter(study=study, is_gold=True).in_bulk()
     for gold in golds:
         item = items.get(gold["item"])
-        gold["described"] = kind.describe_gold(item, gold["gold"]) if item is not None and gold["gold"] else ""
+        gold["described"] = (
+            kind.describe_gold(item, gold["gold"]) if item is not None and gold["gold"] else ""
+        )
     context = {
         "study": study,
         "policy": policy_for(study),

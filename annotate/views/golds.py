@@ -70,7 +70,9 @@ def golds_page(request, uid, file_form: GoldFileForm | None = None, import_error
             "item": item,
             "number": item_number(item),
             "key": ", ".join(kind.gold_item_key(item)),
-            "gold": kind.describe_gold(item, item.secret["gold"]) if item.is_gold and "gold" in item.secret else "",
+            "gold": kind.describe_gold(item, item.secret["gold"])
+            if item.is_gold and "gold" in item.secret
+            else "",
         }
         for item in page
     ]
@@ -100,7 +102,9 @@ def golds_prepare(request, uid):
     except ValidationError as exc:
         messages.error(request, answer_errors(exc.detail))
     else:
-        messages.success(request, f"{made} items prepared: mark the golds among them." if made else "Items ready.")
+        messages.success(
+            request, f"{made} items prepared: mark the golds among them." if made else "Items ready."
+        )
     return redirect("study-golds", uid=study.uid)
 
 
@@ -122,7 +126,9 @@ def golds_import(request, uid):
     result = import_golds(study, text, fmt)
     if result.errors:
         return golds_page(request, uid, file_form=form, import_errors=result.errors)
-    messages.success(request, f"{result.saved} gold answer(s) imported; answers already given were graded again.")
+    messages.success(
+        request, f"{result.saved} gold answer(s) imported; answers already given were graded again."
+    )
     return redirect("study-golds", uid=study.uid)
 
 

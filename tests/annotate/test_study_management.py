@@ -16,7 +16,7 @@ from annotate.lifecycle import start_study
 from annotate.models import Assignment, Dataset, Document, Item, Study
 from annotate.quality.gold_review import set_gold
 from annotate.tasks import TASK_KINDS
-from tests.annotate.conftest import make_dataset, make_study
+from tests.annotate.conftest import make_dataset, make_study, make_user
 from tests.annotate.test_api import Annotator, body_for
 from tests.annotate.test_forced_choice_generation import justify_rows
 from tests.annotate.test_sentence_rating import TEXT_A, TEXT_B
@@ -211,8 +211,6 @@ def test_any_study_clones_into_a_draft_with_its_settings_and_golds(
 
 def test_the_study_list_offers_every_kind():
     client = Client()
-    from tests.annotate.conftest import make_user
-
     client.force_login(make_user("lena", "researcher"))
     page = client.get(reverse("study-list")).content.decode()
     offered = set(re.findall(r'data-kind="([a-z_]+)"', page))
