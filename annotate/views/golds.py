@@ -210,5 +210,9 @@ def gold_save(request, uid, item_id: int):
     kind = get_kind(study.kind)
     message = f"Item {item_number(item)} is a gold item with the answer {kind.describe_gold(item, gold)}."
     return JsonResponse(
-        {"response": item.pk, "next": {"done": True, "completion": {"message": message}}}, status=200
+        {
+            "response": item.pk,
+            "next": {"done": True, "completion": {"message": message}, "progress": {"done": 1, "total": 1}},
+        },
+        status=200,
     )
