@@ -424,3 +424,17 @@ def worker_progress(study: Study, worker_id: int) -> dict[str, int]:
         "done": _submitted_count(study.pk, worker_id),
         "total": min(total, limit) if limit else total,
     }
+
+
+def held_assignment(study: Study, worker_id: int, ref: str = "") -> Assignment | None:
+    """The worker's open assignment in ``study`` under ``ref`` (with its item), handing out nothing new:
+    what a paused study still lets the worker finish."""
+    return (
+        Assignment.objects.filter(
+            worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
+        )
+        .select_related("item")
+        .only("id", "uid", "item_id", "slot", "status", "expires_at", "item__payload", "item__is_gold")
+        .order_by("id")
+        .first()
+    )

@@ -1,4 +1,6 @@
-"""A study's life: draft → running ⇄ paused → finished. Starting a draft builds its items."""
+"""A study's life: draft → running ⇄ paused → finished. Starting a draft builds its items (unless they
+were built earlier for its golds: :mod:`annotate.drafts`). Paused, a study hands out nothing new but takes
+the answers to items already handed out; finished, it takes no answer at all."""
 
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ def apply(study: Study, action: str) -> int:
                 raise StudyStateError("the study's dataset has no documents")
             Item.objects.bulk_create(items, batch_size=BATCH_SIZE)
             created = len(items)
-            if locked.config.get(GOLD_RATE_KEY) is not None:  # golds mixed in at a rate meet everyone
-                prepare_gold_items(locked)
+        if locked.status == Study.Status.DRAFT and locked.config.get(GOLD_RATE_KEY) is not None:
+            prepare_gold_items(locked)  # golds mixed in at a rate meet everyone (items built now or earlier)
         locked.status = _TARGET[action]
         locked.save(update_fields=["status"])
         study.status = locked.status

@@ -7,7 +7,19 @@ from django.urls import include, path, re_path
 
 from annotate.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
-from annotate.views import admin_quality, dashboards, datasets, docs, home, machine, publish, studies, work
+from annotate.views import (
+    admin_quality,
+    dashboards,
+    datasets,
+    docs,
+    drafts,
+    golds,
+    home,
+    machine,
+    publish,
+    studies,
+    work,
+)
 from annotate.views.accounts import LoginView, LogoutView
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -31,6 +43,17 @@ urlpatterns = [
     path(
         "studies/<uuid:uid>/invites/<int:pk>/revoke/", studies.study_invite_revoke, name="study-invite-revoke"
     ),
+    path("studies/<uuid:uid>/edit/", drafts.study_edit, name="study-edit"),
+    path("studies/<uuid:uid>/delete/", drafts.study_delete, name="study-delete"),
+    path("studies/<uuid:uid>/clone/", drafts.study_clone, name="study-clone"),
+    path("studies/<uuid:uid>/finish/confirm/", drafts.study_finish, name="study-finish"),
+    path("studies/<uuid:uid>/golds/", golds.golds_page, name="study-golds"),
+    path("studies/<uuid:uid>/golds/prepare/", golds.golds_prepare, name="study-golds-prepare"),
+    path("studies/<uuid:uid>/golds/import/", golds.golds_import, name="study-golds-import"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/", golds.gold_editor, name="study-gold-editor"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/item/", golds.gold_item, name="study-gold-item"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/save/", golds.gold_save, name="study-gold-save"),
+    path("studies/<uuid:uid>/golds/<int:item_id>/remove/", golds.gold_remove, name="study-gold-remove"),
     re_path(
         rf"^studies/(?P<uid>{UUID})/(?P<action>start|pause|finish)/$",
         studies.study_action,

@@ -38,9 +38,9 @@ from annotate.api.serializers import (
     SubmissionSerializer,
     SubmittedSerializer,
 )
-from annotate.assignment import WorkerBlocked, next_with_progress, worker_progress
+from annotate.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
 from annotate.completion import completion_for
-from annotate.models import Study
+from annotate.models import Study, Worker
 from annotate.sql import Prepared
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
@@ -180,6 +180,9 @@ def _guard(request: HttpRequest) -> JsonResponse | None:
     return None
 
 
+PAUSED_MESSAGE = "the study is paused: no new items are handed out until it is resumed"
+
+
 def _done(request, study: Study, seat: Seat, progress: dict) -> dict:
     """Nothing more to hand out: the completion when the worker's share is done, else what is left."""
     completion = completion_for(request, study, seat, progress, nothing_left=True)
@@ -190,6 +193,17 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
     """What ``next`` answers for this browser's seat: ``(HTTP status, body)``."""
     if study.status == Study.Status.FINISHED:
         return 200, _done(request, study, seat, worker_progress(study, seat.worker_id))
+    if study.status == Study.Status.PAUSED:
+        # Paused: nothing new is handed out, but an item the worker already holds may be finished.
+        held = held_assignment(study, seat.worker_id, seat.ref or "")
+        if (
+            held is not None
+            and Worker.objects.filter(pk=seat.worker_id, status=Worker.Status.BLOCKED).exists()
+        ):
+            return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
+        if held is None:
+            return 409, {"errors": {"study": [PAUSED_MESSAGE]}}
+        return 200, _item_body(study, held, worker_progress(study, seat.worker_id))
     if study.status != Study.Status.RUNNING:
         label = Study.Status(study.status).label.lower()
         return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
@@ -199,8 +213,13 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
         return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
     if assignment is None:
         return 200, _done(request, study, seat, progress)
+    return 200, _item_body(study, assignment, progress)
+
+
+def _item_body(study: Study, assignment, progress: dict) -> dict:
+    """The ``next`` answer that hands ``assignment``'s item to the worker."""
     kind = get_kind(study.kind)
-    return 200, {
+    return {
         "assignment": str(assignment.uid),
         "expires_at": assignment.expires_at,
         "item": {"kind": kind.name, "payload": kind.public_payload(assignment.item)},

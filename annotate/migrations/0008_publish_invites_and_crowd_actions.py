@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0006_signals_risk'),
+        ('annotate', '0007_jobs_dispatch_heartbeat'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -15,13 +15,14 @@ from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
 from annotate.models import GoldReview, Item, Response, Study
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, prepare_gold_items
 from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
 from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
 from explain_engine.api import leave_one_out_trust
 
 # A gold answer is validated as an answer would be; these timings satisfy the read-first rule.
-_GOLD_TIMINGS = {"read_ms": 0, "answer_ms": 0, "label_at_ms": 0, "first_highlight_at_ms": 0}
+GOLD_TIMINGS = {"read_ms": 0, "answer_ms": 0, "label_at_ms": 0, "first_highlight_at_ms": 0}
 
 
 def review_golds(study: Study) -> list[GoldReview]:
@@ -92,7 +93,7 @@ def fix_gold(item: Item, gold: Any, note: str = "") -> GoldReview:
     refresh trust. ``ValidationError`` names the bad field."""
     kind = get_kind(item.study.kind)
     try:
-        cleaned = kind.validate_answer(item, gold, dict(_GOLD_TIMINGS))
+        cleaned = kind.validate_answer(item, gold, dict(GOLD_TIMINGS))
     except ValidationError as exc:
         detail = exc.detail.get("answer", exc.detail) if isinstance(exc.detail, dict) else exc.detail
         raise ValidationError({"gold": detail}) from None
@@ -102,6 +103,27 @@ def fix_gold(item: Item, gold: Any, note: str = "") -> GoldReview:
     regrade_item(item)
     refresh_trust(item.study)
     return _resolve(item, GoldReview.Resolution.FIXED, note)
+
+
+def set_gold(item: Item, gold: Any) -> dict[str, Any]:
+    """Mark ``item`` as gold with the answer ``gold`` (validated as an answer of its kind), or replace
+    its gold answer; answers already given are graded again. In a study that mixes golds in at a rate,
+    the item opens to every worker. ``ValidationError`` with ``{"gold": {field: [...]}}`` otherwise."""
+    fix_gold(item, gold)
+    if item.study.config.get(GOLD_RATE_KEY) is not None and item.study.status != Study.Status.DRAFT:
+        prepare_gold_items(item.study)
+    return item.secret["gold"]
+
+
+@transaction.atomic
+def remove_gold(item: Item) -> None:
+    """``item`` is an ordinary item again: its gold answer is dropped, its answers ungraded."""
+    secret = {k: v for k, v in item.secret.items() if k != "gold"}
+    Item.objects.filter(pk=item.pk).update(secret=secret, is_gold=False)
+    item.secret, item.is_gold = secret, False
+    GoldReview.objects.filter(item=item).delete()
+    regrade_item(item)
+    refresh_trust(item.study)
 
 
 def keep_gold(item: Item, note: str = "") -> GoldReview:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from django.utils.module_loading import import_string
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
@@ -55,7 +56,36 @@ class TaskKind(ABC):
     #: The researcher's form that creates a study of this kind (``study_data()`` is the study API's
     #: input); ``None`` when the kind's own pages (its ``urls.py``) create its studies.
     create_form: ClassVar[type | None] = None
+    #: The URL name of the kind's own create page, for a kind without ``create_form`` (``?kind=`` names it).
+    create_url_name: ClassVar[str] = ""
+    #: The form that edits a draft of this kind (``initial_from(study)`` fills it), or its dotted path
+    #: (for a form module that imports the kinds); ``create_form`` when ``None``.
+    edit_form: ClassVar[type | str | None] = None
     config_serializer: ClassVar[type[serializers.Serializer]] = BaseConfigSerializer
+
+    #: The columns of a gold import file that give the answer, with what each holds (shown on the import
+    #: page). Rows find their item by ``item`` (its number on the golds page) or by :attr:`gold_key_columns`.
+    gold_columns: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The columns that name an item in a gold import file, besides ``item``.
+    gold_key_columns: ClassVar[tuple[tuple[str, str], ...]] = (("document", "the document's id"),)
+
+    def gold_item_key(self, item) -> tuple[str, ...]:
+        """``item`` by the values of :attr:`gold_key_columns` (its document's id by default)."""
+        return (str(item.document.external_id) if item.document_id else "",)
+
+    def gold_answer(self, item, row: dict[str, Any]) -> Any:
+        """The answer a row of a gold import file gives for ``item`` (checked afterwards by
+        :meth:`validate_answer`); ``ValueError`` with a sentence when a cell cannot be read."""
+        raise ValueError("this kind has no gold answers")
+
+    def describe_gold(self, item, gold: dict[str, Any]) -> str:
+        """A gold answer in words, for the researcher's pages."""
+        return ", ".join(f"{key} {value}" for key, value in gold.items())
+
+    def form_for_edit(self) -> type | None:
+        """The form that edits a draft of this kind, or ``None`` when drafts of it cannot be edited."""
+        form = self.edit_form or self.create_form
+        return import_string(form) if isinstance(form, str) else form
 
     def validate_config(self, config: dict | None, user=None) -> dict[str, Any]:
         """The study config with defaults filled in; ``ValidationError`` naming the bad fields. With ``user``

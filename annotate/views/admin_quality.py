@@ -1,4 +1,4 @@
-"""The admin's quality dashboard of a study (gold questions and the 70 % trust
+"""The quality dashboard of a study, for its owner and admins (gold questions and the 70 % trust
 threshold of Pappas & Popescu-Belis 2016 §3, as Lertvittayakumjorn & Toni 2019 §4 use them).
 
 Per worker: golds seen and passed, trust with its Wilson interval, status, time per item, the
@@ -25,15 +25,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.exceptions import ValidationError
 
 from annotate import csvfile
-from annotate.access import admin_required
+from annotate.access import owned_or_404, researcher_required
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
 from annotate.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.providers.reconcile import review_submission, send_bonus
 from annotate.quality import aggregation, exclusion, gold_review, grading
+from annotate.quality.gold_import import answer_errors
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
 from annotate.quality.policy import policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
+from annotate.tasks import get_kind
 
 
 def post_only(view):
@@ -87,17 +89,25 @@ class PolicyForm(forms.ModelForm):
         ]
 
 
-def study_or_404(uid) -> Study:
-    return get_object_or_404(Study, uid=uid)
+def study_or_404(request, uid) -> Study:
+    """The study's quality page is its owner's, and every admin's."""
+    return owned_or_404(Study.objects.all(), request.user, uid=uid)
 
 
-@admin_required
+@researcher_required
 def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     grading.refresh_trust(study)
     risks = study_risks(study)
     exclusion.apply_risk(study, risks)
     golds = gold_rows(study)
+    kind = get_kind(study.kind)
+    items = Item.objects.filter(study=study, is_gold=True).in_bulk()
+    for gold in golds:
+        item = items.get(gold["item"])
+        gold["described"] = (
+            kind.describe_gold(item, gold["gold"]) if item is not None and gold["gold"] else ""
+        )
     context = {
         "study": study,
         "policy": policy_for(study),
@@ -115,10 +125,10 @@ def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
     return render(request, "annotate/quality/dashboard.html", context, status=status)
 
 
-@admin_required
+@researcher_required
 @post_only
 def policy_update(request, uid):
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     form = PolicyForm(request.POST, instance=policy_for(study))
     if not form.is_valid():
         return dashboard(request, uid, form=form, status=400)
@@ -128,10 +138,10 @@ def policy_update(request, uid):
     return redirect("quality-dashboard", uid=study.uid)
 
 
-@admin_required
+@researcher_required
 @post_only
 def worker_action(request, uid, worker_id: int, action: str):
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
     errors: list[str] = []
     if action == "block":
@@ -161,10 +171,10 @@ def worker_action(request, uid, worker_id: int, action: str):
     return redirect("quality-dashboard", uid=study.uid)
 
 
-@admin_required
+@researcher_required
 @post_only
 def gold_action(request, uid, item_id: int, action: str):
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     item = get_object_or_404(Item.objects.select_related("study"), pk=item_id, study=study, is_gold=True)
     note = request.POST.get("note", "")
     if action == "keep":
@@ -175,10 +185,13 @@ def gold_action(request, uid, item_id: int, action: str):
         try:
             gold_review.fix_gold(item, json.loads(request.POST.get("gold", "")), note)
         except ValueError:
-            messages.error(request, 'fix: gold must be the answer as JSON, e.g. {"label": ..., "map": [...]}')
+            messages.error(
+                request,
+                "The gold answer could not be read. Change it in the gold editor, with the worker's own controls.",
+            )
             return redirect("quality-dashboard", uid=study.uid)
         except ValidationError as exc:
-            messages.error(request, f"fix: {exc.detail}")
+            messages.error(request, answer_errors(exc.detail))
             return redirect("quality-dashboard", uid=study.uid)
     else:
         raise PermissionDenied(f"unknown action {action!r}")
@@ -187,10 +200,10 @@ def gold_action(request, uid, item_id: int, action: str):
     return redirect("quality-dashboard", uid=study.uid)
 
 
-@admin_required
+@researcher_required
 @post_only
 def regrade(request, uid):
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     changed = grading.regrade_study(study)
     summary = exclusion.apply_quality(study)
     gold_review.review_golds(study)
@@ -202,10 +215,10 @@ def regrade(request, uid):
     return redirect("quality-dashboard", uid=study.uid)
 
 
-@admin_required
+@researcher_required
 @post_only
 def submission_review(request, uid, pk: int, decision: str):
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     submission = get_object_or_404(PlatformSubmission, pk=pk, study=study)
     try:
         review_submission(submission, decision, request.POST.get("feedback", ""))
@@ -218,10 +231,10 @@ def submission_review(request, uid, pk: int, decision: str):
     return redirect("quality-dashboard", uid=study.uid)
 
 
-@admin_required
+@researcher_required
 def aggregate_export(request, uid, fmt: str):
     """Aggregated labels per item: majority, trust-weighted confidence, Dawid-Skene label and probability."""
-    study = study_or_404(uid)
+    study = study_or_404(request, uid)
     rows = list(aggregation.aggregation_rows(study))
     if fmt == "jsonl":
         body = "".join(json.dumps(r, default=str) + "\n" for r in rows)

@@ -24,15 +24,32 @@ from annotate.providers import get_provider
 from annotate.providers.base.retry import ProviderConfigError
 from annotate.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
 from annotate.study_progress import study_progress
-from annotate.tasks import default_kind, get_kind
+from annotate.tasks import TASK_KINDS, default_kind, get_kind
+from annotate.tasks.study_form import add_api_errors
 
 ACTIONS = ("start", "pause", "finish")
+
+
+def creatable_kinds() -> list[dict]:
+    """Every kind a researcher can create a study of from the pages: its name, label and create page."""
+    found = []
+    first = default_kind()
+    for name in sorted(TASK_KINDS, key=lambda n: n != first):
+        kind = get_kind(name)
+        if kind.create_form is not None:
+            url = f"{reverse('study-create')}?kind={name}"
+        elif kind.create_url_name:
+            url = f"{reverse(kind.create_url_name)}?kind={name}"
+        else:
+            continue
+        found.append({"name": name, "label": TASK_KINDS.meta(name).get("label") or kind.title, "url": url})
+    return found
 
 
 @researcher_required
 def study_list(request):
     studies = visible_to(Study.objects.select_related("dataset", "owner"), request.user).order_by("-created")
-    return render(request, "annotate/studies/list.html", {"studies": studies})
+    return render(request, "annotate/studies/list.html", {"studies": studies, "kinds": creatable_kinds()})
 
 
 class _Request:
@@ -42,20 +59,32 @@ class _Request:
         self.user = user
 
 
+def _form_kind(request) -> str | None:
+    """The kind the create page is for: ``?kind=`` (or the posted ``kind``) when it has a create form."""
+    name = request.POST.get("kind") or request.GET.get("kind") or default_kind()
+    return name if name in TASK_KINDS and get_kind(name).create_form is not None else None
+
+
 @researcher_required
 def study_create(request):
+    name = _form_kind(request)
+    if name is None:
+        return HttpResponseBadRequest(
+            "kind: no study of this kind can be created here; pick one of the kinds on the studies page.",
+            content_type="text/plain; charset=utf-8",
+        )
+    kind = get_kind(name)
     initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else {}
-    form = get_kind(default_kind()).create_form(request.POST or None, user=request.user, initial=initial)
+    form = kind.create_form(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
         serializer = StudySerializer(data=form.study_data(), context={"request": _Request(request.user)})
         if serializer.is_valid():
             study = serializer.save()
             messages.success(request, f"Study {study.name} created. Start it when you are ready.")
             return redirect("study-detail", uid=study.uid)
-        for field, problems in flatten_errors(serializer.errors).items():
-            target = field.split(".")[-1]
-            form.add_error(target if target in form.fields else None, "; ".join(problems))
-    return render(request, "annotate/studies/form.html", {"form": form})
+        add_api_errors(form, flatten_errors(serializer.errors))
+    context = {"form": form, "kind": kind, "kind_name": name, "label": TASK_KINDS.meta(name).get("label")}
+    return render(request, "annotate/studies/form.html", context)
 
 
 def invite_rows(request, study: Study) -> list[dict]:
@@ -117,6 +146,8 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
 @require_POST
 def study_action(request, uid, action: str):
     study = owned_or_404(Study.objects.all(), request.user, uid=uid)
+    if action == "finish" and request.POST.get("confirmed") != "1":
+        return redirect("study-finish", uid=study.uid)  # finishing cannot be undone: say what it does first
     try:
         created = lifecycle.apply(study, action)
     except lifecycle.StudyStateError as exc:

@@ -19,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from annotate import throttle
-from annotate.assignment import work_left, worker_progress
+from annotate.assignment import held_assignment, work_left, worker_progress
 from annotate.completion import completion_for
 from annotate.models import Study, Worker
 from annotate.page_tokens import page_token
@@ -89,7 +89,9 @@ def entry(request, study_uid):
         return render(request, "annotate/work/closed.html", {**base, "reason": "blocked"}, status=403)
     if study.status == Study.Status.FINISHED:
         response = redirect("work-done", study_uid=study.uid)
-    elif study.status != Study.Status.RUNNING:
+    elif study.status != Study.Status.RUNNING and not (
+        study.status == Study.Status.PAUSED and held_assignment(study, worker.pk, seat.ref or "") is not None
+    ):  # a paused study still lets a worker finish the item they hold
         response = render(request, "annotate/work/closed.html", {**base, "reason": study.status})
     else:
         response = render(

@@ -20,7 +20,9 @@
  * which the server checks to tell answers sent by this page from answers sent without it.
  *
  * A kind subclasses `TaskFlow` and supplies `render`, `answer`, `timings` and optionally `signals`,
- * `missing` and `onItemKey`. The page's configuration comes from `<script id="hatlab-task"
+ * `missing` and `onItemKey`. In gold mode (`mode: "gold"`) the same page edits one item's gold answer:
+ * its next and submit URLs are the gold editor's, and only the words of the buttons and the end change.
+ * The page's configuration comes from `<script id="hatlab-task"
  * type="application/json">` (Django's json_script). Text is written only with textContent.
  */
 
@@ -53,6 +55,9 @@ export interface TaskConfig<C = Record<string, unknown>> {
   csrf_token?: string;
   /** The signed token that proves this page was loaded for the worker; sent back with each answer. */
   page_token?: string | null;
+  /** "gold": the gold editor, where a researcher's answer becomes the item's gold answer (one item;
+   * the same widgets, other words on the buttons). A worker's page has no mode. */
+  mode?: "gold";
   config: C;
   /** A researcher's preview: the item to show; the page sends nothing. */
   sample?: NextItem<unknown, C> | null;
@@ -104,6 +109,9 @@ export interface Missing {
 }
 
 export type FlowState = "preview" | "loading" | "item" | "saving" | "done" | "error";
+
+/** The task page's mode that edits an item's gold answer. */
+export const GOLD_MODE = "gold";
 
 export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
 export const SAVING_RECONNECTING = "Saving… reconnecting";
@@ -220,7 +228,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.errorBox.setAttribute("role", "alert");
     this.errorBox.hidden = true;
     const actions = el(d, "div", "ht-actions");
-    this.submitButton = el(d, "button", "ht-submit", "Submit and continue");
+    this.submitButton = el(
+      d,
+      "button",
+      "ht-submit",
+      task.mode === GOLD_MODE ? "Save as the gold answer" : "Submit and continue",
+    );
     this.submitButton.type = "button";
     this.submitButton.disabled = true;
     actions.append(this.submitButton);
@@ -427,7 +440,8 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.taskBox.hidden = true;
     this.status.textContent = "";
     const d = this.doc;
-    const title = el(d, "h2", "ht-done-title", "Thank you — all done.");
+    const gold = this.task.mode === GOLD_MODE;
+    const title = el(d, "h2", "ht-done-title", gold ? "Gold answer saved." : "Thank you — all done.");
     const parts: HTMLElement[] = [title];
     if (completion.message) parts.push(el(d, "p", "ht-done-message", completion.message));
     if (completion.code) {
@@ -447,7 +461,11 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     } else {
       const target = completion.redirect_url || this.task.done_url;
       if (target) {
-        const text = completion.redirect_url ? "Return to the study platform" : "Finish";
+        const text = completion.redirect_url
+          ? "Return to the study platform"
+          : gold
+            ? "Back to the golds"
+            : "Finish";
         const link = el(d, "a", "ht-done-link", text);
         link.href = target;
         const p = el(d, "p", "ht-done-next");

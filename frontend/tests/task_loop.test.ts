@@ -545,3 +545,40 @@ describe("every task page", () => {
     });
   }
 });
+
+describe("gold mode", () => {
+  it("names the buttons and the end for the researcher whose answer becomes the gold", async () => {
+    const { fetchImpl, calls } = server([
+      { status: 200, body: item("a1", "tree", 0, 1) },
+      {
+        status: 200,
+        body: {
+          response: 7,
+          next: {
+            done: true,
+            completion: { message: "Item 1 is a gold item." },
+            progress: { done: 1, total: 1 },
+          },
+        },
+      },
+    ]);
+    const flow = track(new YesNoTask(root, { ...TASK, mode: "gold" }, { fetchImpl, storage: null }));
+    await flow.start();
+    expect($(".ht-submit").textContent).toBe("Save as the gold answer");
+    key(document, "y");
+    $(".ht-submit").click();
+    await settle();
+    expect(calls[1].body.answer).toEqual({ choice: "yes" });
+    expect($(".ht-done-title").textContent).toBe("Gold answer saved.");
+    expect($(".ht-done-message").textContent).toBe("Item 1 is a gold item.");
+    expect($(".ht-done-link").textContent).toBe("Back to the golds");
+    expect(($(".ht-done-link") as HTMLAnchorElement).getAttribute("href")).toBe(TASK.done_url);
+  });
+
+  it("keeps the worker's words on a worker's page", async () => {
+    const { fetchImpl } = server([{ status: 200, body: item("a1", "tree", 0, 1) }]);
+    const flow = track(new YesNoTask(root, TASK, { fetchImpl, storage: null }));
+    await flow.start();
+    expect($(".ht-submit").textContent).toBe("Submit and continue");
+  });
+});

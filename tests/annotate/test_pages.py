@@ -116,7 +116,11 @@ def test_study_page_progress_actions_and_invites(browser, researcher, dataset):
     found = re.findall(r"http://testserver/w/[^<\s]+\?invite=[^<\s]+", links)
     assert len(found) == 2
     assert Client().get(found[0].replace("&amp;", "&")).status_code == 200
-    finished = browser.post(reverse("study-action", args=[study.uid, "finish"]), follow=True)
+    unconfirmed = browser.post(reverse("study-action", args=[study.uid, "finish"]))
+    assert unconfirmed["Location"] == reverse("study-finish", args=[study.uid])  # it asks first
+    finished = browser.post(
+        reverse("study-action", args=[study.uid, "finish"]), {"confirmed": "1"}, follow=True
+    )
     assert "Study finished" in finished.content.decode()
     again = browser.post(reverse("study-action", args=[study.uid, "start"]), follow=True)
     assert "cannot start a finished study" in again.content.decode()

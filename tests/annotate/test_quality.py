@@ -445,12 +445,17 @@ def graded_study(study):
     return study, careful, sloppy
 
 
-def test_dashboard_is_for_admins(graded_study, researcher, admin_user, client):
+def test_dashboard_is_for_the_owner_and_admins(
+    graded_study, researcher, other_researcher, admin_user, client
+):
     study, careful, sloppy = graded_study
     url = f"/studies/{study.uid}/quality/"
     assert client.get(url).status_code == 302  # to the sign-in page
+    client.force_login(other_researcher)
+    assert client.get(url).status_code == 404  # another researcher's study
     client.force_login(researcher)
-    assert client.get(url).status_code == 403
+    owned = client.get(url)
+    assert owned.status_code == 200 and careful.anonymous_id in owned.content.decode()
     assert client.get(f"/api/crowd/studies/{study.uid}/quality/").status_code == 403
     client.force_login(admin_user)
     html = client.get(url).content.decode()
@@ -485,7 +490,10 @@ def test_dashboard_actions(graded_study, admin_user, client):
     assert WorkerTrust.objects.get(study=study, worker=careful).golds_seen == 5
     second = golds(study)[1]
     reply = client.post(f"{base}golds/{second.pk}/fix/", {"gold": "not json"}, follow=True)
-    assert "gold must be the answer as JSON" in reply.content.decode()
+    assert "could not be read. Change it in the gold editor" in reply.content.decode()
+    wrong = client.post(f"{base}golds/{second.pk}/fix/", {"gold": '{"label": "meh", "map": []}'}, follow=True)
+    text = wrong.content.decode()
+    assert "The label must be one of" in text and "ErrorDetail" not in text
     bad = client.post(f"{base}policy/", {"trust_threshold": "2", "gold_rate": "0.2", "min_golds": "4"})
     assert "gold_rate" not in type(study).objects.get(pk=study.pk).config  # nothing saved
     assert bad.status_code == 400 and "trust_threshold" in bad.content.decode()

@@ -25,6 +25,7 @@ from annotate.access import visible_to
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.forced_choice.generation import Question, build_items
+from annotate.tasks.gold_format import cell, yes_no
 from explain_engine.api import NO_PREFERENCE, answer_categories, category_set, get_method, score_answers
 
 #: The ``family`` the three kinds are registered with.
@@ -198,6 +199,9 @@ class ForcedChoiceKind(TaskKind):
     template = "forced_choice/task.html"
     page_script = "hatlab/kinds/forced_choice.js"
     results_url_name = "evaluation-results"
+    create_url_name = "evaluation-new"
+    # by path: the form module imports the registered kinds and the study API
+    edit_form = "annotate.tasks.forced_choice.forms.EvaluationStudyForm"
     no_preference: ClassVar[bool] = True
     instructions: ClassVar[str] = ""
 
@@ -251,7 +255,7 @@ class ForcedChoiceKind(TaskKind):
         choice, confident = answer.get("choice"), answer.get("confident")
         allowed = options + ([NO_PREFERENCE] if self.no_preference else [])
         if not isinstance(choice, str) or choice not in allowed:
-            raise ValidationError({"answer": {"choice": [f"must be one of {allowed}"]}})
+            raise ValidationError({"answer": {"choice": [f"must be one of {', '.join(allowed)}"]}})
         if choice == NO_PREFERENCE:
             if confident not in (None, False):
                 raise ValidationError({"answer": {"confident": ['must be empty with "no preference"']}})
@@ -259,6 +263,31 @@ class ForcedChoiceKind(TaskKind):
         if not isinstance(confident, bool):
             raise ValidationError({"answer": {"confident": ["must be true or false"]}})
         return {"choice": choice, "confident": confident}
+
+    gold_key_columns = ()
+    gold_columns = (
+        ("choice", "the option the gold answer picks, as the page names it"),
+        ("confident", "yes or no (empty with “no preference”)"),
+    )
+
+    def gold_answer(self, item, row: dict[str, Any]) -> Any:
+        choice = cell(row, "choice")
+        if choice == NO_PREFERENCE:
+            return {"choice": choice, "confident": None}
+        return {"choice": choice, "confident": yes_no(row.get("confident", ""), "confident")}
+
+    def describe_gold(self, item, gold: dict[str, Any]) -> str:
+        if gold.get("confident") is None:
+            return f"“{gold['choice']}”"
+        return f"“{gold['choice']}”, {'confident' if gold['confident'] else 'not confident'}"
+
+    def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
+        """Passed when the answer makes the gold's choice, whatever its confidence (a gold question as in
+        Lertvittayakumjorn & Toni 2019 §4: a worker who misses it is not paying attention)."""
+        gold = item.secret.get("gold")
+        if not gold:
+            return None
+        return answer.get("choice") == gold["choice"]
 
     def categories(self, study) -> list:
         """Answers with their confidence level: 5 categories for two options with "no preference",

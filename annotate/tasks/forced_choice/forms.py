@@ -176,6 +176,46 @@ class EvaluationStudyForm(forms.Form):
             "provider_config": {"open_enrollment": True} if data.get("open_enrollment") else {},
         }
 
+    @classmethod
+    def initial_from(cls, study: Study) -> dict[str, Any]:
+        """The form's values for an existing study (to edit a draft)."""
+        config = study.config or {}
+        methods = config.get("methods") or []
+        ngram = [m for m in methods if m.get("ngram_sizes")]
+        return {
+            "kind": study.kind,
+            "name": study.name,
+            "model_run": config.get("model_run", config.get("better_run")),
+            "worse_run": config.get("worse_run"),
+            "methods": [m["method"] for m in methods if not m.get("ngram_sizes")],
+            "ngram_methods": [m["method"] for m in ngram],
+            "ngram_sizes": ", ".join(str(n) for n in (ngram[0]["ngram_sizes"] if ngram else [2, 3, 4])),
+            "m": config.get("m", 3),
+            "n_texts": config.get("n_texts", 100),
+            "tau_h": config.get("tau_h", 0.9),
+            "tau_l": config.get("tau_l", 0.7),
+            "min_accuracy_gap": config.get("min_accuracy_gap", 0.05),
+            "split": config.get("split", "test"),
+            "seed": config.get("seed", 0),
+            "one_method_per_text_per_worker": config.get("one_method_per_text_per_worker", True),
+            "annotators_per_item": study.annotators_per_item,
+            "time_limit_min": max(1, round(study.time_limit_s / 60)),
+            "instructions": study.instructions,
+            "provider": study.provider,
+            "open_enrollment": bool((study.provider_config or {}).get("open_enrollment")),
+        }
+
+    def check(self, user) -> str | None:
+        """Run "Check texts" on the form's study: why it would have no question, or ``None`` when it
+        has some (``ValidationError`` naming the field when its options are refused)."""
+        found = dry_run(self, user)
+        if found["questions"]:
+            return None
+        return (
+            "No text qualifies for these settings, so the study would have no question. Try another "
+            "split, more texts, other thresholds or another model run."
+        )
+
     def save(self, user) -> Study:
         """A draft study, validated by the study API's serializer (``ValidationError`` otherwise)."""
 

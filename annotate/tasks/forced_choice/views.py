@@ -84,6 +84,8 @@ def new_study(request):
         try:
             if "check" in request.POST:
                 check = dry_run(form, request.user)
+            elif (problem := form.check(request.user)) is not None:
+                form.add_error(None, problem)  # "Check texts" first: a study that cannot start is not made
             else:
                 study = form.save(request.user)
                 messages.success(request, f"Study {study.name} created. Start it to generate its questions.")

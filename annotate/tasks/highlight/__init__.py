@@ -16,6 +16,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
+from annotate.tasks.gold_format import cell, marked_words, word_map
 from annotate.tasks.highlight.config import (
     DEFAULT_LABELS,
     KIND,
@@ -35,6 +36,10 @@ class HighlightKind(TaskKind):
     needs_dataset = True
     config_serializer = HighlightConfigSerializer
     create_form = StudyForm
+    gold_columns = (
+        ("label", "the gold label, one of the study's labels"),
+        ("words", "the numbers of the words that show it, from 1, separated by spaces (e.g. 3 4 9)"),
+    )
 
     def public_config(self, study) -> dict[str, Any]:
         config = study.config
@@ -94,7 +99,7 @@ class HighlightKind(TaskKind):
         errors: dict[str, list[str]] = {}
         label, word_map = answer.get("label"), answer.get("map")
         if not isinstance(label, str) or label not in labels:
-            errors["label"] = [f"must be one of {labels}"]
+            errors["label"] = [f"must be one of {', '.join(labels)}"]
         if not is_binary_map(word_map, n_words):
             errors["map"] = [f"must be a list of {n_words} values, each 0 or 1 (one per word)"]
         elif (
@@ -132,6 +137,12 @@ class HighlightKind(TaskKind):
                     }
                 }
             )
+
+    def gold_answer(self, item, row: dict[str, Any]) -> Any:
+        return {"label": cell(row, "label"), "map": word_map(row.get("words"), item.payload.get("words", []))}
+
+    def describe_gold(self, item, gold: dict[str, Any]) -> str:
+        return f"label “{gold['label']}”; words {marked_words(item.payload.get('words', []), gold['map'])}"
 
     def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
         """Passed when the label equals the gold label and the map overlaps the gold map by at least

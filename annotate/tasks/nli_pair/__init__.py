@@ -24,6 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
+from annotate.tasks.gold_format import cell, marked_words, word_map
 from annotate.tasks.nli_pair.config import (
     DEFAULT_LABELS,
     FORBIDDEN,
@@ -33,6 +34,7 @@ from annotate.tasks.nli_pair.config import (
     NliPairConfigSerializer,
     rule_for,
 )
+from annotate.tasks.nli_pair.forms import PairEditForm
 from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
 from explain_engine.api import word_spans
 
@@ -84,6 +86,33 @@ class NliPairKind(TaskKind):
     template = "nli_pair/task.html"
     page_script = "hatlab/kinds/nli_pair.js"
     results_url_name = "nli-pair-results"
+    create_url_name = "nli-pair-import"
+    edit_form = PairEditForm
+    gold_columns = (
+        ("label", "the gold label, one of the study's labels"),
+        ("premise_words", "the numbers of the premise's highlighted words, from 1 (e.g. 2 3)"),
+        ("hypothesis_words", "the numbers of the hypothesis's highlighted words, from 1"),
+    )
+
+    def gold_answer(self, item, row: dict[str, Any]) -> Any:
+        payload = item.payload
+        return {
+            "label": cell(row, "label"),
+            **{
+                map_field(side): word_map(
+                    row.get(f"{side}_words"), payload.get(side, {}).get("words", []), f"{side}_words"
+                )
+                for side in SIDES
+            },
+        }
+
+    def describe_gold(self, item, gold: dict[str, Any]) -> str:
+        words = {side: item.payload.get(side, {}).get("words", []) for side in SIDES}
+        return (
+            f"label “{gold['label']}”; premise {marked_words(words['premise'], gold['premise_map'])}; "
+            f"hypothesis {marked_words(words['hypothesis'], gold['hypothesis_map'])}"
+        )
+
     needs_dataset = True
     config_serializer = NliPairConfigSerializer
 
@@ -154,7 +183,7 @@ class NliPairKind(TaskKind):
             )
         label = answer.get("label")
         if not isinstance(label, str) or label not in labels:
-            raise ValidationError({"answer": {"label": [f"must be one of {labels}"]}})
+            raise ValidationError({"answer": {"label": [f"must be one of {', '.join(labels)}"]}})
         errors = check_maps(config, label, answer, side_lengths(item.payload))
         if errors:
             raise ValidationError({"answer": errors})

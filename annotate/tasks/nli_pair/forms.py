@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from annotate.providers import PROVIDERS
@@ -52,3 +54,29 @@ class PairImportForm(forms.Form):
             "time_limit_s": data["time_limit_min"] * 60,
             "provider": data["provider"],
         }
+
+
+class PairEditForm(PairImportForm):
+    """The options of a draft NLI pair study, to edit them (its pairs stay as imported)."""
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        del self.fields["file"]
+
+    @classmethod
+    def initial_from(cls, study) -> dict[str, Any]:
+        return {
+            "name": study.name,
+            "labels": ", ".join(study.config.get("labels", DEFAULT_LABELS)),
+            "annotators_per_item": study.annotators_per_item,
+            "instructions": study.instructions,
+            "time_limit_min": max(1, round(study.time_limit_s / 60)),
+            "provider": study.provider,
+        }
+
+    def study_data(self, dataset_id: int | None = None) -> dict:
+        """The form as the study API's input; the dataset stays the study's own."""
+        data = super().study_data(dataset_id)
+        if dataset_id is None:
+            data.pop("dataset")
+        return data

@@ -23,6 +23,8 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.gold_format import cell
+from annotate.tasks.sentence_rating.forms import SentenceRatingStudyForm
 from annotate.tasks.words import word_payload
 from explain_engine.api import sentence_spans
 
@@ -37,7 +39,11 @@ PAPER_JUDGES = 4
 
 
 class AspectSerializer(serializers.Serializer):
-    name = serializers.RegexField(r"^[A-Za-z0-9_\-]{1,40}$", help_text="Short id, e.g. overall.")
+    name = serializers.RegexField(
+        r"^[A-Za-z0-9_\-]{1,40}$",
+        help_text="Short id, e.g. overall.",
+        error_messages={"invalid": "a name is 1 to 40 letters, digits, “_” or “-”, without spaces"},
+    )
     rating_field = serializers.CharField(
         max_length=100, required=False, help_text="Key of the rating in Document.metadata (default: name)."
     )
@@ -104,7 +110,21 @@ class SentenceRatingKind(TaskKind):
     title = "Rate how much a sentence explains the rating"
     page_script = "hatlab/kinds/sentence_rating.js"
     results_url_name = "sentence-rating-results"
+    needs_dataset = True
     config_serializer = SentenceRatingConfigSerializer
+    create_form = SentenceRatingStudyForm
+    gold_key_columns = (
+        ("document", "the review's id"),
+        ("aspect", "the aspect's name"),
+        ("sentence", "the sentence's number in the review, from 1"),
+    )
+    gold_columns = (
+        (
+            "rating",
+            f"how well the sentence explains the rating: 1 to {len(LEVELS)} or its words "
+            f"({', '.join(RATING_LABELS)})",
+        ),
+    )
 
     def public_config(self, study) -> dict[str, Any]:
         config = study.config
@@ -205,6 +225,26 @@ class SentenceRatingKind(TaskKind):
                 }
             )
         return {"rating": rating}
+
+    def gold_item_key(self, item) -> tuple[str, ...]:
+        payload = item.payload
+        document = str(item.document.external_id) if item.document_id else ""
+        return (document, str(payload.get("aspect", "")), str(payload.get("sentence_index", 0) + 1))
+
+    def gold_answer(self, item, row: dict[str, Any]) -> Any:
+        value = cell(row, "rating")
+        text = str(value).strip().lower()
+        if text in RATING_LABELS:
+            return {"rating": RATING_LABELS.index(text) + 1}
+        if text.isdigit():
+            return {"rating": int(text)}
+        raise ValueError(
+            f"rating must be 1 to {len(LEVELS)} or one of {', '.join(RATING_LABELS)}; not {value!r}"
+        )
+
+    def describe_gold(self, item, gold: dict[str, Any]) -> str:
+        rating = gold["rating"]
+        return f"{rating} ({RATING_LABELS[rating - 1]})"
 
     def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
         """Passed when the answer is within ``gold_tolerance`` levels of the gold level (Pappas & Popescu-Belis 2016's gold

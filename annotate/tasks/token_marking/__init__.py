@@ -20,6 +20,8 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.gold_format import marked_words, word_map
+from annotate.tasks.token_marking.forms import TokenMarkingStudyForm
 from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
 
 KIND = "token_marking"
@@ -42,7 +44,10 @@ class TokenMarkingKind(TaskKind):
     title = "Mark the words the explanation refers to"
     page_script = "hatlab/kinds/token_marking.js"
     results_url_name = "token-marking-results"
+    needs_dataset = True
     config_serializer = TokenMarkingConfigSerializer
+    create_form = TokenMarkingStudyForm
+    gold_columns = (("words", "the numbers of the marked words, from 1, separated by spaces (e.g. 2 5)"),)
 
     def public_config(self, study) -> dict[str, Any]:
         return {
@@ -107,6 +112,12 @@ class TokenMarkingKind(TaskKind):
         if item.study.config.get("require_mark", True) and 1 not in word_map:
             raise ValidationError({"answer": {"map": ["mark at least one word"]}})
         return {"map": list(word_map)}
+
+    def gold_answer(self, item, row: dict[str, Any]) -> Any:
+        return {"map": word_map(row.get("words"), item.payload.get("words", []))}
+
+    def describe_gold(self, item, gold: dict[str, Any]) -> str:
+        return f"words {marked_words(item.payload.get('words', []), gold['map'])}"
 
     def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
         gold = item.secret.get("gold")

@@ -1,0 +1,149 @@
+"""What every kind's create form shares: the study's name, dataset, workers per item, instructions, time
+limit, items per worker, gold rate and provider; a kind's form adds its own options (:meth:`config`).
+
+The same form edits a draft: :meth:`KindStudyForm.initial_from` reads a study back into the form's
+fields. Options are checked again by the kind's schema (the study API's serializer); its errors come
+back on the form's fields through :func:`add_api_errors`, in words.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django import forms
+
+from annotate.access import is_admin
+from annotate.models import Dataset, Study
+from annotate.providers import PROVIDERS
+from annotate.quality.gold_mixing import GOLD_RATE_KEY
+
+COMMON_FIELDS = (
+    "name",
+    "dataset",
+    "annotators_per_item",
+    "instructions",
+    "time_limit_min",
+    "max_items_per_worker",
+    "gold_rate",
+    "provider",
+    "open_enrollment",
+)
+
+
+class KindStudyForm(forms.Form):
+    """The fields of a study every kind has; subclasses name ``kind`` and add their options."""
+
+    kind: ClassVar[str] = ""
+    #: The instructions a new study of the kind starts with.
+    default_instructions: ClassVar[str] = ""
+
+    name = forms.CharField(max_length=200)
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none())
+    annotators_per_item = forms.IntegerField(
+        min_value=1,
+        max_value=50,
+        initial=3,
+        label="Workers per item",
+        help_text="How many workers answer each item.",
+    )
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    time_limit_min = forms.IntegerField(
+        min_value=1,
+        max_value=7 * 24 * 60,
+        initial=30,
+        label="Time limit (minutes)",
+        help_text="An item not submitted within this time goes back to the pool.",
+    )
+    max_items_per_worker = forms.IntegerField(min_value=1, required=False, help_text="Empty: no limit.")
+    gold_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        label="Gold rate",
+        help_text="Share of gold items mixed into each annotator's queue, from 0 to 1. "
+        "Empty: gold items keep their place in the queue.",
+    )
+    provider = forms.ChoiceField(choices=[])
+    open_enrollment = forms.BooleanField(
+        required=False, help_text="Local provider: anyone with the study link may annotate (no invite)."
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        datasets = Dataset.objects.all() if is_admin(user) else Dataset.objects.filter(owner=user)
+        self.fields["dataset"].queryset = datasets.order_by("name")
+        self.fields["provider"].choices = [(p.name, p.title or p.name) for p in PROVIDERS.values()]
+        self.fields["provider"].initial = "local"
+        if self.default_instructions:
+            self.fields["instructions"].initial = self.default_instructions
+
+    def config(self) -> dict[str, Any]:
+        """The kind's own options of the study config (before its schema fills in and checks them)."""
+        return {}
+
+    @classmethod
+    def config_initial(cls, config: dict[str, Any]) -> dict[str, Any]:
+        """The kind's own fields' values for a stored config (the inverse of :meth:`config`)."""
+        return {}
+
+    @classmethod
+    def initial_from(cls, study: Study) -> dict[str, Any]:
+        """The form's values for an existing study (to edit a draft)."""
+        config = study.config or {}
+        return {
+            "name": study.name,
+            "dataset": study.dataset_id,
+            "annotators_per_item": study.annotators_per_item,
+            "instructions": study.instructions,
+            "time_limit_min": max(1, round(study.time_limit_s / 60)),
+            "max_items_per_worker": config.get("max_items_per_worker"),
+            "gold_rate": config.get(GOLD_RATE_KEY),
+            "provider": study.provider,
+            "open_enrollment": bool((study.provider_config or {}).get("open_enrollment")),
+            **cls.config_initial(config),
+        }
+
+    def study_data(self) -> dict[str, Any]:
+        """The form as the study API's input."""
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "dataset": data["dataset"].pk,
+            "kind": self.kind,
+            "config": {
+                **self.config(),
+                "max_items_per_worker": data.get("max_items_per_worker"),
+                **({GOLD_RATE_KEY: data["gold_rate"]} if data.get("gold_rate") is not None else {}),
+            },
+            "instructions": data.get("instructions", ""),
+            "annotators_per_item": data["annotators_per_item"],
+            "time_limit_s": data["time_limit_min"] * 60,
+            "provider": data["provider"],
+            "provider_config": {"open_enrollment": True} if data.get("open_enrollment") else {},
+        }
+
+
+#: Where a field of the study API's input appears on the forms, when its name differs.
+API_FIELDS = {"time_limit_s": "time_limit_min"}
+
+
+def add_api_errors(form: forms.Form, errors: dict[str, list[str]]) -> None:
+    """Put the study API's flattened errors (``{"config.aspects.0.name": [...]}``) on ``form``: each on
+    the first part of its dotted name that is a field of the form (``aspects``), with the rest of the
+    name said in words ("aspect 1, name: ..."); the others above the form."""
+    for dotted, problems in errors.items():
+        parts = [p for p in dotted.split(".") if p not in ("config", "non_field_errors")]
+        target, where = None, []
+        for i, part in enumerate(parts):
+            name = API_FIELDS.get(part, part)
+            if name in form.fields:
+                target, where = name, parts[i + 1 :]
+                break
+        words = _where(where) if target else _where(parts)
+        message = "; ".join(problems)
+        form.add_error(target, f"{words}: {message}" if words else message)
+
+
+def _where(parts: list[str]) -> str:
+    """``["0", "name"]`` as "item 1, name"."""
+    return ", ".join(f"item {int(p) + 1}" if p.isdigit() else p.replace("_", " ") for p in parts)
