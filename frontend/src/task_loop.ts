@@ -456,9 +456,17 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.syncControls();
     this.itemsShown += 1;
     this.placeKeys();
+    this.keepClearOfDock();
     if (this.itemsShown === 2) this.instructions()?.removeAttribute("open"); // open on the first item only
     this.focusItem();
     if (this.itemsShown === 1) this.doc.defaultView?.performance?.mark?.("hatlab-first-item");
+  }
+
+  /** Scrolling (focus moves, scrollIntoView) keeps what it brings into view clear of the sticky
+   * answer bar: the page's scroll padding is the bar's height. */
+  private keepClearOfDock(): void {
+    const html = this.doc.documentElement;
+    if (html) html.style.scrollPaddingBottom = `${this.dock.offsetHeight + 8}px`;
   }
 
   /** The page's instructions panel (the template's), if any. */
@@ -484,7 +492,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     if (anchor) {
       anchor.after(this.errorBox);
       // Scrolled into the part of the screen the sticky answer bar leaves free.
-      this.errorBox.style.scrollMarginBottom = `${this.dock.offsetHeight + 16}px`;
+      this.keepClearOfDock();
       if (typeof this.errorBox.scrollIntoView === "function")
         this.errorBox.scrollIntoView({ block: "nearest" });
     }
