@@ -23,14 +23,23 @@ def share_done(progress: dict[str, int], nothing_left: bool) -> bool:
     return (total > 0 and done >= total) or (nothing_left and done > 0)
 
 
+def left_state(study: Study, nothing_left: bool) -> str:
+    """Why an unfinished worker gets nothing: ``closed`` (the study finished), ``full`` (no item is free
+    for them now) or ``unfinished`` (items are left: they came to the done page early)."""
+    if study.status == Study.Status.FINISHED:
+        return "closed"
+    return "full" if nothing_left else "unfinished"
+
+
 def left_message(study: Study, progress: dict[str, int], nothing_left: bool) -> str:
     """What an unfinished worker is told: how many items they answered, and what they can do now."""
     done, total = progress["done"], progress["total"]
-    answered = f"You have answered {done} of {total} items; {max(total - done, 0)} are left."
-    if study.status == Study.Status.FINISHED:
-        return f"{answered} This study has finished, so no completion code can be given."
-    if nothing_left:
-        return f"{answered} No item is free for you right now; please come back later."
+    answered = f"You have answered {done} of {total} items."
+    state = left_state(study, nothing_left)
+    if state == "closed":
+        return f"{answered} This study has ended, so there is no completion code."
+    if state == "full":
+        return f"{answered} Every item is being worked on or is finished; please come back later."
     return f"{answered} Go back to the task to continue; the completion code comes when you have finished."
 
 
@@ -38,14 +47,20 @@ def completion_for(
     request, study: Study, seat: Seat, progress: dict[str, int], *, nothing_left: bool
 ) -> dict[str, Any]:
     """The completion the done page and the annotator API show: the provider's when the worker's share is
-    done (``finished`` true), else a message saying what is left (``finished`` false, no code)."""
+    done (``finished`` true, ``state`` "done"), else a message saying what is left (``finished`` false, no
+    code, ``state`` as :func:`left_state` says)."""
     if not share_done(progress, nothing_left):
-        return {"finished": False, "message": left_message(study, progress, nothing_left)}
+        return {
+            "finished": False,
+            "state": left_state(study, nothing_left),
+            "message": left_message(study, progress, nothing_left),
+        }
     provider = get_provider(study.provider)
     if provider.platform and not seat.verified:
         reconcile_soon(study)
     # An unsaved assignment names the study and worker, whatever route this is (the submit route has none).
     return {
         "finished": True,
+        "state": "done",
         **provider.completion(request, Assignment(study=study, worker_id=seat.worker_id)),
     }

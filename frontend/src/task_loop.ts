@@ -26,7 +26,8 @@
  * type="application/json">` (Django's json_script). Text is written only with textContent.
  */
 
-import { ApiError, type PostOptions, clearError, newSubmissionKey, postJson, renderError } from "./api";
+import { ApiError, type PostOptions, clearError, newSubmissionKey, postJson } from "./api";
+import { type EndState, END_PAGES, endStateOf, renderError } from "./worker_words";
 import { InteractionCounter, type InteractionOptions } from "./interaction";
 import {
   ANSWER_COPY_FIELD,
@@ -39,6 +40,10 @@ import {
 } from "./mturk";
 
 export interface Completion {
+  /** Whether the worker has done their share (the platform's completion step follows). */
+  finished?: boolean;
+  /** Why the hand-out stopped: "done", "full" (nothing free now), "closed" (the study finished). */
+  state?: string;
   redirect_url?: string;
   code?: string;
   message?: string;
@@ -108,7 +113,15 @@ export interface Missing {
   message: string;
 }
 
-export type FlowState = "preview" | "loading" | "item" | "saving" | "done" | "error";
+export type FlowState = "preview" | "loading" | "item" | "saving" | "error" | EndState;
+
+/** Whether the device is touch-only (no hover, a coarse pointer): no keyboard hints are shown there. */
+export function touchOnly(doc: Document): boolean {
+  const win = doc.defaultView;
+  return (
+    typeof win?.matchMedia === "function" && win.matchMedia("(hover: none) and (pointer: coarse)").matches
+  );
+}
 
 /** The task page's mode that edits an item's gold answer. */
 export const GOLD_MODE = "gold";
@@ -193,6 +206,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   protected readonly progressText: HTMLElement;
   protected readonly progressBar: HTMLProgressElement;
   protected readonly timer: HTMLElement;
+  /** The answer bar after the text: the kind's controls (question, labels), the errors, the submit. */
+  protected readonly dock: HTMLElement;
+  /** Where a kind puts its answer controls (inside the dock, below the text). */
+  readonly controls: HTMLElement;
+  /** The keyboard line (shown in the instructions, or above the dock without them). */
+  protected readonly keysLine: HTMLElement;
   /** The answers the server acknowledged, for MTurk's completion form (null outside MTurk). */
   protected readonly copy: AnswerCopy | null;
   /** Counts the input events of the item on show. */
@@ -200,6 +219,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   protected current: NextItem<P, C> | null = null;
   protected busy = false;
   private submissionKey = "";
+  private itemsShown = 0;
   private timerHandle: ReturnType<typeof setInterval> | null = null;
   private readonly keyListener = (event: KeyboardEvent): void => this.onKey(event);
 
@@ -226,6 +246,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.body = el(d, "div", "ht-body");
     this.errorBox = el(d, "div", "ht-errors");
     this.errorBox.setAttribute("role", "alert");
+    this.errorBox.id = "ht-errors";
     this.errorBox.hidden = true;
     const actions = el(d, "div", "ht-actions");
     this.submitButton = el(
@@ -237,7 +258,11 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.submitButton.type = "button";
     this.submitButton.disabled = true;
     actions.append(this.submitButton);
-    this.taskBox.append(head, this.body, this.errorBox, actions);
+    this.controls = el(d, "div", "ht-controls");
+    this.dock = el(d, "div", "ht-dock");
+    this.dock.append(this.controls, this.errorBox, actions);
+    this.keysLine = el(d, "p", "ht-keys");
+    this.taskBox.append(head, this.body, this.dock);
     this.doneBox = el(d, "section", "ht-done");
     this.doneBox.hidden = true;
     this.status = el(d, "p", "ht-status");
@@ -253,15 +278,39 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   abstract answer(): unknown | null;
   /** Why the answer cannot be sent yet (shown as an error when the worker submits), or null. */
   protected missing(): Missing | null {
-    return this.answer() === null ? { field: "answer", message: "answer the question first" } : null;
+    return this.answer() === null ? { field: "answer", message: "Answer the question first." } : null;
   }
   protected abstract timings(): Record<string, number | null>;
   protected signals(): Record<string, unknown> {
     return {};
   }
+  /** Choose answer `index` (0-based) for digit key `index + 1`; false when there is no such answer. */
+  protected chooseByKey(_index: number): boolean {
+    return false;
+  }
+  /** How many answers the digit keys choose among (0: the kind has no digit keys). */
+  protected keyCount(): number {
+    return 0;
+  }
+  /** Undo the worker's last action on this item (Escape); false when there is nothing to undo. */
+  protected undoLast(): boolean {
+    return false;
+  }
+  /** What the digit keys do, for the keyboard line ("choose a label"). */
+  protected digitsDo(): string {
+    return "choose an answer";
+  }
+  /** The kind's keys beyond the shared ones (the words' arrows and Space), for the keyboard line. */
+  protected extraKeys(): string[] {
+    return [];
+  }
+  /** The control a missing answer is about (the error is shown next to it), or null for the dock. */
+  protected errorAnchor(_field: string): HTMLElement | null {
+    return null;
+  }
   /** Page-wide keys of the kind (called only while an item is shown and nothing is being saved). */
   protected onItemKey(_event: KeyboardEvent): void {}
-  /** What the progress heading calls an item ("Item 2 of 10"). */
+  /** What the progress heading calls an item ("Your item 2 of 10"). */
   protected itemNoun(): string {
     return "Item";
   }
@@ -269,9 +318,24 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   protected anotherText(): string {
     return "Get another item";
   }
-  /** Move focus to the new item (the progress heading, scrolled into view). */
+  /** Move focus to the new item's progress heading; from the second item on, scroll to it so the
+   * new text starts at the top of the screen. */
   protected focusItem(): void {
-    this.progressText.focus({ preventScroll: false });
+    this.progressText.focus({ preventScroll: true });
+    if (this.itemsShown > 1 && typeof this.taskBox.scrollIntoView === "function")
+      this.taskBox.scrollIntoView({ block: "start" });
+  }
+
+  /** The one keyboard model of every task page, as the keyboard line says it. */
+  keyHelp(): string {
+    const n = Math.min(this.keyCount(), 9);
+    const parts = [
+      ...(n > 1 ? [`1–${n} ${this.digitsDo()}`] : n === 1 ? [`1 ${this.digitsDo()}`] : []),
+      ...this.extraKeys(),
+      "Enter submits once the answer is complete",
+      "Escape undoes the last change",
+    ];
+    return `Keys: ${parts.join("; ")}.`;
   }
 
   get item(): NextItem<P, C> | null {
@@ -320,6 +384,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       next = await postJson<NextAnswer<P, C>>(this.task.next_url, {}, this.postOptions(LOADING_RECONNECTING));
     } catch (error) {
       this.reconnected();
+      if (this.endByError(error)) return;
       this.setState("error");
       this.status.textContent = "";
       this.taskBox.hidden = false;
@@ -347,7 +412,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     clearError(this.errorBox);
     const missing = this.missing();
     if (missing) {
-      renderError(this.errorBox, new ApiError(400, { [missing.field]: [missing.message] }, missing.message));
+      this.showMissing(missing);
       return;
     }
     this.busy = true;
@@ -409,12 +474,15 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.submissionKey = (this.options.keyFactory ?? newSubmissionKey)();
     const done = next.progress?.done ?? 0;
     const total = next.progress?.total ?? 0;
-    const noun = this.itemNoun();
-    this.progressText.textContent = total ? `${noun} ${done + 1} of ${total}` : noun;
+    const noun = this.itemNoun().toLowerCase();
+    this.progressText.textContent = total
+      ? `Your ${noun} ${Math.min(done + 1, total)} of ${total}`
+      : `Your ${noun}`;
     this.progressBar.max = Math.max(total, 1);
     this.progressBar.value = Math.min(done, total);
     this.status.textContent = "";
     clearError(this.errorBox);
+    this.dockErrors();
     this.taskBox.querySelector(".ht-retry")?.remove();
     this.doneBox.hidden = true;
     this.taskBox.hidden = false;
@@ -423,33 +491,120 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.startTimer(next.expires_at);
     this.setState("item");
     this.syncControls();
+    this.itemsShown += 1;
+    this.placeKeys();
+    this.keepClearOfDock();
+    if (this.itemsShown === 2) this.instructions()?.removeAttribute("open"); // open on the first item only
     this.focusItem();
+    if (this.itemsShown === 1) this.doc.defaultView?.performance?.mark?.("hatlab-first-item");
+  }
+
+  /** Scrolling (focus moves, scrollIntoView) keeps what it brings into view clear of the sticky
+   * answer bar: the page's scroll padding is the bar's height. */
+  private keepClearOfDock(): void {
+    const html = this.doc.documentElement;
+    if (html) html.style.scrollPaddingBottom = `${this.dock.offsetHeight + 8}px`;
+  }
+
+  /** The page's instructions panel (the template's), if any. */
+  private instructions(): HTMLDetailsElement | null {
+    return this.doc.querySelector<HTMLDetailsElement>("details.hatlab-instructions");
+  }
+
+  /** The keyboard line: in the instructions panel, or just above the dock when there is none. */
+  private placeKeys(): void {
+    this.keysLine.textContent = this.keyHelp();
+    const home = this.instructions();
+    if (home) {
+      if (this.keysLine.parentElement !== home) home.append(this.keysLine);
+    } else if (this.keysLine.nextElementSibling !== this.dock) {
+      this.dock.before(this.keysLine);
+    }
+  }
+
+  /** Show why the answer cannot be sent next to the control it is about, and bring it into view. */
+  protected showMissing(missing: Missing): void {
+    renderError(this.errorBox, new ApiError(400, { [missing.field]: [missing.message] }, missing.message));
+    const anchor = this.errorAnchor(missing.field);
+    if (anchor) {
+      anchor.after(this.errorBox);
+      // Scrolled into the part of the screen the sticky answer bar leaves free.
+      this.keepClearOfDock();
+      if (typeof this.errorBox.scrollIntoView === "function")
+        this.errorBox.scrollIntoView({ block: "nearest" });
+    }
+  }
+
+  /** Put the error box back in the answer bar (where errors not about one control belong). */
+  private dockErrors(): void {
+    if (this.errorBox.parentElement !== this.dock) this.controls.after(this.errorBox);
   }
 
   private onKey(event: KeyboardEvent): void {
     if (event.ctrlKey || event.metaKey || event.altKey || !this.current || this.busy || this.taskBox.hidden)
       return;
     if (fromTextField(event)) return;
+    if (this.doc.querySelector("dialog[open]")) return; // a question to the worker has the keys
+    const target = event.target as HTMLElement | null;
+    if (event.key === "Enter" && !event.shiftKey) {
+      // Enter submits from anywhere once the answer is complete (a chosen label button is not pressed
+      // again); before that it keeps its own meaning on a button, and elsewhere says what is missing.
+      if (target?.closest?.("a, summary, .hl-undo, .ht-retry, dialog")) return;
+      const complete = this.answer() !== null;
+      if (!complete && target?.tagName === "BUTTON") return;
+      event.preventDefault();
+      void this.submit();
+      return;
+    }
+    if (event.key === "Escape") {
+      if (this.undoLast()) event.preventDefault();
+      return;
+    }
+    if (/^[1-9]$/.test(event.key) && !event.shiftKey) {
+      if (this.chooseByKey(Number(event.key) - 1)) event.preventDefault();
+      return;
+    }
     this.onItemKey(event);
   }
 
-  /** The end of the study for this worker: thank them, then hand them back to their platform. */
+  /** An end state the next endpoint answered as an error (a paused study, a blocked worker). */
+  private endByError(error: unknown): boolean {
+    const state = endStateOf(error);
+    if (state === null) return false;
+    this.showEnd(state, {});
+    return true;
+  }
+
+  /** The end of the hand-out for this worker: their share done (thank them, then hand them back to
+   * their platform), or a page saying why there is nothing for them now. */
   private finish(completion: Completion): void {
+    const state: EndState =
+      completion.state === "full" || completion.state === "closed"
+        ? completion.state
+        : completion.finished === false
+          ? "full"
+          : "done";
+    this.showEnd(state, completion);
+  }
+
+  /** Show one of the end pages (done, full for now, paused, closed, blocked). */
+  private showEnd(state: EndState, completion: Completion): void {
     this.stopTimer();
     this.current = null;
     this.taskBox.hidden = true;
     this.status.textContent = "";
     const d = this.doc;
     const gold = this.task.mode === GOLD_MODE;
-    const title = el(d, "h2", "ht-done-title", gold ? "Gold answer saved." : "Thank you — all done.");
-    const parts: HTMLElement[] = [title];
-    if (completion.message) parts.push(el(d, "p", "ht-done-message", completion.message));
-    if (completion.code) {
-      const p = el(d, "p", "ht-done-code", "Completion code: ");
+    const page = END_PAGES[state];
+    const title = el(d, "h2", "ht-done-title", gold ? "Gold answer saved." : page.title);
+    const parts: HTMLElement[] = gold ? [title] : [title, el(d, "p", "ht-done-lead", page.lead)];
+    if (completion.message && state === "done") parts.push(el(d, "p", "ht-done-message", completion.message));
+    const form = state === "done" && completion.form ? this.postForm(completion.form) : null;
+    if (state === "done" && completion.code) {
+      const p = el(d, "p", "ht-done-code", "Your completion code: ");
       p.append(el(d, "code", "ht-code", completion.code));
       parts.push(p);
     }
-    const form = completion.form ? this.postForm(completion.form) : null;
     if (form) {
       // The form is on its way; should the browser not have sent it, the worker can.
       const again = el(d, "button", "ht-done-submit", "Submit to Mechanical Turk");
@@ -458,7 +613,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       const p = el(d, "p", "ht-done-next");
       p.append(again);
       parts.push(p);
-    } else {
+    } else if (state === "done") {
       const target = completion.redirect_url || this.task.done_url;
       if (target) {
         const text = completion.redirect_url
@@ -475,10 +630,11 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     }
     this.doneBox.replaceChildren(...parts);
     this.doneBox.hidden = false;
-    this.setState("done");
+    this.doneBox.dataset.end = state;
+    this.setState(state);
     title.tabIndex = -1;
     title.focus();
-    if (completion.redirect_url && !form) {
+    if (state === "done" && completion.redirect_url && !form) {
       (this.options.navigate ?? ((url: string) => d.defaultView?.location.assign(url)))(
         completion.redirect_url,
       );

@@ -3,9 +3,11 @@
  * the words that show the label; the free-style variant highlights while reading).
  *
  * A document is shown as its canonical words; the answer is a 0/1 map over them. Words toggle by
- * click or tap; shift-click or a mouse drag sets a run; keyboard users move with the arrow keys
- * (one tab stop, roving tabindex) and toggle with space or enter, shift+arrow carries the current
- * word's state onto the next one. Every change is one undo step (button and Ctrl+Z). In read-first
+ * click or tap; shift-click or a drag across words sets a run (a finger's sideways drag: an up or
+ * down swipe scrolls the page, so long texts scroll as usual); keyboard users move with the arrow
+ * keys (one tab stop, roving tabindex) and toggle with Space (Enter is the page's submit key),
+ * shift+arrow carries the current word's state onto the next one. Every change is one undo step
+ * (button and Ctrl+Z; the page's Escape). In read-first
  * mode the words are aria-disabled and a hint says why until a label is chosen. The widget records
  * when the label was chosen and when the first word was highlighted, and counts signals of
  * attention: focus losses, time hidden, pastes, blocked attempts.
@@ -61,9 +63,17 @@ interface Drag {
 }
 
 const HINT_LOCKED = "Read the text and choose a label first; then highlight the words that show it.";
-const HINT_READY =
-  "Click or tap words to highlight them; shift-click or drag to highlight a run. " +
-  "Keyboard: arrow keys move, space or enter toggles, Ctrl+Z undoes.";
+const HINT_READY = "Click words to highlight them; drag across words to highlight a run.";
+const HINT_READY_TOUCH =
+  "Tap words to highlight them; slide a finger sideways across words to highlight a run.";
+
+/** Whether the device is touch-only (no hover, a coarse pointer). */
+function touchOnly(doc: Document): boolean {
+  const win = doc.defaultView;
+  return (
+    typeof win?.matchMedia === "function" && win.matchMedia("(hover: none) and (pointer: coarse)").matches
+  );
+}
 
 let widgetCount = 0;
 
@@ -211,6 +221,23 @@ export class HighlightWidget {
     return this.steps.length > 0;
   }
 
+  /** How many undoable steps this text has. */
+  get stepCount(): number {
+    return this.steps.length;
+  }
+
+  /** Put the label back to `label` (an undone label choice; null locks read-first mode again). */
+  restoreLabel(label: string | null): void {
+    this.chosen = label;
+    if (label === null) this.labelAt = null;
+    this.refresh();
+  }
+
+  /** Clear every highlighted word as one undoable step. */
+  clearAll(input: InputKind = "mouse"): boolean {
+    return this.setRange(0, this.values.length - 1, 0, input);
+  }
+
   /** The 0/1 map over the words. */
   map(): number[] {
     return Array.from(this.values);
@@ -352,7 +379,7 @@ export class HighlightWidget {
         this.anchor = index;
       }
       this.focusWord(to);
-    } else if (event.key === " " || event.key === "Enter") {
+    } else if (event.key === " ") {
       event.preventDefault();
       if (event.shiftKey && this.anchor !== null) {
         this.setRange(this.anchor, index, this.values[this.anchor], "keyboard");
@@ -427,7 +454,7 @@ export class HighlightWidget {
   private refresh(): void {
     const locked = this.locked;
     this.root.classList.toggle("is-locked", locked);
-    this.hint.textContent = locked ? HINT_LOCKED : HINT_READY;
+    this.hint.textContent = locked ? HINT_LOCKED : touchOnly(this.doc) ? HINT_READY_TOUCH : HINT_READY;
     this.hint.classList.toggle("hl-hint-locked", locked);
     if (!locked) this.hint.classList.remove("hl-nudge");
     const n = this.highlightedCount;

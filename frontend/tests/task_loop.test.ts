@@ -183,7 +183,7 @@ describe("the item loop", () => {
     );
     await flow.start();
     expect(root.dataset.state).toBe("item");
-    expect($(".ht-progress-text").textContent).toBe("Item 1 of 2");
+    expect($(".ht-progress-text").textContent).toBe("Your item 1 of 2");
     expect($(".yn-prompt").textContent).toBe("Real word? tree");
     expect(flow.submitButton.disabled).toBe(true);
     clock.advance(700);
@@ -311,8 +311,13 @@ describe("the item loop", () => {
     flow.submitButton.click();
     await settle();
     expect(calls[2].url).toBe(TASK.next_url);
-    expect(root.dataset.state).toBe("error");
-    expect(root.textContent).toMatch(/paused/);
+    // A page of its own, not an error: nothing to retry, no developer's wording.
+    expect(root.dataset.state).toBe("paused");
+    expect($(".ht-done-title").textContent).toBe("This study is paused.");
+    expect(root.textContent).toMatch(/come back later/);
+    expect(root.textContent).not.toMatch(/not running/);
+    expect(document.querySelector(".ht-retry")).toBeNull();
+    expect($(".ht-task").hidden).toBe(true);
   });
 
   it("says what is missing instead of sending, and ignores keys typed into text fields", async () => {
@@ -325,7 +330,7 @@ describe("the item loop", () => {
     expect(flow.answer()).toBeNull();
     await flow.submit();
     expect(calls).toHaveLength(1);
-    expect($(".ht-errors").textContent).toBe("answer.choice: say yes or no");
+    expect($(".ht-errors").textContent).toBe("Say yes or no.");
   });
 
   it("offers another item when the assignment is gone, and a retry when loading fails", async () => {
@@ -340,13 +345,17 @@ describe("the item loop", () => {
     key(document.body, "y");
     await flow.submit();
     expect(root.dataset.state).toBe("error");
-    expect($(".ht-errors").textContent).toBe("assignment: this slot went to another annotator");
+    expect($(".ht-errors").textContent).toBe(
+      "This item is no longer open for you: it was answered already, or its time ran out and it went to someone else.",
+    );
     expect($(".ht-retry").textContent).toBe("Get another item");
     expect(flow.submitButton.disabled).toBe(true);
     $(".ht-retry").click();
     await settle();
     expect(root.dataset.state).toBe("error");
-    expect($(".ht-errors").textContent).toBe("Server error");
+    expect($(".ht-errors").textContent).toBe(
+      "Something went wrong on our side. Your answer is kept on this page; please try again.",
+    );
     expect($(".ht-retry").textContent).toBe("Try again");
     $(".ht-retry").click();
     await settle();
@@ -372,6 +381,119 @@ describe("the item loop", () => {
     ).start();
     expect(visited).toEqual(["https://app.prolific.com/submissions/complete?cc=C1"]);
     expect(($(".ht-done-link") as HTMLAnchorElement).textContent).toBe("Return to the study platform");
+  });
+});
+
+describe("what the worker reads", () => {
+  it("counts against the worker's own share and shows a page for each end of the hand-out", async () => {
+    const ends: Array<[unknown, string, RegExp]> = [
+      [
+        { done: true, progress: { done: 0, total: 3 }, completion: { finished: false, state: "full" } },
+        "full",
+        /full for now/,
+      ],
+      [
+        { done: true, progress: { done: 1, total: 3 }, completion: { finished: false, state: "closed" } },
+        "closed",
+        /closed/,
+      ],
+      [
+        {
+          done: true,
+          progress: { done: 3, total: 3 },
+          completion: { finished: true, state: "done", code: "C-1" },
+        },
+        "done",
+        /you are done/,
+      ],
+    ];
+    for (const [body, state, title] of ends) {
+      const { fetchImpl } = server([
+        { status: 200, body: item("a1", "tree", 1, 3) },
+        { status: 201, body: { response: 1, next: body } },
+      ]);
+      const flow = track(new YesNoTask(root, TASK, { fetchImpl, search: "", navigate: () => undefined }));
+      await flow.start();
+      expect($(".ht-progress-text").textContent).toBe("Your item 2 of 3");
+      key(document.body, "y");
+      await flow.submit();
+      expect(root.dataset.state).toBe(state);
+      expect($(".ht-done-title").textContent).toMatch(title);
+      // Only a finished worker gets the platform's completion step.
+      expect(document.querySelector(".ht-code")?.textContent ?? null).toBe(state === "done" ? "C-1" : null);
+      flow.destroy();
+    }
+  });
+
+  it("a worker the study no longer takes is told so, not shown an error", async () => {
+    const { fetchImpl } = server([
+      { status: 403, body: { errors: { worker: ["you can no longer work on this study"] } } },
+    ]);
+    await track(new YesNoTask(root, TASK, { fetchImpl, search: "" })).start();
+    expect(root.dataset.state).toBe("blocked");
+    expect(document.querySelector(".ht-retry")).toBeNull();
+  });
+
+  it("says a server's 400 in plain words: no field path, the code words replaced", async () => {
+    const { fetchImpl } = server([
+      { status: 200, body: item("a1", "tree", 0) },
+      {
+        status: 400,
+        body: { errors: { "answer.map": ["must be a list of 13 values, each 0 or 1 (one per word)"] } },
+      },
+      {
+        status: 400,
+        body: { errors: { "answer.map": ["highlight at least one word that shows the label 'x'"] } },
+      },
+    ]);
+    const flow = track(new YesNoTask(root, TASK, { fetchImpl, search: "" }));
+    await flow.start();
+    key(document.body, "y");
+    await flow.submit();
+    expect($(".ht-errors").textContent).toBe("Check the words you highlighted.");
+    await flow.submit();
+    expect($(".ht-errors").textContent).toBe("Highlight at least one word that shows the label 'x'.");
+    expect($(".ht-errors").textContent).not.toMatch(/answer\./);
+  });
+
+  it("puts the keyboard line in the instructions and closes them from the second item on", async () => {
+    const details = document.createElement("details");
+    details.className = "hatlab-instructions";
+    details.open = true;
+    document.body.prepend(details);
+    const { fetchImpl } = server([
+      { status: 200, body: item("a1", "tree", 0) },
+      { status: 201, body: { response: 1, next: item("a2", "leaf", 1) } },
+    ]);
+    const flow = track(new YesNoTask(root, TASK, { fetchImpl, search: "" }));
+    await flow.start();
+    expect(details.open).toBe(true);
+    expect(details.querySelector(".ht-keys")!.textContent).toBe(
+      "Keys: Enter submits once the answer is complete; Escape undoes the last change.",
+    );
+    key(document.body, "y");
+    await flow.submit();
+    expect($(".yn-prompt").textContent).toBe("Is this a word? leaf");
+    expect(details.open).toBe(false);
+  });
+
+  it("Enter submits from anywhere once the answer is complete, and not before", async () => {
+    const { fetchImpl, calls } = server([
+      { status: 200, body: item("a1", "tree", 0) },
+      { status: 201, body: { response: 1, next: item("a2", "leaf", 1) } },
+    ]);
+    const flow = track(new YesNoTask(root, TASK, { fetchImpl, search: "" }));
+    await flow.start();
+    const button = document.createElement("button");
+    flow.controls.append(button);
+    key(button, "Enter"); // incomplete: a button keeps its own Enter
+    expect(calls).toHaveLength(1);
+    key(document.body, "Enter"); // incomplete, elsewhere: says what is missing
+    expect($(".ht-errors").textContent).toBe("Say yes or no.");
+    key(document.body, "y");
+    key(button, "Enter"); // complete: submits, even from a button
+    await settle();
+    expect(calls).toHaveLength(2);
   });
 });
 

@@ -167,6 +167,23 @@ def test_paused_study_is_a_conflict_and_finished_is_done(study):
     Study.objects.filter(pk=study.pk).update(status=Study.Status.FINISHED)
     done = annotator.next().json()
     assert done["done"] is True and "message" in done["completion"]
+    # Nothing answered in a finished study: closed, not done; no code.
+    assert done["completion"]["finished"] is False and done["completion"]["state"] == "closed"
+    assert "code" not in done["completion"]
+
+
+def test_a_worker_who_arrives_at_a_full_study_is_told_it_is_full_not_thanked(researcher, dataset):
+    study = make_study(researcher, dataset, name="one seat", annotators_per_item=1)
+    first = Annotator(study, "early")
+    held = []
+    while "assignment" in (data := first.next().json()):
+        held.append(data["assignment"])
+        first.submit(data["assignment"], body_for(data["item"]["payload"]))
+    late = Annotator(study, "late").next().json()
+    assert late["done"] is True and late["progress"]["done"] == 0
+    assert late["completion"]["finished"] is False and late["completion"]["state"] == "full"
+    assert "Thank you" not in late["completion"]["message"] and "code" not in late["completion"]
+    assert data["completion"]["finished"] is True and data["completion"]["state"] == "done"
 
 
 def test_working_to_the_end(researcher):
@@ -182,6 +199,7 @@ def test_working_to_the_end(researcher):
         "done": True,
         "completion": {
             "finished": True,
+            "state": "done",
             "message": "Thank you! You have finished all items available to you in this study.",
         },
         "progress": {"done": 3, "total": 3},

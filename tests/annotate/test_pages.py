@@ -194,7 +194,10 @@ def test_blocked_paused_and_finished(study):
     assert finished.status_code == 302 and finished["Location"] == reverse("work-done", args=[study.uid])
     done = client.get(finished["Location"]).content.decode()
     # bob answered nothing: the finished study gives him no completion, and says so
-    assert "This study has finished, so no completion code can be given" in done
+    assert "This study is closed." in done and 'data-end="closed"' in done
+    assert (
+        "You have answered 0 of " in done and "This study has ended, so there is no completion code." in done
+    )
     assert "Thank you! You have finished" not in done
     Worker.objects.filter(external_id="invite:bob").update(status=Worker.Status.BLOCKED)
     assert client.get(reverse("work-entry", args=[study.uid])).status_code == 403

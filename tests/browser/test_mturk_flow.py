@@ -138,7 +138,7 @@ def test_worker_previews_accepts_answers_and_submits_to_mturk(live_server, brows
     page.goto(entry + "?" + accepted(external_submit, "HITBROWSER1", "ASSIGNBROWSER1", "WORKERBROWSER1"))
     for number in (1, 2):
         page.wait_for_selector(
-            f"#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item {number} of 2')"
+            f"#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your item {number} of 2')"
         )
         page.get_by_role("button", name="positive" if number == 1 else "negative").click()
         page.locator(".hl-word").nth(3 if number == 1 else 0).click()
@@ -199,7 +199,7 @@ def test_rating_page_stays_read_only_in_a_preview_and_hands_off_to_mturk(live_se
     params = accepted(external_submit, "HITRATING1", "ASSIGNRATING1", "WORKERRATING1")
 
     page.goto(entry + "?" + params)
-    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 1 of 2')")
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your item 1 of 2')")
 
     # The same browser previews the HIT again: the session knows the worker, so the server serves the
     # task page, and the page itself stays read-only and asks the API for nothing.
@@ -211,10 +211,10 @@ def test_rating_page_stays_read_only_in_a_preview_and_hands_off_to_mturk(live_se
     page.screenshot(path=str(output_dir / "preview_in_session.png"), full_page=True)
 
     page.goto(entry + "?" + params)
-    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 1 of 2')")
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your item 1 of 2')")
     page.keyboard.press("4")
     page.keyboard.press("Enter")
-    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 2 of 2')")
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your item 2 of 2')")
     page.get_by_role("button", name="a little").click()
     page.locator(".ht-submit").click()
 

@@ -58,7 +58,7 @@ def test_rating_with_keyboard_and_mouse(live_server, browser_context, output_dir
     bodies = api_bodies(page)
     page.goto(live_server.url + invite_path(study, make_invite(study, "rater-1")))
     assert "gold" not in page.content()
-    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Item 1 of 2')")
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your item 1 of 2')")
 
     mark = page.locator("mark.rt-target")
     assert mark.text_content() == "The narrator was <b>superb</b> & warm."
@@ -73,7 +73,7 @@ def test_rating_with_keyboard_and_mouse(live_server, browser_context, output_dir
     assert page.get_by_role("button", name="rather well").get_attribute("aria-pressed") == "true"
     page.screenshot(path=str(output_dir / "rating_item_1_chosen.png"), full_page=True)
     page.keyboard.press("Enter")
-    page.wait_for_selector(".ht-progress-text:text-is('Item 2 of 2')")
+    page.wait_for_selector(".ht-progress-text:text-is('Your item 2 of 2')")
     assert mark.text_content() == "The plot dragged in the middle."
 
     # mouse: click "a little", then the submit button

@@ -108,7 +108,7 @@ class HighlightKind(TaskKind):
             and label != config["undecided_label"]
             and 1 not in word_map
         ):
-            errors["map"] = [f"highlight at least one word that shows the label {label!r}"]
+            errors["map"] = [f'Highlight at least one word in the text that shows "{label}".']
         if errors:
             raise ValidationError({"answer": errors})
         if config["mode"] == READ_FIRST:

@@ -73,9 +73,9 @@ def check_maps(
         if not is_binary_map(word_map, lengths[side]):
             errors[field] = [f"must be a list of {lengths[side]} values, each 0 or 1 (one per {side} word)"]
         elif rule[side] == REQUIRED and 1 not in word_map:
-            errors[field] = [f"the label {label!r} needs at least one highlighted word in the {side}"]
+            errors[field] = [f'For "{label}", highlight at least one word in the {side}.']
         elif rule[side] == FORBIDDEN and 1 in word_map:
-            errors[field] = [f"the label {label!r} allows no highlighted word in the {side}"]
+            errors[field] = [f'"{label}" allows no highlighted word in the {side}: clear them there.']
     return errors
 
 

@@ -110,7 +110,7 @@ class TokenMarkingKind(TaskKind):
                 {"answer": {"map": [f"must be a list of {n_words} values, each 0 or 1 (one per word)"]}}
             )
         if item.study.config.get("require_mark", True) and 1 not in word_map:
-            raise ValidationError({"answer": {"map": ["mark at least one word"]}})
+            raise ValidationError({"answer": {"map": ["Mark at least one word of the text."]}})
         return {"map": list(word_map)}
 
     def gold_answer(self, item, row: dict[str, Any]) -> Any:

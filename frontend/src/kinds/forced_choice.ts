@@ -9,8 +9,10 @@
  *   class(es); "what is the true class?"
  *
  * The answer buttons come from the study config (`choices`, in the order of the paper's Figure 2):
- * an option with "confident" / "not confident", and "no preference" where the task has it. Keys 1–9
- * pick an answer, Enter submits; buttons are large enough to tap. The page never learns which
+ * an option with "confident" / "not confident", and "no preference" where the task has it. The texts
+ * come first, the question and the answers in the answer bar below them. Keys 1–9 pick an answer,
+ * Enter submits, Escape takes the last choice back; buttons are large enough to tap, and each
+ * button's name is its visible text. The page never learns which
  * explanation method it shows nor the correct answer: the server keeps both. The item loop (fetch,
  * submit, finish, the MTurk hand-off) is `TaskFlow` of task_loop.ts.
  */
@@ -223,6 +225,8 @@ export class ChoiceTask extends TaskFlow<Payload, ChoiceConfig> {
   private shownAt = 0;
   private firstChoiceAt: number | null = null;
   private changes = 0;
+  /** The choices before each change, for Escape. */
+  private previous: Array<number | null> = [];
 
   constructor(root: HTMLElement, task: TaskConfig, options: FlowOptions = {}) {
     super(root, task, options);
@@ -235,7 +239,8 @@ export class ChoiceTask extends TaskFlow<Payload, ChoiceConfig> {
     this.choiceBox.setAttribute("role", "group");
     this.choiceBox.setAttribute("aria-labelledby", this.prompt.id);
     this.submitButton.setAttribute("aria-keyshortcuts", "Enter");
-    this.body.append(this.questionSlot, this.prompt, this.choiceBox);
+    this.body.append(this.questionSlot);
+    this.controls.append(this.prompt, this.choiceBox);
   }
 
   /** The chosen answer, as the server takes it (null before a choice). */
@@ -249,9 +254,29 @@ export class ChoiceTask extends TaskFlow<Payload, ChoiceConfig> {
   choose(index: number): void {
     if (!this.current || this.busy || index < 0 || index >= this.choices.length) return;
     if (this.firstChoiceAt === null) this.firstChoiceAt = this.now();
-    if (this.chosen !== null && this.chosen !== index) this.changes += 1;
+    if (this.chosen === index) return;
+    if (this.chosen !== null) this.changes += 1;
+    this.previous.push(this.chosen);
     this.chosen = index;
     this.syncControls();
+  }
+
+  protected keyCount(): number {
+    return this.choices.length;
+  }
+
+  protected chooseByKey(index: number): boolean {
+    if (index >= this.choices.length) return false;
+    this.choose(index);
+    return true;
+  }
+
+  /** Escape: the choice before the last change (none after the first). */
+  protected undoLast(): boolean {
+    if (!this.previous.length || this.busy) return false;
+    this.chosen = this.previous.pop() ?? null;
+    this.syncControls();
+    return true;
   }
 
   protected timings(): Record<string, number | null> {
@@ -276,14 +301,14 @@ export class ChoiceTask extends TaskFlow<Payload, ChoiceConfig> {
 
   protected render(next: NextItem<Payload, ChoiceConfig>, config: ChoiceConfig): void {
     this.chosen = null;
+    this.previous = [];
     this.firstChoiceAt = null;
     this.changes = 0;
     const kind = next.item.kind || this.task.kind;
     const { box, prompt } = renderQuestion(this.doc, kind, next.item.payload);
     this.questionSlot.replaceChildren(box);
     this.renderChoices(kind, answerChoices(config));
-    const keys = Math.min(this.choices.length, 9);
-    this.prompt.textContent = keys > 1 ? `${prompt} (keys 1–${keys}, then Enter)` : prompt;
+    this.prompt.textContent = prompt;
     this.shownAt = this.now();
   }
 
@@ -302,10 +327,10 @@ export class ChoiceTask extends TaskFlow<Payload, ChoiceConfig> {
         button.append(key, " ");
         button.setAttribute("aria-keyshortcuts", String(i + 1));
       }
+      // The button's name is its visible text ("Model B not confident"): no aria-label that differs.
       const main = el(this.doc, "span", "fc-choice-main", text.main);
       button.append(main);
-      if (text.sub) button.append(el(this.doc, "span", "fc-choice-sub", text.sub));
-      button.setAttribute("aria-label", text.sub ? `${text.main}, ${text.sub}` : text.main);
+      if (text.sub) button.append(" ", el(this.doc, "span", "fc-choice-sub", text.sub));
       button.addEventListener("click", () => this.choose(i));
       return button;
     });
@@ -320,23 +345,6 @@ export class ChoiceTask extends TaskFlow<Payload, ChoiceConfig> {
       button.disabled = this.busy;
     });
     super.syncControls();
-  }
-
-  protected onItemKey(event: KeyboardEvent): void {
-    const target = event.target as HTMLElement | null;
-    if (event.key === "Enter") {
-      // Enter on a focused button presses that button; elsewhere it submits the chosen answer.
-      if (target && ["BUTTON", "A", "SUMMARY"].includes(target.tagName)) return;
-      if (this.chosen === null) return;
-      event.preventDefault();
-      void this.submit();
-      return;
-    }
-    if (!/^[1-9]$/.test(event.key)) return;
-    const index = Number(event.key) - 1;
-    if (index >= this.choices.length) return;
-    event.preventDefault();
-    this.choose(index);
   }
 }
 

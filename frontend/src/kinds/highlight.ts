@@ -1,10 +1,13 @@
 /**
  * The highlight task page (Sen et al. 2020's read-first protocol, or free-style): fetch an item, let
  * the annotator choose a label and highlight words, submit, and go on until the study says done.
- * The item loop (fetch, submit with a submission_key made once per item, finish, the MTurk
- * hand-off) is `TaskFlow` of task_loop.ts.
+ * The text comes first; the question and the labels sit in the answer bar below it. Changing the
+ * label while words are highlighted asks whether to keep them; Escape undoes the last label choice
+ * or highlight step. The item loop (fetch, submit with a submission_key made once per item, finish,
+ * the MTurk hand-off, the shared keys) is `TaskFlow` of task_loop.ts.
  */
 
+import { UndoHistory, askKeepHighlights } from "../label_change";
 import { HighlightWidget, type Mode } from "../words";
 import {
   type FlowOptions,
@@ -55,6 +58,8 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
   private labelButtons: HTMLButtonElement[] = [];
   private mode: Mode;
   private itemConfig: StudyConfig;
+  private readonly history: UndoHistory;
+  private asking = false;
 
   constructor(root: HTMLElement, task: TaskConfig, options: FlowOptions = {}) {
     super(root, task, options);
@@ -72,7 +77,9 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
       now: options.now,
       onChange: () => this.syncControls(),
     });
-    this.body.append(this.question, this.labelBox, widgetRoot);
+    this.history = new UndoHistory([this.widget]);
+    this.body.append(widgetRoot);
+    this.controls.append(this.question, this.labelBox);
   }
 
   /** The label and the word map, once a label is chosen. */
@@ -84,9 +91,42 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
   protected missing(): Missing | null {
     const { require_highlight: required = false, undecided_label: undecided = null } = this.itemConfig;
     const label = this.widget.label;
-    if (label === null) return { field: "answer.label", message: "choose a label first" };
+    if (label === null) return { field: "answer.label", message: "Choose a label first." };
     if (!required || label === undecided || this.widget.highlightedCount > 0) return null;
-    return { field: "answer.map", message: `highlight at least one word that shows the label "${label}"` };
+    return {
+      field: "answer.map",
+      message: `Highlight at least one word in the text that shows "${this.labelText(label)}".`,
+    };
+  }
+
+  protected errorAnchor(field: string): HTMLElement | null {
+    return field === "answer.map" ? this.widget.text : null;
+  }
+
+  protected keyCount(): number {
+    return this.labels.length;
+  }
+
+  protected digitsDo(): string {
+    return "choose a label";
+  }
+
+  protected extraKeys(): string[] {
+    return ["Tab to the text, then the arrow keys move and Space highlights a word"];
+  }
+
+  protected chooseByKey(index: number): boolean {
+    if (index >= this.labels.length) return false;
+    this.choose(index);
+    return true;
+  }
+
+  protected undoLast(): boolean {
+    return this.history.undo((label) => this.widget.restoreLabel(label));
+  }
+
+  private labelText(value: string): string {
+    return this.labels.find((l) => l.value === value)?.text ?? value;
   }
 
   protected timings(): Record<string, number | null> {
@@ -112,6 +152,7 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
     this.renderLabels(normaliseLabels(config.labels));
     const payload = next.item.payload;
     this.widget.load(payload.words ?? [], payload.breaks ?? [], this.mode);
+    this.history.reset();
   }
 
   private renderLabels(labels: LabelChoice[]): void {
@@ -128,22 +169,35 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
         button.setAttribute("aria-keyshortcuts", String(i + 1));
       }
       button.append(el(this.doc, "span", "ht-label-text", label.text));
-      button.addEventListener("click", () => this.choose(i));
+      button.addEventListener("click", () => void this.choose(i));
       return button;
     });
     this.labelBox.replaceChildren(...this.labelButtons);
-    const keys = Math.min(labels.length, 9);
-    this.question.textContent =
-      keys > 1 ? `Which label fits this text? (keys 1–${keys})` : "Which label fits this text?";
+    this.question.textContent = "Which label fits this text?";
   }
 
-  private choose(index: number): void {
+  /** Choose label `index`; a change of label with words highlighted asks whether to keep them. */
+  private async choose(index: number): Promise<void> {
     const label = this.labels[index];
-    if (!label || !this.current || this.busy) return;
+    if (!label || !this.current || this.busy || this.asking) return;
+    const previous = this.widget.label;
+    if (previous === label.value) return;
+    let keep = true;
+    if (previous !== null && this.widget.highlightedCount > 0) {
+      this.asking = true;
+      const answer = await askKeepHighlights(this.root, this.labelText(previous), label.text);
+      this.asking = false;
+      if (answer === "cancel") return;
+      keep = answer === "keep";
+    }
+    this.history.label(previous);
     this.widget.chooseLabel(label.value);
+    if (!keep) this.widget.clearAll();
+    this.history.sync();
   }
 
   syncControls(): void {
+    this.history?.sync();
     const chosen = this.widget.label;
     this.labelButtons.forEach((button) => {
       const on = button.dataset.value === chosen;
@@ -152,14 +206,6 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
       button.disabled = this.busy;
     });
     super.syncControls();
-  }
-
-  protected onItemKey(event: KeyboardEvent): void {
-    if (!/^[1-9]$/.test(event.key)) return;
-    const index = Number(event.key) - 1;
-    if (index >= this.labels.length) return;
-    event.preventDefault();
-    this.choose(index);
   }
 }
 

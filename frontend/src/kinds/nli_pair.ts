@@ -5,11 +5,14 @@
  * justify it. Each text has its own `HighlightWidget` (mouse, keyboard and touch, undo); the answer
  * is the label and one 0/1 map per text. The study's rules say, per label, whether a text's
  * highlights are required, allowed or forbidden; the page says so next to the labels and will not
- * submit an answer that breaks them (the server checks again). Ctrl+Z undoes in the text last
- * worked on (in the other when that has nothing to undo). The item loop is `TaskFlow` of
- * task_loop.ts.
+ * submit an answer that breaks them (the server checks again). The two texts come first, the
+ * question and the labels in the answer bar below them; changing the label while words are
+ * highlighted asks whether to keep them. Escape undoes the last label choice or highlight step (in
+ * either text); Ctrl+Z undoes in the text last worked on (in the other when that has nothing to
+ * undo). The item loop is `TaskFlow` of task_loop.ts.
  */
 
+import { UndoHistory, askKeepHighlights } from "../label_change";
 import { HighlightWidget } from "../words";
 import {
   type FlowOptions,
@@ -81,10 +84,13 @@ export function ruleProblem(
     if (rule[side] === "required" && counts[side] === 0)
       return {
         field: `answer.${side}_map`,
-        message: `"${label}" needs at least one highlighted word in the ${side}`,
+        message: `For "${label}", highlight at least one word in the ${side}.`,
       };
     if (rule[side] === "forbidden" && counts[side] > 0)
-      return { field: `answer.${side}_map`, message: `"${label}" allows no highlighted word in the ${side}` };
+      return {
+        field: `answer.${side}_map`,
+        message: `"${label}" allows no highlighted word in the ${side}: clear them there.`,
+      };
   }
   return null;
 }
@@ -99,6 +105,8 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
   private labelButtons: HTMLButtonElement[] = [];
   private itemConfig: StudyConfig;
   private lastSide: Side = "premise";
+  private readonly history: UndoHistory;
+  private asking = false;
   private readonly undoKey = (event: KeyboardEvent): void => this.onUndoKey(event);
 
   constructor(root: HTMLElement, task: TaskConfig, options: FlowOptions = {}) {
@@ -132,7 +140,9 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
     }
     this.widgets = widgets;
     this.boxes = boxes;
-    this.body.append(this.question, this.labelBox, this.ruleNote, boxes.premise, boxes.hypothesis);
+    this.history = new UndoHistory([widgets.premise, widgets.hypothesis]);
+    this.body.append(boxes.premise, boxes.hypothesis);
+    this.controls.append(this.question, this.labelBox, this.ruleNote);
     // Both widgets undo on Ctrl+Z at the document; the page takes the key first (window, capture
     // phase) so that only the text last worked on undoes.
     this.doc.defaultView?.addEventListener("keydown", this.undoKey, true);
@@ -151,7 +161,7 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
 
   protected missing(): Missing | null {
     const label = this.label;
-    if (label === null) return { field: "answer.label", message: "choose a label first" };
+    if (label === null) return { field: "answer.label", message: "Choose a label first." };
     const counts = {
       premise: this.widgets.premise.highlightedCount,
       hypothesis: this.widgets.hypothesis.highlightedCount,
@@ -190,6 +200,35 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
     return "Pair";
   }
 
+  protected errorAnchor(field: string): HTMLElement | null {
+    const side = SIDES.find((s) => field === `answer.${s}_map`);
+    return side ? this.widgets[side].text : null;
+  }
+
+  protected keyCount(): number {
+    return this.labels.length;
+  }
+
+  protected digitsDo(): string {
+    return "choose a label";
+  }
+
+  protected extraKeys(): string[] {
+    return ["Tab to a text, then the arrow keys move and Space highlights a word"];
+  }
+
+  protected chooseByKey(index: number): boolean {
+    if (index >= this.labels.length) return false;
+    void this.choose(index);
+    return true;
+  }
+
+  protected undoLast(): boolean {
+    return this.history.undo((label) => {
+      for (const side of SIDES) this.widgets[side].restoreLabel(label);
+    });
+  }
+
   protected anotherText(): string {
     return "Get another pair";
   }
@@ -208,6 +247,7 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
       this.widgets[side].load(view?.words ?? [], view?.breaks ?? [], "read_first");
     }
     this.lastSide = "premise";
+    this.history.reset();
   }
 
   private renderLabels(labels: string[]): void {
@@ -224,23 +264,37 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
         button.setAttribute("aria-keyshortcuts", String(i + 1));
       }
       button.append(el(this.doc, "span", "ht-label-text", label));
-      button.addEventListener("click", () => this.choose(i));
+      button.addEventListener("click", () => void this.choose(i));
       return button;
     });
     this.labelBox.replaceChildren(...this.labelButtons);
-    const keys = Math.min(labels.length, 9);
     this.question.textContent =
-      "Given the premise, is the hypothesis true (entailment), false (contradiction) or either (neutral)?" +
-      (keys > 1 ? ` (keys 1–${keys})` : "");
+      "Given the premise, is the hypothesis true (entailment), false (contradiction) or either (neutral)?";
   }
 
-  private choose(index: number): void {
+  /** Choose label `index`; a change of label with words highlighted asks whether to keep them. */
+  private async choose(index: number): Promise<void> {
     const label = this.labels[index];
-    if (label === undefined || !this.current || this.busy) return;
+    if (label === undefined || !this.current || this.busy || this.asking) return;
+    const previous = this.label;
+    if (previous === label) return;
+    const highlighted = SIDES.some((side) => this.widgets[side].highlightedCount > 0);
+    let keep = true;
+    if (previous !== null && highlighted) {
+      this.asking = true;
+      const answer = await askKeepHighlights(this.root, previous, label);
+      this.asking = false;
+      if (answer === "cancel") return;
+      keep = answer === "keep";
+    }
+    this.history.label(previous);
     for (const side of SIDES) this.widgets[side].chooseLabel(label);
+    if (!keep) for (const side of SIDES) this.widgets[side].clearAll();
+    this.history.sync();
   }
 
   syncControls(): void {
+    this.history?.sync();
     const chosen = this.label;
     this.labelButtons.forEach((button) => {
       const on = button.dataset.value === chosen;
@@ -252,14 +306,6 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
     this.ruleNote.textContent = chosen === null || rule === null ? "" : describeRule(chosen, rule);
     for (const side of SIDES) this.boxes[side].classList.toggle("is-forbidden", rule?.[side] === "forbidden");
     super.syncControls();
-  }
-
-  protected onItemKey(event: KeyboardEvent): void {
-    if (!/^[1-9]$/.test(event.key)) return;
-    const index = Number(event.key) - 1;
-    if (index >= this.labels.length) return;
-    event.preventDefault();
-    this.choose(index);
   }
 
   private onUndoKey(event: KeyboardEvent): void {

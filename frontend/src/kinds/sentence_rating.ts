@@ -1,8 +1,9 @@
 /**
  * The sentence-rating task page (Pappas & Popescu-Belis 2016, HATDOC): the whole review is shown with one sentence
  * highlighted, with one aspect and the review's star rating for it, and the annotator answers "How
- * much does the highlighted sentence explain the given aspect rating?" on five levels. Keys 1–5 pick
- * a level, Enter submits; the buttons are large enough to tap. The item loop (fetch, submit, finish,
+ * much does the highlighted sentence explain the given aspect rating?" on five levels. The review
+ * comes first, the question and the levels in the answer bar below it. Keys 1–5 pick a level,
+ * Enter submits, Escape takes the last choice back; the buttons are large enough to tap. The item loop (fetch, submit, finish,
  * the MTurk hand-off) is `TaskFlow` of task_loop.ts. Text is written only with textContent.
  */
 
@@ -92,6 +93,8 @@ export class RatingTask extends TaskFlow<RatingPayload, RatingConfig> {
   private shownAt = 0;
   private chosenAt: number | null = null;
   private changes = 0;
+  /** The levels before each change, for Escape. */
+  private previous: Array<number | null> = [];
   private target: HTMLElement | null = null;
 
   constructor(root: HTMLElement, task: TaskConfig<RatingConfig>, options: FlowOptions = {}) {
@@ -105,7 +108,8 @@ export class RatingTask extends TaskFlow<RatingPayload, RatingConfig> {
     this.choices = el(d, "div", "ht-labels rt-choices");
     this.choices.setAttribute("role", "group");
     this.choices.setAttribute("aria-labelledby", this.question.id);
-    this.body.append(this.reviewBox, this.aspectLine, this.aspectNote, this.question, this.choices);
+    this.body.append(this.reviewBox, this.aspectLine, this.aspectNote);
+    this.controls.append(this.question, this.choices);
   }
 
   get rating(): number | null {
@@ -118,7 +122,7 @@ export class RatingTask extends TaskFlow<RatingPayload, RatingConfig> {
 
   protected missing(): Missing | null {
     return this.chosen === null
-      ? { field: "answer", message: "choose how much the sentence explains the rating" }
+      ? { field: "answer", message: "Choose how much the sentence explains the rating." }
       : null;
   }
 
@@ -135,21 +139,47 @@ export class RatingTask extends TaskFlow<RatingPayload, RatingConfig> {
   /** Pick level `value` (1–5). */
   choose(value: number): void {
     if (!this.current || this.busy || !this.levels.some((l) => l.value === value)) return;
+    if (this.chosen === value) return;
     if (this.chosenAt === null) this.chosenAt = this.now();
-    else if (this.chosen !== value) this.changes++;
+    else this.changes++;
+    this.previous.push(this.chosen);
     this.chosen = value;
+    this.syncControls();
+  }
+
+  syncControls(): void {
     this.buttons.forEach((button) => {
-      const on = Number(button.dataset.value) === value;
+      const on = Number(button.dataset.value) === this.chosen;
       button.setAttribute("aria-pressed", on ? "true" : "false");
       button.classList.toggle("is-chosen", on);
     });
+    super.syncControls();
+  }
+
+  protected keyCount(): number {
+    return this.levels.length;
+  }
+
+  protected chooseByKey(index: number): boolean {
+    const level = this.levels[index];
+    if (!level) return false;
+    this.choose(level.value);
+    return true;
+  }
+
+  /** Escape: the level before the last change (none after the first). */
+  protected undoLast(): boolean {
+    if (!this.previous.length || this.busy) return false;
+    this.chosen = this.previous.pop() ?? null;
     this.syncControls();
+    return true;
   }
 
   protected render(next: NextItem<RatingPayload, RatingConfig>, config: RatingConfig): void {
     const p = next.item.payload;
     this.levels = config.labels?.length ? config.labels : DEFAULT_LEVELS;
     this.chosen = null;
+    this.previous = [];
     this.chosenAt = null;
     this.changes = 0;
     this.shownAt = this.now();
@@ -172,7 +202,7 @@ export class RatingTask extends TaskFlow<RatingPayload, RatingConfig> {
     this.aspectNote.hidden = !p.aspect_description;
     const question =
       config.question ?? "How much does the highlighted sentence explain the given aspect rating?";
-    this.question.textContent = `${question} (keys 1–${this.levels.length})`;
+    this.question.textContent = question;
     this.buttons = this.levels.map((level, i) => {
       const button = el(this.doc, "button", "ht-label");
       button.type = "button";
@@ -192,26 +222,10 @@ export class RatingTask extends TaskFlow<RatingPayload, RatingConfig> {
     this.target = target;
   }
 
-  /** Focus the progress heading without scrolling, and bring the rated sentence into view. */
+  /** The new review from its top (see TaskFlow), then the rated sentence brought into view. */
   protected focusItem(): void {
-    this.progressText.focus({ preventScroll: true });
+    super.focusItem();
     if (typeof this.target?.scrollIntoView === "function") this.target.scrollIntoView({ block: "nearest" });
-  }
-
-  protected onItemKey(event: KeyboardEvent): void {
-    if (/^[1-9]$/.test(event.key)) {
-      const level = this.levels[Number(event.key) - 1];
-      if (!level) return;
-      event.preventDefault();
-      this.choose(level.value);
-    } else if (
-      event.key === "Enter" &&
-      this.chosen !== null &&
-      !(event.target instanceof HTMLButtonElement)
-    ) {
-      event.preventDefault();
-      void this.submit();
-    }
   }
 }
 

@@ -2,8 +2,9 @@
  * The token-marking task page (the NLI importance-alignment paper's expert oracle): the input, its gold label and a
  * natural-language explanation written for it are shown, and the annotator marks the input's words
  * that the explanation's author thought important. Marking reuses the word-highlight widget in
- * free mode (click, tap, drag, shift-click; arrow keys and space; Ctrl+Z undoes). The item loop
- * (fetch, submit, finish, the MTurk hand-off) is `TaskFlow` of task_loop.ts.
+ * free mode (click, tap, drag, shift-click; arrow keys and Space; Escape or Ctrl+Z undoes). The input
+ * comes first, the label and the explanation after it. The item loop (fetch, submit, finish, the
+ * MTurk hand-off, the shared keys) is `TaskFlow` of task_loop.ts.
  */
 
 import { HighlightWidget } from "../words";
@@ -55,7 +56,8 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
       now: options.now,
       onChange: () => this.syncControls(),
     });
-    this.body.append(given, this.question, widgetRoot);
+    this.body.append(widgetRoot, given);
+    this.controls.append(this.question);
   }
 
   private get requireMark(): boolean {
@@ -69,8 +71,20 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
 
   protected missing(): Missing | null {
     return this.answer() === null
-      ? { field: "answer", message: "mark at least one word of the input" }
+      ? { field: "answer.map", message: "Mark at least one word of the text." }
       : null;
+  }
+
+  protected errorAnchor(field: string): HTMLElement | null {
+    return field === "answer.map" ? this.widget.text : null;
+  }
+
+  protected extraKeys(): string[] {
+    return ["Tab to the text, then the arrow keys move and Space marks a word"];
+  }
+
+  protected undoLast(): boolean {
+    return this.widget.undo();
   }
 
   protected timings(): Record<string, number | null> {
@@ -85,7 +99,7 @@ export class MarkingTask extends TaskFlow<MarkingPayload, MarkingConfig> {
   protected render(next: NextItem<MarkingPayload, MarkingConfig>, config: MarkingConfig): void {
     const p = next.item.payload;
     this.labelLine.replaceChildren(
-      el(this.doc, "strong", "tm-label-title", "Gold label: "),
+      el(this.doc, "strong", "tm-label-title", "Label: "),
       el(this.doc, "span", "tm-label-value", p.label),
     );
     this.explanation.textContent = p.explanation;

@@ -103,7 +103,7 @@ describe("a session of two items", () => {
     await task.start();
 
     expect(root.dataset.state).toBe("item");
-    expect($(".ht-progress-text").textContent).toBe("Item 1 of 2");
+    expect($(".ht-progress-text").textContent).toBe("Your item 1 of 2");
     expect(words().map((w) => w.textContent)).toEqual(["Great", "pizza", "here"]);
     const submit = $(".ht-submit") as HTMLButtonElement;
     expect(submit.disabled).toBe(true);
@@ -132,7 +132,7 @@ describe("a session of two items", () => {
       signals: { blocked_attempts: 1, actions: { mouse: 2, touch: 0, pen: 0, keyboard: 0 } },
     });
 
-    expect($(".ht-progress-text").textContent).toBe("Item 2 of 2");
+    expect($(".ht-progress-text").textContent).toBe("Your item 2 of 2");
     expect(($(".ht-progress-bar") as HTMLProgressElement).value).toBe(1);
     expect(submit.disabled).toBe(true);
     $(".ht-label[data-value='negative']").click();
@@ -208,9 +208,63 @@ describe("failures", () => {
     await settle();
     expect(calls).toHaveLength(1);
     expect($(".ht-errors").textContent).toBe(
-      'answer.map: highlight at least one word that shows the label "negative"',
+      'Highlight at least one word in the text that shows "negative".',
     );
+    // Shown next to the words it is about, not at the far end of the page.
+    expect($(".hl-text").nextElementSibling).toBe($(".ht-errors"));
     expect(($(".ht-submit") as HTMLButtonElement).disabled).toBe(false);
+    // Enter says the same (the answer is not complete); once a word is highlighted it submits.
+    key(document.body, "Enter");
+    await settle();
+    expect(calls).toHaveLength(1);
+    click(words()[0]);
+    key(document.body, "Enter");
+    await settle();
+    expect(calls).toHaveLength(2);
+    expect(calls[1].body.answer).toEqual({ label: "negative", map: [1, 0] });
+  });
+
+  it("asks whether to keep the highlights when the label changes, and Escape undoes step by step", async () => {
+    const { fetchImpl } = server([{ status: 200, body: item("a1", ["ok", "fine", "food"], 0, 1) }]);
+    const task = startTask({ fetchImpl });
+    await task.start();
+    key(document.body, "1");
+    click(words()[0]);
+    click(words()[1]);
+    const dialog = () => document.querySelector<HTMLDialogElement>("dialog.ht-keep");
+    key(document.body, "2");
+    expect(dialog()).not.toBeNull();
+    expect(dialog()!.textContent).toContain('Keep your highlights for "negative"?');
+    expect(task.answer()!.label).toBe("positive"); // nothing changes before the answer
+    key(document.body, "3"); // the page's keys wait while the question is open
+    expect(task.answer()!.label).toBe("positive");
+    (dialog()!.querySelector(".ht-keep-no") as HTMLButtonElement).click();
+    await settle();
+    expect(dialog()).toBeNull();
+    expect(task.answer()).toEqual({ label: "negative", map: [0, 0, 0] });
+    // Escape: the clearing comes back, then the label goes back, then the two words one by one.
+    key(document.body, "Escape");
+    expect(task.answer()).toEqual({ label: "negative", map: [1, 1, 0] });
+    key(document.body, "Escape");
+    expect(task.answer()).toEqual({ label: "positive", map: [1, 1, 0] });
+    key(document.body, "Escape");
+    expect(task.answer()).toEqual({ label: "positive", map: [1, 0, 0] });
+    key(document.body, "Escape");
+    key(document.body, "Escape");
+    expect(task.answer()).toBeNull(); // the first label choice undone: read-first locks the words again
+    expect(words()[2].getAttribute("aria-disabled")).toBe("true");
+    // Keep: the highlights stay with the new label; Escape on the question takes the change back.
+    key(document.body, "1");
+    click(words()[2]);
+    key(document.body, "2");
+    (dialog()!.querySelector(".ht-keep-yes") as HTMLButtonElement).click();
+    await settle();
+    expect(task.answer()).toEqual({ label: "negative", map: [0, 0, 1] });
+    key(document.body, "1");
+    key(dialog()!, "Escape");
+    await settle();
+    expect(dialog()).toBeNull();
+    expect(task.answer()).toEqual({ label: "negative", map: [0, 0, 1] });
   });
 
   it("shows a 400 naming the field and resends with the same submission_key", async () => {
@@ -228,7 +282,7 @@ describe("failures", () => {
     $(".ht-submit").click();
     await settle();
     expect($(".ht-errors").hidden).toBe(false);
-    expect($(".ht-errors").textContent).toBe("answer.label: must be one of ['good', 'bad']");
+    expect($(".ht-errors").textContent).toBe("Choose one of the labels shown.");
     expect(root.dataset.state).toBe("item");
 
     $(".ht-submit").click();
@@ -256,7 +310,7 @@ describe("failures", () => {
     key(document.body, "3");
     $(".ht-submit").click();
     await settle();
-    expect($(".ht-errors").textContent).toBe("assignment: This assignment expired.");
+    expect($(".ht-errors").textContent).toMatch(/^This item is no longer open for you/);
     expect(($(".ht-submit") as HTMLButtonElement).disabled).toBe(true);
     $(".ht-retry").click();
     await settle();

@@ -90,7 +90,7 @@ describe("a session of two pairs", () => {
     const task = startTask({ fetchImpl, now: clock.now, keyFactory: () => keys.shift()! });
     await task.start();
 
-    expect($(".ht-progress-text").textContent).toBe("Pair 1 of 2");
+    expect($(".ht-progress-text").textContent).toBe("Your pair 1 of 2");
     expect($(".nli-premise .nli-text-title").textContent).toBe("Premise");
     expect($(".nli-hypothesis .nli-text-title").textContent).toBe("Hypothesis");
     expect(words("premise").map((w) => w.textContent)).toEqual(["A", "man", "rides", "a", "bike"]);
@@ -110,7 +110,7 @@ describe("a session of two pairs", () => {
     $(".ht-submit").click();
     await settle();
     expect(calls).toHaveLength(1);
-    expect($(".ht-errors").textContent).toContain("needs at least one highlighted word in the premise");
+    expect($(".ht-errors").textContent).toBe('For "entailment", highlight at least one word in the premise.');
 
     clock.advance(1_000);
     click(words("premise")[2]);
@@ -135,7 +135,7 @@ describe("a session of two pairs", () => {
     });
 
     // Neutral forbids the premise: the page dims it and refuses a premise highlight.
-    expect($(".ht-progress-text").textContent).toBe("Pair 2 of 2");
+    expect($(".ht-progress-text").textContent).toBe("Your pair 2 of 2");
     key(document.body, "2");
     expect($(".nli-premise").classList.contains("is-forbidden")).toBe(true);
     click(words("premise")[1]);
@@ -144,6 +144,7 @@ describe("a session of two pairs", () => {
     await settle();
     expect(calls).toHaveLength(3);
     expect($(".ht-errors").textContent).toContain("allows no highlighted word in the premise");
+    expect($(".ht-errors").previousElementSibling).toBe($(".nli-premise .hl-text"));
     click(words("premise")[1]);
     $(".ht-submit").click();
     await settle();
@@ -152,5 +153,33 @@ describe("a session of two pairs", () => {
       answer: { label: "neutral", premise_map: [0, 0, 0], hypothesis_map: [0, 1] },
     });
     expect(root.dataset.state).toBe("done");
+  });
+});
+
+describe("the keyboard model", () => {
+  it("Escape undoes label choices and highlights in the order made, across both texts", async () => {
+    const { fetchImpl } = server([
+      { status: 200, body: item("a1", ["A", "man", "rides"], ["He", "moves"], 0) },
+    ]);
+    const task = startTask({ fetchImpl });
+    await task.start();
+    key(document.body, "1"); // entailment
+    click(words("hypothesis")[1]);
+    click(words("premise")[0]);
+    click(words("hypothesis")[0]);
+    key(document.body, "Escape");
+    expect(task.answer()).toEqual({ label: "entailment", premise_map: [1, 0, 0], hypothesis_map: [0, 1] });
+    key(document.body, "Escape");
+    expect(task.answer()).toEqual({ label: "entailment", premise_map: [0, 0, 0], hypothesis_map: [0, 1] });
+    // A change of label with words highlighted asks first; "Clear them" clears both texts.
+    key(document.body, "3");
+    const dialog = document.querySelector<HTMLDialogElement>("dialog.ht-keep")!;
+    expect(dialog.textContent).toContain('Keep your highlights for "contradiction"?');
+    (dialog.querySelector(".ht-keep-no") as HTMLButtonElement).click();
+    await settle();
+    expect(task.answer()).toEqual({ label: "contradiction", premise_map: [0, 0, 0], hypothesis_map: [0, 0] });
+    key(document.body, "Escape"); // the clearing
+    key(document.body, "Escape"); // the label
+    expect(task.answer()).toEqual({ label: "entailment", premise_map: [0, 0, 0], hypothesis_map: [0, 1] });
   });
 });

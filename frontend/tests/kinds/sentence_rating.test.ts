@@ -94,7 +94,13 @@ describe("RatingTask", () => {
     expect(root.querySelector("mark")?.textContent).toBe("Great <b>story</b>!");
     expect(root.querySelector(".rt-aspect")?.textContent).toContain("★★☆☆☆");
     expect(root.querySelector(".rt-aspect")?.textContent).toContain("rated performance 2 of 5 stars");
-    expect(root.querySelector(".ht-question")?.textContent).toContain("(keys 1–5)");
+    expect(root.querySelector(".ht-question")?.textContent).toBe(
+      "How much does the highlighted sentence explain the given aspect rating?",
+    );
+    // The keys are in the one keyboard line (and on the buttons), not in the question.
+    expect(root.querySelector(".ht-keys")?.textContent).toBe(
+      "Keys: 1–5 choose an answer; Enter submits once the answer is complete; Escape undoes the last change.",
+    );
     const submit = root.querySelector<HTMLButtonElement>(".ht-submit")!;
     expect(submit.disabled).toBe(true);
     key(document, "Enter"); // nothing chosen yet: nothing is sent
@@ -107,6 +113,10 @@ describe("RatingTask", () => {
     expect(submit.disabled).toBe(false);
     key(document, "9"); // no ninth level
     expect(task.rating).toBe(4);
+    key(document, "2");
+    key(document, "Escape"); // takes the 2 back
+    expect(task.rating).toBe(4);
+    expect(root.querySelector('[data-value="2"]')?.getAttribute("aria-pressed")).toBe("false");
     clock.advance(500);
     key(document, "Enter");
     await settle();
@@ -132,7 +142,7 @@ describe("RatingTask", () => {
     expect(root.querySelector(".ht-done-message")?.textContent).toBe("Thanks");
   });
 
-  it("shows a 400 naming the field and keeps the answer", async () => {
+  it("shows a 400 in plain words and keeps the answer", async () => {
     const { fetchImpl } = server([
       { status: 200, body: item("a-1", [0, 2], 0) },
       { status: 400, body: { errors: { "answer.rating": ["must be a whole number from 1 to 5"] } } },
@@ -141,7 +151,7 @@ describe("RatingTask", () => {
     await task.start();
     key(document, "3");
     await task.submit();
-    expect(root.querySelector(".ht-errors")?.textContent).toContain("answer.rating: must be a whole number");
+    expect(root.querySelector(".ht-errors")?.textContent).toBe("Choose an answer first.");
     expect(task.rating).toBe(3);
     expect(root.dataset.state).toBe("item");
   });

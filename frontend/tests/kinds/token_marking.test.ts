@@ -58,7 +58,7 @@ describe("MarkingTask", () => {
     expect(task.answer()).toBeNull();
     await task.submit(); // nothing marked: an error, nothing sent
     expect(calls.length).toBe(1);
-    expect(root.querySelector(".ht-errors")?.textContent).toContain("mark at least one word");
+    expect(root.querySelector(".ht-errors")?.textContent).toBe("Mark at least one word of the text.");
 
     const words = root.querySelectorAll(".hl-word");
     clock.advance(800);
