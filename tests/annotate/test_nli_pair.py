@@ -392,7 +392,9 @@ def test_results_page_and_exports(counted_study, researcher, other_researcher):
         what: b"".join(client.get(reverse("study-export", args=[study.uid, what, "jsonl"])).streaming_content)
         for what in ("responses", "pairs")
     }
-    assert [json.loads(line)["premise_highlighted"] for line in generic["responses"].splitlines()][0] == ["man"]
+    assert [json.loads(line)["premise_highlighted"] for line in generic["responses"].splitlines()][0] == [
+        "man"
+    ]
     assert len(generic["responses"].splitlines()) == 6 and generic["pairs"].decode() == pairs
     assert client.get(reverse("study-export", args=[study.uid, "items", "jsonl"])).status_code == 404
     assert client.get(reverse("study-dashboard", args=[study.uid])).status_code == 200

@@ -292,7 +292,7 @@ class SentenceRatingKind(TaskKind):
             ("item", "the item's id"),
             ("document", "the review's id"),
             ("aspect", "the aspect rated"),
-            ("sentence", "the sentence's number in the review, from 1"),
+            ("sentence", "the sentence's index in the review, from 0 (the responses export counts from 1)"),
             ("text", "the sentence"),
             ("responses", "counted ratings (trusted workers, non-gold items)"),
             ("majority", "the most frequent rating"),
