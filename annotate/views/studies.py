@@ -118,6 +118,14 @@ def access_of(request, study: Study) -> dict:
     }
 
 
+def answer_labels(public_config: dict) -> list[str]:
+    """The answers a worker picks from, in words (a rating scale's levels by their text, never a repr)."""
+    return [
+        f"{label.get('value')} {label.get('text')}".strip() if isinstance(label, dict) else str(label)
+        for label in public_config.get("labels") or []
+    ]
+
+
 @researcher_required
 def study_detail(request, uid, links: list[str] | None = None, invite_form: InviteForm | None = None):
     study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
@@ -127,6 +135,7 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         "study": study,
         "kind": kind,
         "public_config": kind.public_config(study),
+        "answer_labels": answer_labels(kind.public_config(study)),
         "progress": study_progress(study),
         "entry_url": request.build_absolute_uri(reverse("work-entry", args=[study.uid])),
         "access": access,

@@ -151,7 +151,9 @@ def test_sentence_rating_responses_hold_the_rating_per_aspect(researcher):
     client = Client()
     client.force_login(researcher)
     assert client.get(reverse("study-export", args=[study.uid, "items", "csv"])).status_code == 404
-    assert b"CAM" not in client.get(reverse("study-detail", args=[study.uid])).content
+    page = client.get(reverse("study-detail", args=[study.uid])).content.decode()
+    assert "CAM" not in page and "Ratings per sentence" in page
+    assert "1 not at all, 2 a little" in page and "{&#x27;" not in page and "{'" not in page
 
 
 def test_token_marking_responses_hold_the_marked_words_and_cells_are_formula_safe(researcher):
