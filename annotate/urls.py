@@ -18,6 +18,7 @@ from annotate.views import (
     machine,
     publish,
     studies,
+    study_exports,
     work,
 )
 from annotate.views.accounts import LoginView, LogoutView
@@ -60,10 +61,12 @@ urlpatterns = [
         name="study-action",
     ),
     re_path(
-        rf"^studies/(?P<uid>{UUID})/export/(?P<what>responses|items)\.(?P<fmt>csv|jsonl)$",
-        studies.study_export,
+        rf"^studies/(?P<uid>{UUID})/export/(?P<what>[a-z_]+)\.(?P<fmt>csv|jsonl)$",
+        study_exports.study_export,
         name="study-export",
     ),
+    path("studies/<uuid:uid>/export/datasheet.md", study_exports.study_datasheet, name="study-datasheet"),
+    path("studies/<uuid:uid>/export/all.zip", study_exports.study_export_all, name="study-export-all"),
     # the annotator's pages
     path("w/<uuid:study_uid>/", work.entry, name="work-entry"),
     path("w/<uuid:study_uid>/done/", work.done, name="work-done"),

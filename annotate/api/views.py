@@ -8,7 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -128,21 +128,24 @@ class StudyViewSet(
             (200, "text/csv"): OpenApiTypes.STR,
             (200, "application/x-ndjson"): OpenApiTypes.STR,
             400: OpenApiResponse(description="Bad include_unverified"),
+            404: OpenApiResponse(description="No such study, or an export its kind does not offer"),
         },
-        description="``responses``: one row per verified response; ``items``: one row per item with CAM and "
-        "SAM of its verified responses.",
+        description="``responses``: one row per verified response with the answer's fields of the study's kind; "
+        "the other exports are the ones the kind offers (the study page lists them), e.g. ``items``: one "
+        "row per item with CAM and SAM of its verified responses (highlight studies).",
     )
-    @action(detail=True, methods=["get"], url_path=r"export/(?P<what>responses|items)\.(?P<fmt>csv|jsonl)")
+    @action(detail=True, methods=["get"], url_path=r"export/(?P<what>[a-z_]+)\.(?P<fmt>csv|jsonl)")
     def export(self, request, what: str, fmt: str, uid=None):
         """Stream an export as CSV or JSON lines."""
         study = self.get_object()
         try:
             unverified = exports.include_unverified(request.query_params.get(exports.INCLUDE_UNVERIFIED))
+            body = exports.stream(study, what, fmt, unverified)
+        except exports.UnknownExport as exc:
+            raise NotFound(str(exc)) from None
         except ValueError as exc:
             raise ValidationError({exports.INCLUDE_UNVERIFIED: [str(exc)]}) from None
-        response = StreamingHttpResponse(
-            exports.stream(study, what, fmt, unverified), content_type=exports.content_type(fmt)
-        )
+        response = StreamingHttpResponse(body, content_type=exports.content_type(fmt))
         response["Content-Disposition"] = (
             f'attachment; filename="{exports.filename(study, what, fmt, unverified)}"'
         )

@@ -24,7 +24,7 @@ from explain_engine.api import Registry, discover
 TASK_KINDS: Registry[TaskKind] = Registry("task kind")
 
 #: Modules of this package that hold shared code, not kinds.
-SHARED_MODULES = ("base", "gold_format", "results", "study_form", "words")
+SHARED_MODULES = ("base", "export_spec", "gold_format", "results", "study_form", "words")
 
 
 def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:

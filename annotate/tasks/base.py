@@ -4,8 +4,9 @@ Each kind owns the schema of its study config (a DRF serializer), how a study's 
 what of an item the annotator's browser may see, how an answer is validated and how a gold answer is
 graded, which answer categories inter-annotator agreement is computed over, how many words an item
 asks to read and which fixed answering strategies an answer agrees with (for the risk score of
-:mod:`annotate.quality.risk`), which page script and template the annotator gets, where its results
-page is, and its demo studies. The rest of the app
+:mod:`annotate.quality.risk`), which columns its answers fill in an export and which aggregated exports
+it offers, which page script and template the annotator gets, where its results page is, and its demo
+studies. The rest of the app
 asks the kind through these hooks and never tests a kind's name.
 """
 
@@ -18,7 +19,27 @@ from django.utils.module_loading import import_string
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.words import payload_words
+
+#: The aggregated export every kind with one answer category per item offers (see :meth:`TaskKind.export_tables`).
+LABEL_COLUMNS: tuple[Column, ...] = (
+    ("item", "the item's id"),
+    ("document", "the document's id"),
+    ("responses", "counted answers (non-gold items; workers kept by their gold trust)"),
+    ("majority", "the most frequent answer (ties: more trust behind it, then the first in sorted order)"),
+    ("confidence", "the trust-weighted share of the majority answer (Pappas & Popescu-Belis 2016, §3)"),
+    ("ds_label", "Dawid & Skene's (1979) estimate of the true answer"),
+    ("ds_probability", "its posterior probability"),
+    ("labels", "every counted answer, in submission order"),
+)
+
+
+def _label_rows(study, unverified: bool):
+    """Majority, confidence and Dawid & Skene per item (:mod:`annotate.quality.aggregation`)."""
+    from annotate.quality.aggregation import FIELDS, aggregation_rows
+
+    return FIELDS, aggregation_rows(study)
 
 
 class BaseConfigSerializer(serializers.Serializer):
@@ -132,6 +153,28 @@ class TaskKind(ABC):
     def reading_words(self, payload: dict[str, Any]) -> int:
         """How many words an annotator reads to answer an item with ``payload`` (0: none to time)."""
         return payload_words(payload)
+
+    def export_columns(self, study) -> tuple[Column, ...]:
+        """The columns an answer of this kind fills in a per-response export, each with what it holds."""
+        return (("answer", "the answer as stored (JSON)"),)
+
+    def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
+        """The values of :meth:`export_columns` for ``answer`` to ``item`` (read by researchers only:
+        the item's secret may be shown)."""
+        return {"answer": answer}
+
+    def export_tables(self, study) -> tuple[ExportTable, ...]:
+        """The aggregated exports a study of this kind offers. By default the label of each item by
+        majority vote with its confidence and Dawid & Skene's estimate, over :meth:`agreement_value`."""
+        return (
+            ExportTable(
+                "labels",
+                "Labels per item",
+                "majority answer, its trust-weighted confidence, Dawid & Skene",
+                LABEL_COLUMNS,
+                _label_rows,
+            ),
+        )
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         """The fixed answering strategies ``answer`` agrees with, by name: answers a script gives without

@@ -7,7 +7,7 @@ import csv
 import io
 
 from django.contrib import messages
-from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -118,6 +118,14 @@ def access_of(request, study: Study) -> dict:
     }
 
 
+def answer_labels(public_config: dict) -> list[str]:
+    """The answers a worker picks from, in words (a rating scale's levels by their text, never a repr)."""
+    return [
+        f"{label.get('value')} {label.get('text')}".strip() if isinstance(label, dict) else str(label)
+        for label in public_config.get("labels") or []
+    ]
+
+
 @researcher_required
 def study_detail(request, uid, links: list[str] | None = None, invite_form: InviteForm | None = None):
     study = owned_or_404(Study.objects.select_related("dataset", "owner"), request.user, uid=uid)
@@ -127,6 +135,7 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         "study": study,
         "kind": kind,
         "public_config": kind.public_config(study),
+        "answer_labels": answer_labels(kind.public_config(study)),
         "progress": study_progress(study),
         "entry_url": request.build_absolute_uri(reverse("work-entry", args=[study.uid])),
         "access": access,
@@ -134,9 +143,14 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         "invites": invite_rows(request, study) if get_provider(study.provider).invites else [],
         "links": links or [],
         "exports": [
-            (what, fmt, reverse("study-export", args=[study.uid, what, fmt]))
-            for what in exports.WHAT
-            for fmt in exports.FORMATS
+            export
+            | {
+                "links": [
+                    (fmt, reverse("study-export", args=[study.uid, export["name"], fmt]))
+                    for fmt in exports.FORMATS
+                ]
+            }
+            for export in exports.offered(study)
         ],
     }
     return render(request, "annotate/studies/detail.html", context)
@@ -220,20 +234,3 @@ def study_invite_revoke(request, uid, pk: int):
     else:
         messages.info(request, f"Invite {invite.invitee} was already revoked.")
     return redirect(reverse("study-detail", args=[study.uid]) + "#invites")
-
-
-@researcher_required
-def study_export(request, uid, what: str, fmt: str):
-    """One export; ``?include_unverified=1`` adds the answers not (yet) verified, marked as such."""
-    study = owned_or_404(Study.objects.all(), request.user, uid=uid)
-    try:
-        unverified = exports.include_unverified(request.GET.get(exports.INCLUDE_UNVERIFIED))
-    except ValueError as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(
-        exports.stream(study, what, fmt, unverified), content_type=exports.content_type(fmt)
-    )
-    response["Content-Disposition"] = (
-        f'attachment; filename="{exports.filename(study, what, fmt, unverified)}"'
-    )
-    return response

@@ -31,6 +31,7 @@ ALLOWED = {
         "response_rows",
     ): "include_unverified asks for every answer, marked",
     ("annotate/study_progress.py", "study_progress"): "counts answers received, by verification",
+    ("annotate/datasheet.py", "datasheet"): "counts answers received, by verification, for the datasheet",
     ("annotate/unconfirmed.py", "unconfirmed_workers"): "lists the workers with unverified answers only",
     ("annotate/jobs/crowd.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
 }

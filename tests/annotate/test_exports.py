@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.assignment import next_assignment
-from annotate.exports import item_rows, response_rows, stream
+from annotate.exports import UnknownExport, item_rows, response_rows, stream
 from annotate.submission import submit
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 
@@ -83,7 +83,7 @@ def test_csv_and_jsonl_streams(answered):
     assert len(lines) == 3 and isinstance(json.loads(lines[0])["cam"], list)
     items_csv = list(csv.DictReader(io.StringIO("".join(stream(study, "items", "csv")))))
     assert items_csv[0]["labels"] == '["positive", "negative"]'
-    with pytest.raises(ValueError):
+    with pytest.raises(UnknownExport, match="no 'workers' export; it offers responses, items, labels"):
         stream(study, "workers", "csv")
     with pytest.raises(ValueError):
         stream(study, "items", "xlsx")

@@ -388,9 +388,15 @@ def test_results_page_and_exports(counted_study, researcher, other_researcher):
     pairs = client.get(reverse("nli-pair-export", args=[study.uid, "pairs", "jsonl"])).content.decode()
     assert [json.loads(line)["premise_cam"] for line in pairs.splitlines()] == [["man"], ["dogs"]]
     # The pages every study has work for a pair study too.
-    for what in ("responses", "items"):
-        generic = client.get(reverse("study-export", args=[study.uid, what, "jsonl"]))
-        assert generic.status_code == 200 and len(b"".join(generic.streaming_content).splitlines()) >= 3
+    generic = {
+        what: b"".join(client.get(reverse("study-export", args=[study.uid, what, "jsonl"])).streaming_content)
+        for what in ("responses", "pairs")
+    }
+    assert [json.loads(line)["premise_highlighted"] for line in generic["responses"].splitlines()][0] == [
+        "man"
+    ]
+    assert len(generic["responses"].splitlines()) == 6 and generic["pairs"].decode() == pairs
+    assert client.get(reverse("study-export", args=[study.uid, "items", "jsonl"])).status_code == 404
     assert client.get(reverse("study-dashboard", args=[study.uid])).status_code == 200
     dashboard = study_dashboard(study, n_boot=20)
     assert dashboard["agreement"]["fleiss_kappa"]["n"] == 2

@@ -114,6 +114,8 @@ RULES: dict[str, Rule] = {
     "study-gold-remove": A(OWNED),
     "study-action": A(OWNED),
     "study-export": A(OWNED),
+    "study-datasheet": A(OWNED),
+    "study-export-all": A(OWNED),
     "study-dashboard": A(OWNED),
     "study-dashboard-similarity": A(OWNED),
     "study-dashboard-text": A(OWNED),

@@ -24,6 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import visible_to
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.forced_choice.generation import Question, build_items
 from annotate.tasks.gold_format import cell, yes_no
 from explain_engine.api import NO_PREFERENCE, answer_categories, category_set, get_method, score_answers
@@ -306,6 +307,64 @@ class ForcedChoiceKind(TaskKind):
         given = {"choice": answer.get("choice"), "confident": answer.get("confident")}
         names = {0: "always the first button", len(choices) - 1: "always the last button"}
         return [name for i, name in sorted(names.items()) if choices and choices[i] == given]
+
+    def export_columns(self, study) -> tuple[Column, ...]:
+        return (
+            ("choice", "the option the worker picked (or “no preference”)"),
+            ("confident", "whether the worker said they were confident (empty with “no preference”)"),
+            ("method", "the explanation method of the question (researcher only: workers never see it)"),
+            ("method_label", "the method with its evidence level, as the results name it"),
+            ("ngram_sizes", "the n-gram sizes of the evidence (empty: single words)"),
+            ("split", "whether the model predicted the text correctly (correct) or not (misclassified)"),
+            ("true_label", "the text's label, as imported"),
+            ("predicted", "the class the model predicted"),
+            ("correct_answer", "the option that is right for this question"),
+            ("score", "the answer's score: ±1 confident, ±0.5 not confident, 0 no preference "
+                      "(Lertvittayakumjorn & Toni 2019, Table 1)"),
+            ("models", "the model runs compared: which run was shown as which option, or the one run explained"),
+        )  # fmt: skip
+
+    def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
+        secret = item.secret
+        scored = "answer" in secret and isinstance(answer.get("choice"), str)
+        if "sides" in secret:
+            models = {option: run for option, run in secret["sides"].items()}
+        else:
+            models = {"explained": secret.get("model_run")}
+        return {
+            "choice": answer.get("choice"),
+            "confident": answer.get("confident"),
+            "method": secret.get("method"),
+            "method_label": secret.get("method_label"),
+            "ngram_sizes": secret.get("ngram_sizes"),
+            "split": secret.get("split"),
+            "true_label": secret.get("true_label"),
+            "predicted": secret.get("predicted"),
+            "correct_answer": secret.get("answer"),
+            "score": self.score(secret, answer) if scored else None,
+            "models": models,
+        }
+
+    def export_tables(self, study) -> tuple[ExportTable, ...]:
+        """Per method and split the mean score with its interval and test against the best method
+        (Lertvittayakumjorn & Toni 2019, Table 4), and per question its mean score."""
+        from annotate.tasks.forced_choice.exports import (
+            METHOD_COLUMNS,
+            QUESTION_COLUMNS,
+            method_rows,
+            question_rows,
+        )
+
+        return (
+            ExportTable(
+                "methods", "Scores per method", "per method and split: mean score, interval, test against the best",
+                METHOD_COLUMNS, method_rows,
+            ),
+            ExportTable(
+                "questions", "Scores per question", "per question: its method, split, answers and mean score",
+                QUESTION_COLUMNS, question_rows,
+            ),
+        )  # fmt: skip
 
     @staticmethod
     def score(item_secret: dict[str, Any], answer: dict[str, Any]) -> float:

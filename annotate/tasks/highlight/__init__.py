@@ -16,6 +16,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
+from annotate.tasks.export_spec import Column, ExportItem, ExportTable, highlighted_words
 from annotate.tasks.gold_format import cell, marked_words, word_map
 from annotate.tasks.highlight.config import (
     DEFAULT_LABELS,
@@ -164,3 +165,34 @@ class HighlightKind(TaskKind):
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         return [*super().fixed_strategies(study, answer), *map_strategies(answer.get("map"))]
+
+    def export_columns(self, study) -> tuple[Column, ...]:
+        return (
+            ("label", "the label the worker chose"),
+            ("map", "0/1 per word of the document: 1 where the worker highlighted it"),
+            ("highlighted", "the highlighted words, in order"),
+        )
+
+    def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
+        word_map = answer.get("map")
+        return {
+            "label": answer.get("label"),
+            "map": word_map,
+            "highlighted": highlighted_words(item.words, word_map),
+        }
+
+    def export_tables(self, study) -> tuple[ExportTable, ...]:
+        """The items with their consensus and super attention maps (Sen et al. 2020, Defs. 2.4, 2.5),
+        then the labels by majority."""
+        from annotate.exports import ITEM_COLUMNS, ITEM_VERIFICATIONS, item_table
+
+        items = ExportTable(
+            "items",
+            "Items with CAM and SAM",
+            "per item: its labels, the consensus (AND) and super (OR) attention maps",
+            ITEM_COLUMNS,
+            item_table,
+            takes_unverified=True,
+            unverified_columns=((ITEM_VERIFICATIONS, "the verification state of each of its labels"),),
+        )
+        return (items, *super().export_tables(study))

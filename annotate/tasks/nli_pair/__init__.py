@@ -24,6 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
+from annotate.tasks.export_spec import Column, ExportItem, ExportTable, highlighted_words
 from annotate.tasks.gold_format import cell, marked_words, word_map
 from annotate.tasks.nli_pair.config import (
     DEFAULT_LABELS,
@@ -231,3 +232,50 @@ class NliPairKind(TaskKind):
         maps = [answer.get(map_field(side)) for side in SIDES]
         both = [v for m in maps if isinstance(m, list) for v in m]
         return [*super().fixed_strategies(study, answer), *map_strategies(both)]
+
+    def export_columns(self, study) -> tuple[Column, ...]:
+        return (
+            ("label", "the label the worker chose"),
+            *((map_field(side), f"0/1 per word of the {side}: 1 where the worker highlighted it") for side in SIDES),
+            *((f"{side}_highlighted", f"the highlighted words of the {side}, in order") for side in SIDES),
+        )  # fmt: skip
+
+    def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
+        row: dict[str, Any] = {"label": answer.get("label")}
+        for side in SIDES:
+            row[map_field(side)] = answer.get(map_field(side))
+        for side in SIDES:
+            words = item.payload.get(side, {}).get("words", [])
+            row[f"{side}_highlighted"] = highlighted_words(words, answer.get(map_field(side)))
+        return row
+
+    def export_tables(self, study) -> tuple[ExportTable, ...]:
+        """Per pair: the labels, their majority, and each text's CAM and SAM (Sen et al. 2020, §3.2)."""
+        columns = (
+            ("item", "the item's id"),
+            ("pair", "the pair's id"),
+            ("gold_label", "the pair's label, as imported"),
+            ("answers", "counted answers"),
+            ("labels", "their labels"),
+            ("majority", "the most frequent label"),
+            *(
+                (f"{side}_{m}", f"the {side}'s words {which} answer highlighted ({name})")
+                for side in SIDES
+                for m, which, name in (("cam", "every", "CAM, AND"), ("sam", "any", "SAM, OR"))
+            ),
+        )
+        return (
+            ExportTable(
+                "pairs",
+                "Pairs with CAM and SAM",
+                "per pair: labels, majority, CAM and SAM of each text",
+                columns,
+                _pair_rows,
+            ),
+        )
+
+
+def _pair_rows(study, unverified: bool):
+    from annotate.tasks.nli_pair.results import export_rows
+
+    return export_rows(study, "pairs")

@@ -23,6 +23,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.gold_format import cell
 from annotate.tasks.sentence_rating.forms import SentenceRatingStudyForm
 from annotate.tasks.words import word_payload
@@ -260,3 +261,60 @@ class SentenceRatingKind(TaskKind):
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         rating = answer.get("rating")
         return rating if rating in LEVELS else None
+
+    def export_columns(self, study) -> tuple[Column, ...]:
+        return (
+            ("aspect", "the aspect rated (its name in the study's settings)"),
+            ("sentence", "the highlighted sentence's number in the review, from 1"),
+            ("sentence_text", "the highlighted sentence's words"),
+            ("star_rating", "the review's star rating for the aspect, as shown to the worker"),
+            ("rating", f"how well the sentence explains that rating, 1 to {len(LEVELS)}"),
+            ("rating_text", f"the same in the page's words ({', '.join(RATING_LABELS)})"),
+        )
+
+    def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
+        payload = item.payload
+        first, end = (payload.get("sentence") or [0, 0])[:2]
+        rating = answer.get("rating")
+        return {
+            "aspect": payload.get("aspect"),
+            "sentence": payload.get("sentence_index", 0) + 1,
+            "sentence_text": " ".join(item.words[first:end]),
+            "star_rating": payload.get("rating"),
+            "rating": rating,
+            "rating_text": RATING_LABELS[rating - 1] if rating in LEVELS else None,
+        }
+
+    def export_tables(self, study) -> tuple[ExportTable, ...]:
+        """Per (aspect, sentence): the majority rating, its trust-weighted confidence and the counts per
+        level (Pappas & Popescu-Belis 2016, §3)."""
+        columns = (
+            ("item", "the item's id"),
+            ("document", "the review's id"),
+            ("aspect", "the aspect rated"),
+            ("sentence", "the sentence's index in the review, from 0 (the responses export counts from 1)"),
+            ("text", "the sentence"),
+            ("responses", "counted ratings (trusted workers, non-gold items)"),
+            ("majority", "the most frequent rating"),
+            ("majority_text", "the same in the page's words"),
+            ("confidence", "the trust-weighted share of the majority rating"),
+            ("mean", "the trust-weighted mean rating"),
+            *((f"n_{level}", f"ratings of {level} ({text})") for level, text in zip(LEVELS, RATING_LABELS, strict=True)),
+            ("enough_judges", "whether the sentence has the study's least number of judges"),
+        )  # fmt: skip
+        return (
+            ExportTable(
+                "ratings",
+                "Ratings per sentence",
+                "per aspect and sentence: majority rating, its confidence, mean and counts",
+                columns,
+                _rating_rows,
+            ),
+        )
+
+
+def _rating_rows(study, unverified: bool):
+    from annotate.tasks.sentence_rating.results import rating_results, rating_table
+
+    columns, rows = rating_table(rating_results(study), "labels")
+    return columns, [dict(zip(columns, row, strict=True)) for row in rows]

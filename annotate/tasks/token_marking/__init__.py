@@ -20,6 +20,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.export_spec import Column, ExportItem, ExportTable, highlighted_words
 from annotate.tasks.gold_format import marked_words, word_map
 from annotate.tasks.token_marking.forms import TokenMarkingStudyForm
 from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
@@ -137,3 +138,46 @@ class TokenMarkingKind(TaskKind):
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         return map_strategies(answer.get("map"))
+
+    def export_columns(self, study) -> tuple[Column, ...]:
+        return (
+            ("explanation", "the written explanation the worker was shown"),
+            ("map", "0/1 per word of the input: 1 where the worker marked it"),
+            ("marked", "the marked words, in order"),
+        )
+
+    def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
+        word_map = answer.get("map")
+        return {
+            "explanation": item.payload.get("explanation"),
+            "map": word_map,
+            "marked": highlighted_words(item.words, word_map),
+        }
+
+    def export_tables(self, study) -> tuple[ExportTable, ...]:
+        """Per word of each item: the share of workers who marked it, the expert oracle of eq. 4."""
+        columns = (
+            ("item", "the item's id"),
+            ("document", "the document's id"),
+            ("word_index", "the word's number in the input, from 0"),
+            ("word", "the word"),
+            ("annotators", "counted workers who answered the item"),
+            ("share", "the share of them who marked the word (the expert oracle)"),
+            ("attribution", "the model's attribution of the word, when a model run is compared (else empty)"),
+        )
+        return (
+            ExportTable(
+                "oracle",
+                "Marked share per word",
+                "per item and word: the share of workers who marked it",
+                columns,
+                _oracle_rows,
+            ),
+        )
+
+
+def _oracle_rows(study, unverified: bool):
+    from annotate.tasks.token_marking.results import marking_results, marking_table
+
+    columns, rows = marking_table(marking_results(study), "oracle")
+    return columns, [dict(zip(columns, row, strict=True)) for row in rows]
