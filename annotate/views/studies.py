@@ -3,9 +3,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
-
 from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,6 +15,7 @@ from annotate import exports, lifecycle
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
+from annotate.csvfile import csv_text
 from annotate.forms import InviteForm
 from annotate.models import Invite, Study
 from annotate.providers import get_provider
@@ -191,33 +189,22 @@ def study_invites(request, uid):
     return redirect(reverse("study-detail", args=[study.uid]) + "#invites")
 
 
-def _csv_cell(value) -> str:
-    """A cell a spreadsheet reads as text, never as a formula (OWASP's CSV injection advice)."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 @researcher_required
 def study_invites_csv(request, uid):
     """Every stored invite of the study: link, state, dates."""
     study = owned_or_404(Study.objects.all(), request.user, uid=uid)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["invitee", "link", "state", "created", "revoked"])
-    for row in invite_rows(request, study):
-        writer.writerow(
-            [
-                _csv_cell(v)
-                for v in (
-                    row["invitee"],
-                    row["link"],
-                    row["state"],
-                    row["created"].isoformat(),
-                    row["revoked_at"].isoformat() if row["revoked_at"] else "",
-                )
-            ]
+    rows = (
+        (
+            row["invitee"],
+            row["link"],
+            row["state"],
+            row["created"].isoformat(),
+            row["revoked_at"].isoformat() if row["revoked_at"] else "",
         )
-    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+        for row in invite_rows(request, study)
+    )
+    text = csv_text(["invitee", "link", "state", "created", "revoked"], rows, lineterminator="\r\n")
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="invites-{study.uid}.csv"'
     return response
 
