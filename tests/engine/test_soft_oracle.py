@@ -227,3 +227,21 @@ def test_movie_rationales_stand_in_for_explanations():
     words = set(first["text"].split())
     assert all(w in words for snippet in first["explanation"].split(" ; ") for w in snippet.split())
     assert len(recs) == 1257 and {r["label"] for r in recs} == {"pos", "neg"}
+
+
+def test_informed_twin_command_trains_both_and_prints_delta_a_of_hard_and_soft(tmp_path, capsys):
+    torch.set_num_threads(1)
+    data = write(tmp_path / "x.jsonl", overlap_records(60))
+    args = ["informed-twin", "--data", data, "--model", "cnn", "--out", str(tmp_path / "run")]
+    assert (
+        main([*args, "--epochs", "2", "--embedding-dim", "8", "--n-boot", "0", "--device", "cpu", "--json"])
+        == 0
+    )
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["examples"] == 60 and rep["test_examples"] == 6 and rep["twin_test"]["pairs"] == 12
+    assert set(rep["alignment"]["oracles"]) == {"hard", "soft"} and rep["alignment"]["examples"] == 6
+    rows = [json.loads(line) for line in (tmp_path / "run" / "alignment.jsonl").read_text().splitlines()]
+    assert len(rows) == 6 and all(len(r["attributions"]) == len(r["text"].split()) for r in rows)
+    assert (tmp_path / "run" / "twin" / "model.pt").exists() and (
+        tmp_path / "run" / "target" / "model.pt"
+    ).exists()
