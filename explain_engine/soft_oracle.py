@@ -9,8 +9,12 @@ training recipe of the target model. The soft oracle of (x, e) is |IG_{m'}(x, e,
 of x (eq. 3), y' being the joint label of that pair: (y, matched) for x's own explanation, (y,
 mismatched) for a random one (the baseline C_R of eq. 6 uses the same oracle of the random explanation).
 
-Input and explanation are joined into one text around :data:`SEPARATOR`, a word of its own, so that
-the first words of the joined text are exactly the words of x (canonical words are whitespace words).
+The twin is :class:`~explain_engine.models.informed.InformedTwin`: the target's encoder reads x and e
+separately (shared weights) and an MLP reads ``[u, v, |u − v|, u ⊙ v]`` (the InferSent design, Conneau
+et al. 2017, which the paper's BInferSent NLI model uses); its module docstring says why one joined
+sequence is not enough for a CNN or an RNN. Input and explanation travel as one text around
+:data:`SEPARATOR`, a word of its own, so that the first words of the joined text are exactly the
+words of x (canonical words are whitespace words) and every explainer runs on the twin unchanged.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
+from explain_engine.datasets.splits import split_records
 from explain_engine.metrics.alignment import random_derangement
+from explain_engine.models.informed import SEPARATOR
 from explain_engine.text import word_spans
 from explain_engine.training import TrainConfig, train
 
-SEPARATOR = "explanationfollows"
 MATCHED, MISMATCHED = "matched", "mismatched"
 #: Integrated gradients, dot product with the embedding, of the class score (Prasad et al. 2021 eq. 1).
 IG_METHOD = "grad_dot_int_s"
@@ -35,6 +40,10 @@ def informed_text(text: str, explanation: str) -> str:
     """The explanation-informed model's input: ``text``, the separator word, then ``explanation``."""
     if not explanation.strip():
         raise ValueError("an explanation must have at least one word")
+    if not text.strip():
+        raise ValueError("an input must have at least one word")
+    if SEPARATOR in text.lower().split() or SEPARATOR in explanation.lower().split():
+        raise ValueError(f"the separator word {SEPARATOR!r} may not occur in an input or explanation")
     return f"{text} {SEPARATOR} {explanation}"
 
 
@@ -80,14 +89,75 @@ def informed_records(records: Sequence[dict], seed: int = 0) -> list[dict]:
     return out
 
 
-def train_informed_twin(
-    records: Sequence[dict], config: TrainConfig, out_dir: str | Path | None = None, seed: int = 0
-):
-    """Train the explanation-informed twin of ``config.architecture`` (same architecture and recipe) on
-    matched and mismatched pairs of ``records``; returns the :class:`~explain_engine.artifacts.TrainedModel`.
+def with_splits(records: Sequence[dict], config: TrainConfig) -> list[dict]:
+    """``records`` with a ``split`` each: their own when every record has one, else a stratified
+    split of the *examples* by ``config.fractions`` and ``config.seed`` — so that an input's matched
+    and mismatched pairs fall in the same split and no test input was seen in training."""
+    if all("split" in rec for rec in records):
+        return list(records)
+    parts = split_records(records, config.fractions, config.seed)
+    where = {
+        id(rec): name
+        for name, part in zip(("train", "validation", "test"), parts, strict=True)
+        for rec in part
+    }
+    return [{**rec, "split": where[id(rec)]} for rec in records]
 
-    The pairs are balanced by construction, so the twin is trained on them as they are (no balancing)."""
-    return train(informed_records(records, seed), dataclasses.replace(config, balance=False), out_dir)
+
+def twin_config(config: TrainConfig, encoding_dim: int = 64, hidden_size: int = 64) -> TrainConfig:
+    """The twin's training config: ``config.architecture`` becomes the target of an
+    :class:`~explain_engine.models.informed.InformedTwin` (``config.model`` its overrides) trained
+    with the target's recipe on the balanced pairs as they are."""
+    if config.architecture == "informed":
+        return config
+    return dataclasses.replace(
+        config,
+        architecture="informed",
+        model={
+            "target": config.architecture,
+            "target_config": dict(config.model),
+            "encoding_dim": encoding_dim,
+            "hidden_size": hidden_size,
+        },
+        balance=False,
+    )
+
+
+def train_informed_twin(
+    records: Sequence[dict],
+    config: TrainConfig,
+    out_dir: str | Path | None = None,
+    seed: int = 0,
+    *,
+    encoding_dim: int = 64,
+    hidden_size: int = 64,
+):
+    """Train the explanation-informed twin of ``config.architecture`` (its encoder, sizes and recipe)
+    on matched and mismatched pairs of ``records``; returns the
+    :class:`~explain_engine.artifacts.TrainedModel`. Records without a ``split`` are split as
+    examples first (:func:`with_splits`). ``config.max_len`` would cut the explanation off the joined
+    text, so it is refused: shorten the inputs before pairing."""
+    if config.max_len is not None:
+        raise ValueError("max_len would cut the explanation off the joined text: shorten the inputs instead")
+    pairs = informed_records(with_splits(records, config), seed)
+    return train(pairs, twin_config(config, encoding_dim, hidden_size), out_dir)
+
+
+def matched_accuracy(bundle, pairs: Sequence[dict], batch_size: int = 64) -> dict[str, float]:
+    """Accuracy of the twin on pairs from :func:`informed_records`: on the joint label, on its task
+    half and on its matched / mismatched half (chance 0.5 on balanced pairs)."""
+    if not pairs:
+        raise ValueError("no pairs to score")
+    scores = bundle.scores([p["text"] for p in pairs], batch_size=batch_size)
+    predicted = [bundle.labels[int(k)] for k in scores.argmax(1)]
+    truth = [p["label"] for p in pairs]
+    halves = [(t.rsplit("|", 1), q.rsplit("|", 1)) for t, q in zip(truth, predicted, strict=True)]
+    return {
+        "pairs": len(pairs),
+        "joint": float(np.mean([t == q for t, q in zip(truth, predicted, strict=True)])),
+        "label": float(np.mean([t[0] == q[0] for t, q in halves])),
+        "matched": float(np.mean([t[1] == q[1] for t, q in halves])),
+    }
 
 
 def soft_oracles(
@@ -130,6 +200,9 @@ __all__ = [
     "informed_records",
     "informed_text",
     "joint_label",
+    "matched_accuracy",
     "soft_oracles",
     "train_informed_twin",
+    "twin_config",
+    "with_splits",
 ]

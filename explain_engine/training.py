@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from explain_engine.artifacts import TrainedModel, pick_device
 from explain_engine.datasets.splits import balance, given_splits, split_records
-from explain_engine.models import TextClassifier, build_model
+from explain_engine.models import TWINS, TextClassifier, build_model
 from explain_engine.vocab import UNK_ID, TokenizedText, Vocabulary
 
 ProgressCallback = Callable[[float, dict], None]
@@ -82,11 +82,13 @@ class TrainConfig:
 
     def resolved(self) -> dict:
         """The effective epochs, batch size and learning rate."""
-        if self.architecture not in PAPER_DEFAULTS:
+        # an explanation-informed twin trains with its target's recipe (Prasad et al. 2021 §4.1)
+        name = self.model.get("target", "cnn") if self.architecture in TWINS else self.architecture
+        if name not in PAPER_DEFAULTS:
             raise ValueError(
-                f"unknown architecture {self.architecture!r}; choose one of {', '.join(sorted(PAPER_DEFAULTS))}"
+                f"unknown architecture {name!r}; choose one of {', '.join(sorted(PAPER_DEFAULTS))}"
             )
-        defaults = PAPER_DEFAULTS[self.architecture]
+        defaults = PAPER_DEFAULTS[name]
         return {
             "epochs": self.epochs if self.epochs is not None else defaults["epochs"],
             "batch_size": self.batch_size if self.batch_size is not None else defaults["batch_size"],
@@ -233,6 +235,8 @@ def train(
         tokenized(r) for r in (train_recs, val_recs, test_recs)
     )
     model = build_model(config.architecture, len(vocab), len(labels), **config.model).to(device)
+    if hasattr(model, "bind_vocabulary"):  # a model that needs a token's id (the informed twin's separator)
+        model.bind_vocabulary(vocab)
     optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"], weight_decay=config.weight_decay)
     rng = np.random.default_rng(config.seed)
     lengths = [len(it.ids) for it in x_train]

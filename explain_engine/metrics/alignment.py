@@ -175,40 +175,72 @@ def marking_alignment(
     attributions: Sequence[Sequence[float]],
     n_boot: int = N_BOOT,
     seed: int | None = 0,
+    *,
+    random_explanations: Sequence[str] | None = None,
+    random_markings: Sequence[Sequence[Sequence[int]]] | None = None,
 ) -> dict:
     """Importance alignment (§3.3) over examples that have token markings and model attributions.
 
     For each example ``i``: the expert oracle is the share of annotators who marked each word (eq. 4);
     the hard oracle is the overlap of the words with its explanation (eq. 2). The random baseline C_R
-    (eq. 6) pairs the input with the explanation of a random other example (a derangement, ``seed``);
-    expert markings exist only for an input's own explanation, so C_R uses the hard oracle of that
-    random explanation for both oracles. ΔA = tanh(mean(C − C_R)) with a paired t-test (eq. 7).
+    (eq. 6) of every oracle is the *same* oracle of input ``i`` paired with the explanation of a random
+    other example: ``random_explanations[i]`` (default: a seeded derangement of ``explanations``) for
+    the hard oracle, and for the expert oracle the marks annotators made on input ``i`` shown with that
+    explanation (``random_markings[i]``, e.g. the control items of a token-marking study). Without
+    ``random_markings`` the expert oracle has no C_R: ``expert`` is ``None`` and ``expert_unavailable``
+    says why (another oracle's C_R is never put in its place). ΔA = tanh(mean(C − C_R)) with a paired
+    t-test (eq. 7).
 
-    Returns ``{"expert": {...}, "hard": {...}, "examples": [{"c_expert", "c_hard", "c_random"}]}`` with
-    each oracle's :meth:`AlignmentResult.to_dict`.
+    Returns ``{"expert", "hard", "pairing", "examples": [{"c_expert", "c_random_expert", "c_hard",
+    "c_random_hard"}]}`` with each oracle's :meth:`AlignmentResult.to_dict`; ``pairing`` is the
+    derangement's partner indices, ``None`` when ``random_explanations`` were given.
     """
     n = len(words)
     if not (n == len(explanations) == len(markings) == len(attributions)):
         raise ValueError("words, explanations, markings and attributions need one entry per example")
+    for name, values in (("random_explanations", random_explanations), ("random_markings", random_markings)):
+        if values is not None and len(values) != n:
+            raise ValueError(f"{name} needs one entry per example")
+    if random_markings is not None and random_explanations is None:
+        raise ValueError("random_markings need the random_explanations they were made against")
     for i in range(n):
         if len(attributions[i]) != len(words[i]) or np.asarray(markings[i]).shape[-1] != len(words[i]):
             raise ValueError(f"example {i}: attributions and markings need one value per word")
-    pairing = random_derangement(n, seed=seed)
-    expert = [expert_oracle(m) for m in markings]
-    hard = [hard_oracle(words[i], explanations[i]) for i in range(n)]
-    random_oracle = [hard_oracle(words[i], explanations[pairing[i]]) for i in range(n)]
+        if random_markings is not None and (
+            len(random_markings[i]) == 0 or np.asarray(random_markings[i]).shape[-1] != len(words[i])
+        ):
+            raise ValueError(f"example {i}: random_markings need at least one map of one value per word")
+    pairing = None
+    if random_explanations is None:
+        pairing = random_derangement(n, seed=seed)
+        random_explanations = [explanations[j] for j in pairing]
     attr = [np.asarray(a, dtype=np.float64) for a in attributions]
-    by_expert = importance_alignment(attr, expert, random_oracle, n_boot=n_boot, seed=seed)
-    by_hard = importance_alignment(attr, hard, random_oracle, n_boot=n_boot, seed=seed)
-    return {
-        "expert": by_expert.to_dict(),
-        "hard": by_hard.to_dict(),
-        "pairing": pairing.tolist(),
-        "examples": [
-            {"c_expert": _finite(ce), "c_hard": _finite(ch), "c_random": _finite(cr)}
-            for ce, ch, cr in zip(by_expert.c, by_hard.c, by_expert.c_random, strict=True)
-        ],
-    }
+    hard = [hard_oracle(words[i], explanations[i]) for i in range(n)]
+    hard_random = [hard_oracle(words[i], random_explanations[i]) for i in range(n)]
+    by_hard = importance_alignment(attr, hard, hard_random, n_boot=n_boot, seed=seed)
+    out: dict = {"hard": by_hard.to_dict(), "pairing": None if pairing is None else pairing.tolist()}
+    by_expert = None
+    if random_markings is None:
+        out["expert"] = None
+        out["expert_unavailable"] = (
+            "C_R of the expert oracle needs marks made against a random explanation (control items); "
+            "there are none"
+        )
+    else:
+        expert = [expert_oracle(m) for m in markings]
+        expert_random = [expert_oracle(m) for m in random_markings]
+        by_expert = importance_alignment(attr, expert, expert_random, n_boot=n_boot, seed=seed)
+        out["expert"] = by_expert.to_dict()
+    out["examples"] = [
+        {
+            "c_expert": None if by_expert is None else _finite(by_expert.c[i]),
+            "c_random_expert": None if by_expert is None else _finite(by_expert.c_random[i]),
+            "c_hard": _finite(by_hard.c[i]),
+            "c_random_hard": _finite(by_hard.c_random[i]),
+        }
+        for i in range(n)
+    ]
+    return out
 
 
 def _finite(value) -> float | None:

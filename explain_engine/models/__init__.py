@@ -8,6 +8,9 @@ with the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 �
 * ``lstm``, ``bilstm``, ``gru``, ``bigru``: final-state classifiers (Poerner et al. 2018 §4.1);
 * ``cnn``: Kim 1D CNN (Lertvittayakumjorn & Toni 2019 §4.2); ``qrnn``: bidirectional QLSTM (Poerner et al. 2018 §4.1;
   ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016).
+
+``informed`` (:data:`TWINS`, not a classifier of its own) is the explanation-informed twin of one of
+them (Prasad et al. 2021 §4.1), reading ``x SEP e``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from explain_engine.models.attention_rnn import AttentionRNN, RecurrentClassifier
 from explain_engine.models.base import EncodedBatch, ModelOutput, TextClassifier
 from explain_engine.models.cnn import KimCNN
+from explain_engine.models.informed import InformedTwin
 from explain_engine.models.qrnn import QRNN
 from explain_engine.models.rationale import RationaleModel
 from explain_engine.models.recurrent import GatedCell, GatedRNN
@@ -32,6 +36,9 @@ ARCHITECTURES: dict[str, type[TextClassifier]] = {
     "qrnn": QRNN,
     "rationale": RationaleModel,
 }
+
+#: Models built around a target architecture of :data:`ARCHITECTURES` (``target=`` names it).
+TWINS: dict[str, type[TextClassifier]] = {"informed": InformedTwin}
 
 # Constructor arguments that tell the names sharing a class apart.
 PRESETS: dict[str, dict] = {
@@ -53,6 +60,11 @@ def build_model(name: str, vocab_size: int, num_classes: int, /, **overrides) ->
     ``num_classes`` in them are ignored in favour of the explicit arguments, so a saved
     ``model.config`` can be passed back as is.
     """
+    if name in TWINS:
+        kwargs = {k: v for k, v in overrides.items() if k not in ("vocab_size", "num_classes")}
+        model = TWINS[name](vocab_size=vocab_size, num_classes=num_classes, **kwargs)
+        model.architecture = name
+        return model
     if name not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {name!r}; choose one of {', '.join(sorted(ARCHITECTURES))}")
     preset = PRESETS.get(name, {})
@@ -76,11 +88,13 @@ __all__ = [
     "EncodedBatch",
     "GatedCell",
     "GatedRNN",
+    "InformedTwin",
     "KimCNN",
     "ModelOutput",
     "QRNN",
     "RationaleModel",
     "RecurrentClassifier",
+    "TWINS",
     "TextClassifier",
     "build_model",
 ]

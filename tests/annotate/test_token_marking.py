@@ -44,7 +44,9 @@ INPUTS = [
 GOLD_P3 = [0, 1, 0, 0, 0, 0, 0, 1, 0]
 
 
-def make_marking_study(owner, *, judges: int = 3, gold: bool = False, start: bool = True) -> Study:
+def make_marking_study(
+    owner, *, judges: int = 3, gold: bool = False, start: bool = True, controls: bool = False
+) -> Study:
     dataset = Dataset.objects.create(owner=owner, name=f"nli-{uuid.uuid4().hex[:6]}")
     for external, text, label, explanation in INPUTS:
         metadata = {"explanation": explanation}
@@ -56,7 +58,7 @@ def make_marking_study(owner, *, judges: int = 3, gold: bool = False, start: boo
         owner=owner,
         dataset=dataset,
         kind="token_marking",
-        config=KIND.validate_config({}),
+        config=KIND.validate_config({"random_controls": controls}),
         annotators_per_item=judges,
         provider_config={"open_enrollment": True},
     )
@@ -82,6 +84,7 @@ def test_config_defaults_and_bad_fields():
         "require_mark": True,
         "gold_overlap": 0.5,
         "overlap_measure": "f1",
+        "random_controls": False,
     }
     for config, field in (
         ({"gold_overlap": 2}, "gold_overlap"),
@@ -193,8 +196,15 @@ def test_marking_results_oracle_agreement_and_alignment(marked, researcher):
     results = marking_results(marked, run, "grad_dot_int_s", n_boot=50)
     alignment = results["alignment"]
     assert alignment["examples"] == 2 and alignment["skipped"] == 0
-    expected_c = np.arctanh(np.corrcoef(np.abs(ig_p1), p1["oracle"])[0, 1])  # the gold label's target
-    assert alignment["per_example"][0]["c_expert"] == pytest.approx(expected_c, rel=1e-5)
+    # no control items: the expert oracle has no C_R of its own, and none is borrowed from the hard oracle
+    assert (
+        alignment["expert"] is None
+        and "C_R for the expert oracle is unavailable" in alignment["expert_unavailable"]
+    )
+    assert alignment["per_example"][0]["c_expert"] is None and alignment["hard"] is not None
+    hard_p1 = [0, 1, 0, 0, 1, 0, 1, 0]  # "man", "guitar", "stage" (NLTK stop words left out)
+    expected_c = np.arctanh(np.corrcoef(np.abs(ig_p1), hard_p1)[0, 1])  # the gold label's target
+    assert alignment["per_example"][0]["c_hard"] == pytest.approx(expected_c, rel=1e-5)
     assert alignment["per_example"][0]["random_partner"] == "p2"
     assert results["examples"][0]["attribution"] == pytest.approx(ig_p1)
     too_few = marking_results(marked, run, "attention", n_boot=50)["alignment"]
@@ -224,12 +234,15 @@ def test_results_page_and_csv(marked, researcher, other_researcher):
     html = client.get(url).content.decode()
     assert "Importance alignment" in html and "grad_dot_int_s" in html and 'id="alignment-chart"' in html
     assert "A guitar is played by a man on a stage." in html
+    assert "C_R for the expert oracle is unavailable" in html  # no control items in this study
     oracle = client.get(reverse("token-marking-csv", args=[marked.uid, "oracle"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(oracle)))
     assert len(rows) == 15 and rows[4]["word"] == "guitar" and float(rows[4]["share"]) == 1.0
     assert rows[4]["attribution"] != ""
     examples = client.get(reverse("token-marking-csv", args=[marked.uid, "examples"])).content.decode()
-    assert examples.splitlines()[0] == "item,document,random_partner,c_expert,c_hard,c_random"
+    assert examples.splitlines()[0] == (
+        "item,document,random_partner,c_expert,c_random_expert,c_hard,c_random_hard"
+    )
     assert len(examples.splitlines()) == 3
     none = client.get(url + "?run=none").content.decode()
     assert "Importance alignment" in none and 'id="alignment-chart"' not in none
@@ -270,3 +283,71 @@ def test_annotator_never_sees_a_gold_marking(researcher):
         answered += 1
     assert answered == 3 and Response.objects.filter(study=study).count() == 3
     assert Response.objects.get(item__is_gold=True).gold_passed is False
+
+
+@pytest.mark.django_db
+def test_control_items_pair_each_input_with_another_explanation_unlabelled(researcher):
+    study = make_marking_study(researcher, controls=True, gold=True)
+    items = list(study.items.order_by("position"))
+    own, controls = items[:3], items[3:]
+    assert len(controls) == 2  # the gold input p3 gets no control
+    explanations = {i.document.external_id: i.payload["explanation"] for i in own}
+    for control in controls:
+        doc = control.document.external_id
+        partner = control.secret["control"]["explanation_of"]
+        assert partner != doc and control.payload["explanation"] == explanations[partner]
+        mine = next(i for i in own if i.document_id == control.document_id)
+        assert control.payload["words"] == mine.payload["words"] and not control.is_gold
+        public = KIND.public_payload(control)
+        assert set(public) == set(KIND.public_payload(mine))
+        assert "control" not in json.dumps(public) and "explanation_of" not in json.dumps(public)
+    lone = make_marking_study(researcher, controls=True, start=False)
+    Document.objects.filter(dataset=lone.dataset).exclude(external_id="p1").delete()
+    with pytest.raises(ValidationError) as exc:
+        KIND.build_items(lone)
+    assert "random_controls" in exc.value.detail["config"]
+
+
+@pytest.mark.django_db
+def test_expert_c_r_comes_from_the_marks_of_the_control_items(researcher):
+    study = make_marking_study(researcher, controls=True)
+    by_doc: dict = {}
+    for item in study.items.order_by("position"):
+        by_doc.setdefault(item.document.external_id, []).append(item)
+    (p1, c1), (p2, c2), (p3, _) = by_doc["p1"], by_doc["p2"], by_doc["p3"]
+    w1, w2 = (Worker.objects.create(external_id=f"c{i}") for i in (1, 2))
+    give(p1, w1, [0, 1, 0, 0, 1, 0, 1, 0])
+    give(p1, w2, [0, 0, 1, 0, 1, 0, 0, 0])
+    give(p2, w1, [0, 1, 1, 1, 0, 0, 0])
+    give(p3, w1, [0, 1, 1, 0, 1, 0, 0, 1, 0])
+    # marks against the random explanation: on p1 the attributed words, on p2 the unattributed ones
+    give(c1, w1, [1, 0, 0, 0, 1, 0, 0, 0])
+    give(c1, w2, [1, 1, 0, 0, 1, 0, 0, 0])
+    give(c2, w2, [1, 0, 0, 0, 1, 1, 1])  # p3's control has no marks: p3 is left out
+    run = ModelRun.objects.create(name="cnn", owner=researcher, dataset=study.dataset, architecture="cnn")
+    ig = {"p1": [0.9, 0.1, 0.0, 0.0, 0.8, 0.0, -0.3, 0.0], "p2": [0.1, 0.2, 0.8, -0.6, 0.0, 0.0, 0.1]}
+    ig["p3"] = [0.2] * 9
+    for item in (p1, p2, p3):
+        Explanation.objects.create(
+            model_run=run, document=item.document, method="grad_dot_int_s",
+            target=item.document.label, scores=ig[item.document.external_id],
+        )  # fmt: skip
+    results = marking_results(study, run, "grad_dot_int_s", n_boot=0)
+    assert results["items"] == 3 and results["controls"] == 3 and len(results["examples"]) == 3
+    alignment = results["alignment"]
+    assert alignment["examples"] == 2 and alignment["without_control_marks"] == 1
+    rows = {row["document"]: row for row in alignment["per_example"]}
+
+    def c(attr, oracle):
+        return np.arctanh(np.corrcoef(np.abs(attr), oracle)[0, 1])
+
+    assert rows["p1"]["random_partner"] == c1.secret["control"]["explanation_of"]
+    assert rows["p1"]["c_expert"] == pytest.approx(c(ig["p1"], [0, 0.5, 0.5, 0, 1, 0, 0.5, 0]), rel=1e-5)
+    assert rows["p1"]["c_random_expert"] == pytest.approx(c(ig["p1"], [1, 0.5, 0, 0, 1, 0, 0, 0]), rel=1e-5)
+    assert rows["p2"]["c_random_expert"] == pytest.approx(c(ig["p2"], [1, 0, 0, 0, 1, 1, 1]), rel=1e-5)
+    # the hard oracle's C_R reads the control's explanation, which shares no word with p2: constant, no C_R
+    assert rows["p2"]["c_random_hard"] is None and rows["p2"]["c_hard"] is not None
+    expert = alignment["expert"]
+    diffs = [rows[d]["c_expert"] - rows[d]["c_random_expert"] for d in ("p1", "p2")]
+    assert expert["delta_a"]["value"] == pytest.approx(np.tanh(np.mean(diffs)), rel=1e-6)
+    assert expert["delta_a"]["n"] == 2 and "expert_unavailable" not in alignment

@@ -337,8 +337,24 @@ def test_marking_alignment_rewards_attributions_on_marked_words():
     markings = [[[1, 1, 0, 0], [1, 0, 0, 0]], [[1, 1, 0, 0]], [[0, 0, 1, 1], [0, 0, 1, 0]]]
     good = [[0.9, 0.5, 0.1, 0.0], [0.8, 0.7, 0.0, 0.1], [0.0, 0.1, 0.9, 0.4]]
     out = marking_alignment(words, explanations, markings, good, n_boot=0, seed=1)
-    assert out["expert"]["delta_a"]["value"] > 0 and out["hard"]["delta_a"]["value"] > 0
+    assert out["hard"]["delta_a"]["value"] > 0
     assert sorted(out["pairing"]) == [0, 1, 2] and all(i != p for i, p in enumerate(out["pairing"]))
+    # no marks against a random explanation: no expert C_R, and nothing put in its place
+    assert out["expert"] is None and "control items" in out["expert_unavailable"]
+    assert all(e["c_expert"] is None and e["c_random_expert"] is None for e in out["examples"])
+    # controls: the same inputs marked against another input's explanation
+    controls = ["bad view", "good food", "bad service"]
+    control_marks = [[[0, 0, 1, 0]], [[0, 0, 1, 1]], [[0, 1, 0, 0]]]
+    out = marking_alignment(
+        words, explanations, markings, good, n_boot=0, seed=1,
+        random_explanations=controls, random_markings=control_marks,
+    )  # fmt: skip
+    assert out["expert"]["delta_a"]["value"] > 0 and out["pairing"] is None
+    with pytest.raises(ValueError, match="example 1: random_markings need"):
+        marking_alignment(
+            words, explanations, markings, good,
+            random_explanations=controls, random_markings=[control_marks[0], [], control_marks[2]],
+        )  # fmt: skip
     with pytest.raises(ValueError, match="one value per word"):
         marking_alignment(words, explanations, markings, [[0.0], *good[1:]])
 
@@ -348,9 +364,16 @@ def test_marking_alignment_by_hand():
     explanations = ["the red cat", "a small dog", "big and blue"]
     markings = [[[1, 0, 1], [1, 0, 0]], [[0, 1, 1]], [[1, 1, 0], [1, 0, 0], [0, 1, 0]]]
     attributions = [[0.9, -0.3, 0.4], [0.1, -0.8, 0.6], [0.7, 0.2, -0.1]]
-    result = marking_alignment(words, explanations, markings, attributions, n_boot=50)
     pairing = random_derangement(3, seed=0)
-    assert result["pairing"] == pairing.tolist()
+    random_expl = [explanations[j] for j in pairing]
+    # annotators' marks of each input against its random explanation: the expert oracle's C_R
+    control_marks = [[[0, 1, 0], [0, 1, 1]], [[1, 0, 0]], [[0, 0, 1], [1, 0, 1]]]
+    result = marking_alignment(
+        words, explanations, markings, attributions, n_boot=50,
+        random_explanations=random_expl, random_markings=control_marks,
+    )  # fmt: skip
+    plain = marking_alignment(words, explanations, markings, attributions, n_boot=50)
+    assert plain["pairing"] == pairing.tolist() and plain["hard"] == result["hard"]
     expert = [np.mean(m, axis=0) for m in markings]  # shares: [1, 0, .5], [0, 1, 1], [2/3, 2/3, 0]
     assert expert[2] == pytest.approx([2 / 3, 2 / 3, 0])
     hard = [[1, 0, 1], [0, 1, 1], [1, 1, 0]]
@@ -365,12 +388,20 @@ def test_marking_alignment_by_hand():
     c_expert = np.array([c(a, o) for a, o in zip(attributions, expert, strict=True)])
     c_hard = np.array([c(a, o) for a, o in zip(attributions, hard, strict=True)])
     c_random = np.array([c(a, o) for a, o in zip(attributions, random_hard, strict=True)])
+    c_random_expert = np.array(
+        [c(a, np.mean(m, axis=0)) for a, m in zip(attributions, control_marks, strict=True)]
+    )
     got = result["examples"]
     assert [e["c_expert"] for e in got] == pytest.approx(c_expert.tolist(), nan_ok=True)
+    assert [e["c_random_expert"] for e in got] == pytest.approx(c_random_expert.tolist(), nan_ok=True)
     assert [e["c_hard"] for e in got] == pytest.approx(c_hard.tolist(), nan_ok=True)
-    ok = np.isfinite(c_expert) & np.isfinite(c_random)
-    assert result["expert"]["delta_a"]["value"] == pytest.approx(np.tanh(np.mean((c_expert - c_random)[ok])))
-    assert result["expert"]["delta_a"]["n"] == int(ok.sum())
+    assert [e["c_random_hard"] for e in got] == pytest.approx(c_random.tolist(), nan_ok=True)
+    ok = np.isfinite(c_expert) & np.isfinite(c_random_expert)
+    expected = np.tanh(np.mean((c_expert - c_random_expert)[ok]))
+    assert result["expert"]["delta_a"]["value"] == pytest.approx(expected)
+    assert result["expert"]["delta_a"]["n"] == int(ok.sum()) == 3
+    ok_hard = np.isfinite(c_hard) & np.isfinite(c_random)
+    assert result["hard"]["delta_a"]["value"] == pytest.approx(np.tanh(np.mean((c_hard - c_random)[ok_hard])))
     with pytest.raises(ValueError, match="one value per word"):
         marking_alignment(words, explanations, markings, [[0.1], [0.2, 0.1, 0.0], [0.0, 0.1, 0.2]])
 

@@ -8,6 +8,12 @@ words; the browser sees ``{"words", "breaks", "label", "explanation"}``.
 
 A document whose ``metadata["gold_marks"]`` is a 0/1 map becomes a gold item: an answer passes when
 its map overlaps the gold map by at least ``gold_overlap`` (F1 or Jaccard).
+
+With ``random_controls`` the study also holds one *control* item per (non-gold) input: the same input
+shown with the explanation of a random other input (a seeded derangement). Its marks give the expert
+oracle of the random explanation, from which the paper computes the expert oracle's C_R (eq. 6). To
+the worker a control is an ordinary item (same payload fields); only ``Item.secret["control"]``, which
+never leaves the server, names the input whose explanation it borrows.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, wor
 KIND = "token_marking"
 EXPLANATION_FIELD = "explanation"
 GOLD_FIELD = "gold_marks"
+CONTROL_SECRET = "control"
+#: Seed of the derangement that pairs each input with another input's explanation.
+CONTROL_SEED = 0
 QUESTION = "Mark the words of the input that the explanation's author thought were important."
 
 
@@ -37,6 +46,13 @@ class TokenMarkingConfigSerializer(BaseConfigSerializer):
         min_value=0.0, max_value=1.0, default=0.5, help_text="Least overlap with a gold map that passes."
     )
     overlap_measure = serializers.ChoiceField(choices=["f1", "jaccard"], default="f1")
+    random_controls = serializers.BooleanField(
+        default=False,
+        help_text=(
+            "Also show every input with a random other input's explanation, so that the expert oracle's "
+            "C_R comes from marks against a random explanation (Prasad et al. 2021 eq. 6)."
+        ),
+    )
 
 
 @register(label="Mark the words a written explanation refers to")
@@ -99,7 +115,35 @@ class TokenMarkingKind(TaskKind):
                     responses_needed=study.annotators_per_item,
                 )
             )
+        if study.config.get("random_controls", False):
+            items += self._controls(study, [item for item in items if not item.is_gold], len(items))
         return items
+
+    @staticmethod
+    def _controls(study, own: list, start: int) -> list:
+        """One control item per input of ``own``: its words with another input's explanation."""
+        if len(own) < 2:
+            raise ValidationError(
+                {"config": {"random_controls": ["needs at least two inputs that are not gold items"]}}
+            )
+        from explain_engine.api import random_derangement  # the engine loads on first use
+
+        partner = random_derangement(len(own), seed=CONTROL_SEED)
+        controls = []
+        for item, j in zip(own, partner, strict=True):
+            other = own[int(j)]
+            controls.append(
+                Item(
+                    study=study,
+                    document=item.document,
+                    position=start + len(controls),
+                    payload={**item.payload, "explanation": other.payload["explanation"]},
+                    secret={CONTROL_SECRET: {"explanation_of": other.document.external_id}},
+                    is_gold=False,
+                    responses_needed=study.annotators_per_item,
+                )
+            )
+        return controls
 
     def validate_answer(self, item, answer: Any, timings: dict[str, Any]) -> dict[str, Any]:
         n_words = len(item.payload.get("words", ()))

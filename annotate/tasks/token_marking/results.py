@@ -12,6 +12,7 @@ import numpy as np
 
 from annotate.models import Explanation, ModelRun, Study
 from annotate.tasks.results import N_BOOT, counted_responses
+from annotate.tasks.token_marking import CONTROL_SECRET
 from explain_engine.api import expert_oracle, marking_agreement, marking_alignment
 
 TABLES = ("oracle", "examples")
@@ -37,10 +38,13 @@ def explanation_methods(run: ModelRun) -> list[str]:
 def marking_results(
     study: Study, model_run: ModelRun | None = None, method: str | None = None, n_boot: int = N_BOOT
 ) -> dict[str, Any]:
-    """Expert oracles, agreement over words and (with a run and method) importance alignment ΔA."""
-    items = {
-        row[0]: row
-        for row in study.items.filter(is_gold=False)
+    """Expert oracles, agreement over words and (with a run and method) importance alignment ΔA.
+
+    Control items (``random_controls``: an input shown with a random other input's explanation) are not
+    examples of their own: their marks are the expert oracle of that input's random explanation."""
+    items, controls = {}, {}
+    rows = (
+        study.items.filter(is_gold=False)
         .order_by("position", "id")
         .values_list(
             "id",
@@ -49,20 +53,34 @@ def marking_results(
             "payload__words",
             "payload__explanation",
             "payload__label",
+            f"secret__{CONTROL_SECRET}",
         )
-    }
+    )
+    for row in rows:
+        if isinstance(row[6], dict):
+            controls[row[1]] = {
+                "item": row[0],
+                "explanation": row[4],
+                "partner": row[6].get("explanation_of"),
+            }
+        else:
+            items[row[0]] = row[:6]
     maps: dict[int, list[list[int]]] = defaultdict(list)
     workers = set()
+    lengths = {row[0]: len(row[3] or []) for row in items.values()}
+    doc_length = {row[1]: len(row[3] or []) for row in items.values()}
+    lengths |= {c["item"]: doc_length.get(doc_id, -1) for doc_id, c in controls.items()}
     for item_id, worker_id, word_map in counted_responses(study).values_list(
         "item_id", "worker_id", "answer__map"
     ):
-        if item_id in items and isinstance(word_map, list) and len(word_map) == len(items[item_id][3] or []):
+        if item_id in lengths and isinstance(word_map, list) and len(word_map) == lengths[item_id]:
             maps[item_id].append(word_map)
             workers.add(worker_id)
     examples = []
     for item_id, (_, doc_id, external, words, explanation, label) in items.items():
         marked = maps.get(item_id, [])
         oracle = expert_oracle(marked) if marked else None
+        control = controls.get(doc_id)
         examples.append(
             {
                 "item": item_id,
@@ -74,14 +92,22 @@ def marking_results(
                 "annotators": len(marked),
                 "oracle": None if oracle is None else [round(float(v), 6) for v in oracle],
                 "top_words": [] if oracle is None else _top_words(words or [], oracle),
+                "control": None
+                if control is None
+                else {
+                    "explanation": control["explanation"],
+                    "explanation_of": control["partner"],
+                    "maps": maps.get(control["item"], []),
+                },
             }
         )
     result: dict[str, Any] = {
         "answers": sum(len(m) for m in maps.values()),
         "workers": len(workers),
         "items": len(items),
+        "controls": len(controls),
         "marked_items": sum(1 for e in examples if e["annotators"]),
-        "agreement": _word_agreement(list(maps.values()), n_boot),
+        "agreement": _word_agreement([maps[i] for i in items if maps.get(i)], n_boot),
         "examples": examples,
         "model_run": None,
         "method": method,
@@ -93,7 +119,10 @@ def marking_results(
             "name": model_run.name,
             "architecture": model_run.architecture,
         }
-        result["alignment"] = _alignment(model_run, method, examples, maps, n_boot)
+        result["alignment"] = _alignment(model_run, method, examples, maps, n_boot, bool(controls))
+    for example in examples:
+        if example["control"] is not None:
+            example["control_annotators"] = len(example["control"].pop("maps"))
     return result
 
 
@@ -110,8 +139,12 @@ def _word_agreement(all_maps: list[list[list[int]]], n_boot: int) -> dict[str, A
     return {"fleiss_kappa": estimate.to_dict(), "items": sum(1 for marked in all_maps if len(marked) >= 2)}
 
 
-def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: int) -> dict[str, Any]:
-    """Prasad et al. 2021 §3.3: ΔA of the run's ``method`` attributions against the expert and hard oracles."""
+def _alignment(
+    run: ModelRun, method: str, examples: list[dict], maps, n_boot: int, has_controls: bool
+) -> dict[str, Any]:
+    """Prasad et al. 2021 §3.3: ΔA of the run's ``method`` attributions against the expert and hard
+    oracles, each with C_R from the same oracle of a random explanation. The expert's C_R comes from
+    the marks of the control items; a study without them gets no expert ΔA (``expert_unavailable``)."""
     marked = [e for e in examples if e["annotators"]]
     rows = Explanation.objects.filter(
         model_run=run, method=method, document_id__in=[e["document_id"] for e in marked]
@@ -119,7 +152,7 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
     by_doc: dict[int, dict[str, list]] = defaultdict(dict)
     for doc_id, target, scores in rows:
         by_doc[doc_id][target] = scores
-    usable, no_gold = [], []
+    usable, no_gold, no_control = [], [], 0
     for example in marked:
         targets = by_doc.get(example["document_id"], {})
         # Prasad et al. 2021 attribute with respect to the gold label, and only to it.
@@ -127,9 +160,18 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
             no_gold.append(example["document"])
             continue
         scores = targets.get(str(example["label"]))
-        if isinstance(scores, list) and len(scores) == len(example["words"]):
-            usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
-    out: dict[str, Any] = {"examples": len(usable), "skipped": len(marked) - len(usable), "per_example": []}
+        if not (isinstance(scores, list) and len(scores) == len(example["words"])):
+            continue
+        if has_controls and not (example["control"] and example["control"]["maps"]):
+            no_control += 1  # C_R needs this input's marks against its random explanation
+            continue
+        usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
+    out: dict[str, Any] = {
+        "examples": len(usable),
+        "skipped": len(marked) - len(usable),
+        "without_control_marks": no_control,
+        "per_example": [],
+    }
     if no_gold:
         shown = ", ".join(repr(d) for d in no_gold[:5]) + (
             f" and {len(no_gold) - 5} more" if len(no_gold) > 5 else ""
@@ -141,23 +183,36 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
         return out
     if len(usable) < 2:
         out["error"] = "needs at least two marked examples with attributions of this method"
+        if has_controls:
+            out["error"] += " and marks on their control items"
         return out
+    controls = {}
+    if has_controls:
+        controls = {
+            "random_explanations": [e["control"]["explanation"] for e, _ in usable],
+            "random_markings": [e["control"]["maps"] for e, _ in usable],
+        }
     scored = marking_alignment(
         [e["words"] for e, _ in usable],
         [e["explanation"] for e, _ in usable],
         [maps[e["item"]] for e, _ in usable],
         [a for _, a in usable],
         n_boot=n_boot,
+        **controls,
     )
     out.update(expert=scored["expert"], hard=scored["hard"])
-    for (example, attr), values, partner in zip(usable, scored["examples"], scored["pairing"], strict=True):
+    if scored["expert"] is None:
+        out["expert_unavailable"] = (
+            "C_R for the expert oracle is unavailable: the study has no control items (inputs marked "
+            "against a random other explanation, the study option random_controls)"
+        )
+    for i, ((example, attr), values) in enumerate(zip(usable, scored["examples"], strict=True)):
+        if has_controls:
+            partner = example["control"]["explanation_of"]
+        else:
+            partner = usable[scored["pairing"][i]][0]["document"]
         out["per_example"].append(
-            {
-                "item": example["item"],
-                "document": example["document"],
-                "random_partner": usable[partner][0]["document"],
-                **values,
-            }
+            {"item": example["item"], "document": example["document"], "random_partner": partner, **values}
         )
         example["attribution"] = [round(float(v), 6) for v in attr]
     return out
@@ -166,11 +221,12 @@ def _alignment(run: ModelRun, method: str, examples: list[dict], maps, n_boot: i
 def alignment_chart(results: dict[str, Any]) -> dict[str, Any] | None:
     """Bar chart data: ΔA with its bootstrap interval for the expert and the hard oracle."""
     alignment = results.get("alignment")
-    if not alignment or "expert" not in alignment:
+    if not alignment or not alignment.get("hard"):
         return None
-    names = ("expert", "hard")
+    names = ("expert", "hard") if alignment.get("expert") else ("hard",)
+    titles = {"expert": "expert oracle (markings)", "hard": "hard oracle (explanation words)"}
     return {
-        "labels": ["expert oracle (markings)", "hard oracle (explanation words)"],
+        "labels": [titles[n] for n in names],
         "series": [
             {
                 "name": "ΔA",
@@ -207,7 +263,15 @@ def marking_table(results: dict[str, Any], table: str) -> tuple[list[str], list[
                 )
         return columns, rows
     if table == "examples":
-        columns = ["item", "document", "random_partner", "c_expert", "c_hard", "c_random"]
+        columns = [
+            "item",
+            "document",
+            "random_partner",
+            "c_expert",
+            "c_random_expert",
+            "c_hard",
+            "c_random_hard",
+        ]
         per_example = (results.get("alignment") or {}).get("per_example", [])
         return columns, [[p[c] for c in columns] for p in per_example]
     raise KeyError(table)
