@@ -217,4 +217,6 @@ def test_heat_map_shows_the_attention_once(client, trained, dataset):
     chosen = client.get(f"/models/{trained.pk}/documents/{doc.pk}/", {"method": "omit_1", "target": "pos"})
     heading = re.search(r'<h2 id="machine-heading">(.*?)</h2>', chosen.content.decode(), re.S).group(1)
     assert heading.startswith("Machine: Omission of 1-grams")
-    assert "Omission of 1-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)." in chosen.content.decode()
+    assert (
+        "Omission of 1-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)." in chosen.content.decode()
+    )
