@@ -20,6 +20,8 @@ from annotate.tasks import get_kind
 from explain_engine.api import EXCLUDED
 
 ATTENTION = "attention (training)"
+#: The registry's attention method: the weights the training attention map already shows.
+ATTENTION_METHOD = "attention"
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"
 TARGETS = (TARGET_PREDICTED, TARGET_GOLD)
@@ -232,9 +234,11 @@ class Selection:
         return cls(run_id, method.strip())
 
 
-def machine_options(runs) -> list[dict]:
+def machine_options(runs, *, duplicates: bool = False) -> list[dict]:
     """For each finished run of ``runs``: the methods with stored maps (training attention first) and
-    how many documents each covers. Two queries."""
+    how many documents each covers. The ``attention`` method recomputes the training attention (the
+    same weights α_t of the same model), so it is left out where the training attention covers as many
+    documents; ``duplicates`` keeps it (a selection of it stays valid). Two queries."""
     runs = list(runs)
     ids = [r.pk for r in runs]
     attention = dict(
@@ -254,7 +258,11 @@ def machine_options(runs) -> list[dict]:
         methods[run].append((method, n))
     out = []
     for run in runs:
-        listed = ([(ATTENTION, attention[run.pk])] if attention.get(run.pk) else []) + methods.get(run.pk, [])
+        listed = ([(ATTENTION, attention[run.pk])] if attention.get(run.pk) else []) + [
+            (m, n)
+            for m, n in methods.get(run.pk, [])
+            if duplicates or m != ATTENTION_METHOD or n > attention.get(run.pk, 0)
+        ]
         out.append(
             {
                 "run": run.pk,

@@ -47,9 +47,9 @@ def runs_for(user, study: Study):
     )
 
 
-def options_for(user, study: Study) -> list[dict]:
+def options_for(user, study: Study, *, duplicates: bool = False) -> list[dict]:
     """The runs and methods a human-vs-machine dashboard may compare (see :func:`machine_options`)."""
-    return machine_options(runs_for(user, study))
+    return machine_options(runs_for(user, study), duplicates=duplicates)
 
 
 def clean_target(value: str | None) -> str:
@@ -75,7 +75,7 @@ def clean_selections(user, study: Study, values: Sequence[str], required: bool =
             selections.append(sel)
     if len(selections) > MAX_SELECTIONS:
         raise ValidationError({"select": [f"compare at most {MAX_SELECTIONS} model runs × methods at once"]})
-    options = options_for(user, study)
+    options = options_for(user, study, duplicates=True)
     available = {m["key"] for run in options for m in run["methods"]}
     runs = {run["run"] for run in options}
     for sel in selections:

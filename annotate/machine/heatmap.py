@@ -20,6 +20,8 @@ from explain_engine.api import consensus_maps
 
 LEVELS = 10
 ATTENTION = "attention (training)"
+#: The registry's attention method: the weights the training attention map already shows.
+ATTENTION_METHOD = "attention"
 
 
 @dataclass(frozen=True)
@@ -91,16 +93,15 @@ def human_rows(document: Document) -> list[MapRow]:
 
 def machine_options(model_run: ModelRun, document: Document) -> list[tuple[str, str]]:
     """``(method, target)`` pairs with stored relevance for the document; the training attention
-    map comes first when the run's prediction has one."""
+    map comes first when the run's prediction has one, and then stands for the ``attention`` method
+    too (the same weights α_t of the same model: one row, not two)."""
     options: list[tuple[str, str]] = []
     prediction = Prediction.objects.filter(model_run=model_run, document=document).first()
+    explanations = Explanation.objects.filter(model_run=model_run, document=document)
     if prediction is not None and prediction.attention is not None:
         options.append((ATTENTION, prediction.label))
-    options.extend(
-        Explanation.objects.filter(model_run=model_run, document=document)
-        .order_by("method", "target")
-        .values_list("method", "target")
-    )
+        explanations = explanations.exclude(method=ATTENTION_METHOD)
+    options.extend(explanations.order_by("method", "target").values_list("method", "target"))
     return options
 
 

@@ -17,6 +17,7 @@ from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import create_model_run, heatmap
 from annotate.machine.forms import ExplainForm, ModelRunForm
 from annotate.machine.runs import documents_with_words
+from annotate.machine.splits import split_warnings
 from annotate.models import Job, ModelRun, Prediction
 
 PREDICTIONS_PER_PAGE = 50
@@ -68,6 +69,7 @@ def _detail_context(request, run: ModelRun, explain_form: ExplainForm | None = N
         "explanation_jobs": jobs,
         "test_metrics": run.metrics.get("test") or {},
         "validation_metrics": run.metrics.get("validation") or {},
+        "split_warnings": split_warnings(run) if run.status == ModelRun.Status.DONE else [],
     }
 
 

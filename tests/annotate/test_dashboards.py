@@ -731,3 +731,28 @@ def test_machine_maps_pick_the_class_and_skip_bad_rows(researcher):
     assert used[docs[0].pk] == docs[0].label
     maps, used, bad = gather.machine_maps(gather.Selection(run.pk, gather.ATTENTION), sizes, labels)
     assert maps == {} and bad == 0
+
+
+def test_the_attention_method_and_the_training_attention_are_one_row(answered, client, researcher):
+    """The registry's ``attention`` method recomputes the training attention: the choices list it once,
+    as the training attention, unless it covers more texts; a selection of either stays valid."""
+    study, _, _ = answered
+    both = machine_run(researcher, study.dataset, methods=("attention", "grad_l2_1s"))
+    partial = machine_run(researcher, study.dataset, name="partial", methods=("attention",))
+    Prediction.objects.filter(
+        model_run=partial, document=study.dataset.documents.order_by("id").first()
+    ).update(attention=None)
+    listed = {
+        run["run"]: [m["method"] for m in run["methods"]] for run in gather.machine_options([both, partial])
+    }
+    assert listed[both.pk] == [gather.ATTENTION, "grad_l2_1s"]
+    assert listed[partial.pk] == [gather.ATTENTION, "attention"]  # the method covers one text more
+    client.force_login(researcher)
+    page = client.get(f"/studies/{study.uid}/dashboard/machine/").content.decode()
+    assert page.count(f'value="{both.pk}:') == 2 and "Attention (as trained)" in page
+    assert f'value="{both.pk}:attention"' not in page and "grad_l2_1s</span>" not in page
+    for method in ("attention", gather.ATTENTION):
+        response = client.get(
+            f"/api/dashboards/studies/{study.uid}/similarity/", {"select": f"{both.pk}:{method}"}
+        )
+        assert response.status_code == 200, (method, response.content[:300])

@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import override_settings
 
+from annotate.machine.splits import TINY_SPLIT, split_warnings
 from annotate.models import Explanation, ModelRun, Prediction, Study
 from annotate.tasks import get_kind
 from annotate.tasks.forced_choice.demo import (
@@ -102,6 +103,11 @@ def test_the_models_learned_and_differ(trained):
     good, poor = table(trained["good"]), table(trained["poor"])
     accuracy = {n: np.mean([g == p for g, p, _ in t.values()]) for n, t in (("good", good), ("poor", poor))}
     assert accuracy["good"] > accuracy["poor"] + 0.05
+    # as their names say on the model pages: the well-trained one is the better on the held-out test
+    # split too, and that split is large enough to say so
+    test = {n: trained[n].metrics["test"] for n in ("good", "poor")}
+    assert test["good"]["accuracy"] > test["poor"]["accuracy"] + 0.1, test
+    assert split_warnings(trained["good"]) == [] and test["good"]["n"] >= TINY_SPLIT
     assert Explanation.objects.filter(model_run=trained["good"], method__in=METHODS).count() == 2 * len(good)
 
 

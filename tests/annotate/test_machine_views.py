@@ -12,7 +12,7 @@ from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import machine as jobs
 from annotate.machine import create_model_run
 from annotate.machine.explaining import clean_explanation_params, run_explanations
-from annotate.models import Assignment, Item, Job, ModelRun, Response, Study, Worker
+from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, Study, Worker
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset, train_now
 
 pytestmark = [pytest.mark.django_db]
@@ -199,3 +199,24 @@ def test_heat_map_of_another_researchers_run_is_not_found(client, trained, datas
     doc = dataset.documents.first()
     client.force_login(make_user("eve", RESEARCHER_GROUP))
     assert client.get(f"/models/{trained.pk}/documents/{doc.pk}/").status_code == 404
+
+
+def test_heat_map_shows_the_attention_once(client, trained, dataset):
+    """A stored ``attention`` explanation is the training attention again: one choice, by its name."""
+    doc = dataset.documents.order_by("id").first()
+    params = clean_explanation_params(trained, {"methods": ["omit_1"], "documents": [doc.pk], "m": 1})
+    run_explanations(trained.pk, params)
+    weights = Prediction.objects.get(model_run=trained, document=doc).attention
+    Explanation.objects.create(
+        model_run=trained, document=doc, method="attention", target="pos", scores=weights
+    )
+    html = client.get(f"/models/{trained.pk}/documents/{doc.pk}/").content.decode()
+    assert re.findall(r'<option value="([^"]+)"', html)[:2] == ["attention (training)", "omit_1"]
+    assert ">Attention (as trained)</option>" in html and ">Omission of 1-grams</option>" in html
+    assert 'value="attention"' not in html
+    chosen = client.get(f"/models/{trained.pk}/documents/{doc.pk}/", {"method": "omit_1", "target": "pos"})
+    heading = re.search(r'<h2 id="machine-heading">(.*?)</h2>', chosen.content.decode(), re.S).group(1)
+    assert heading.startswith("Machine: Omission of 1-grams")
+    assert (
+        "Omission of 1-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)." in chosen.content.decode()
+    )

@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.api.serializers import StudySerializer
+from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.providers import PROVIDERS
 from annotate.tasks import TASK_KINDS, get_kind
@@ -31,6 +32,9 @@ def _method_choices() -> list[tuple[str, str]]:
 def _run_label(run: ModelRun) -> str:
     accuracy = ((run.metrics or {}).get("test") or {}).get("accuracy")
     tail = f", test accuracy {accuracy:.3f}" if isinstance(accuracy, int | float) else ""
+    sizes = split_sizes(run)
+    if sizes["test"] is not None:
+        tail += f", {sizes['test']} test texts"
     return f"#{run.pk} {run.name} ({run.architecture} on {run.dataset.name}{tail})"
 
 
@@ -115,6 +119,8 @@ class EvaluationStudyForm(forms.Form):
             runs = runs.filter(owner=user)
         self.fields["model_run"].queryset = runs
         self.fields["worse_run"].queryset = runs
+        if not self.is_bound:
+            self.fields["split"].initial = fitting_split(runs)
         self.fields["methods"].choices = self.fields["ngram_methods"].choices = _method_choices()
         self.fields["provider"].choices = [(p.name, p.title or p.name) for p in PROVIDERS.values()]
         self.fields["provider"].initial = "local"
