@@ -45,6 +45,7 @@ hook on the generator's ``selector`` layer) and the methods explain the encoder 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -409,8 +410,10 @@ def integrated_gradients(
     Returns embeddings, the integrated gradient per output, the simple gradient per output, and per
     text the :class:`Completeness` of each output. A text whose completeness gap exceeds
     ``tolerance`` after the ``steps``-point ``rule`` is integrated again by :func:`refine_path`
-    with at most ``max_steps`` path points in all; if it still misses, its ``Completeness`` says
-    ``converged=False``. ``tolerance=None`` keeps the ``steps`` points as they are (no refinement)
+    with at most ``max_steps`` path points in all, in float64 (a copy of the model): on long
+    documents the recurrent state's switch along the path (module docstring) narrows below what
+    float32 resolves in α, so pieces cannot shrink around it in single precision; if it still
+    misses, its ``Completeness`` says ``converged=False``. ``tolerance=None`` keeps the ``steps`` points as they are (no refinement)
     and measures completeness against 1 %.
     """
     alphas, weights = integration_points(steps, rule)
@@ -425,12 +428,15 @@ def integrated_gradients(
     report = completeness_of(integral, embeds, expected, used, check)
     if tolerance is None:
         return embeds, integral, at_one, report
+    precise: torch.nn.Module | None = None
     for b, per_output in enumerate(report):
         if all(c.converged for c in per_output.values()) or steps + 2 * PIECE_NODES > max_steps:
             continue
+        if precise is None:
+            precise = copy.deepcopy(model).double() if embeds.dtype != torch.float64 else model
         rows = torch.tensor([b], device=embeds.device)
         refined, extra = refine_path(
-            model,
+            precise,
             subset(batch, rows),
             target[rows],
             outputs,
@@ -439,6 +445,7 @@ def integrated_gradients(
             budget=max_steps - steps,
             internal_batch_size=internal_batch_size,
         )
+        refined = {o: v.to(embeds.dtype) for o, v in refined.items()}
         before = max(
             per_output[o].abs_error / max(abs(per_output[o].difference), ABS_TOLERANCE) for o in outputs
         )
