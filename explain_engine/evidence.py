@@ -113,9 +113,15 @@ def evidence_and_counter(
     m: int = 3,
     sizes: Sequence[int] | None = None,
     spans: Sequence[Sequence[int]] | None = None,
+    counter_scores: Sequence[float] | np.ndarray | None = None,
 ) -> dict[str, list[Evidence]]:
-    """``{"evidence": [...], "counter_evidence": [...]}`` for one text (Lertvittayakumjorn & Toni 2019's tasks 1–3)."""
+    """``{"evidence": [...], "counter_evidence": [...]}`` for one text (Lertvittayakumjorn & Toni 2019's tasks 1–3).
+
+    Counter-evidence is the bottom m of ``scores``, or of ``counter_scores`` when a method ranks it
+    apart (Grad-CAM-Text: evidence from the max part of eq. 1, counter-evidence from the min part).
+    """
+    counter = scores if counter_scores is None else counter_scores
     return {
         "evidence": select_evidence(text, scores, m, sizes, False, spans),
-        "counter_evidence": select_evidence(text, scores, m, sizes, True, spans),
+        "counter_evidence": select_evidence(text, counter, m, sizes, True, spans),
     }

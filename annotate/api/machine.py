@@ -152,6 +152,8 @@ class ExplanationSerializer(serializers.ModelSerializer):
             "scores",
             "evidence",
             "counter_evidence",
+            "counter_scores",
+            "diagnostics",
             "created",
         ]
         read_only_fields = fields

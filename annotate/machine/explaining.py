@@ -5,7 +5,10 @@ to the run's architecture), the documents (default: every document of the run's 
 target class (the run's ``predicted`` label, the ``gold`` label, or a label name), and the evidence
 it keeps: the top-``m`` words, or with ``ngram_sizes`` the top-``m`` non-overlapping n-grams
 (Lertvittayakumjorn & Toni 2019 §4.3; for a CNN the natural sizes are its filter widths). Rows are upserted on
-``(model_run, document, method, target)``, so the job is idempotent.
+``(model_run, document, method, target)``, so the job is idempotent. What a method reports about a
+text is stored with it (``diagnostics``: integrated gradients' completeness, with ``warnings`` when it
+was not met at the step cap; the job's result counts those flagged), and so are the scores a method
+ranks counter-evidence by when they are not its word scores (``counter_scores``, Grad-CAM-Text).
 """
 
 from __future__ import annotations
@@ -158,7 +161,7 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
         queryset = queryset.filter(pk__in=params["documents"])
     documents = list(queryset)
     sizes = params.get("ngram_sizes")
-    stored = skipped = 0
+    stored = skipped = flagged = 0
     progress(0.0, f"explaining {len(documents)} documents with {len(methods)} methods")
     for first in range(0, len(documents), DOCUMENT_CHUNK):
         chunk = documents[first : first + DOCUMENT_CHUNK]
@@ -178,7 +181,12 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
             for i, (doc, target) in enumerate(kept):
                 for method in methods:
                     values = scores[method][i]
-                    chosen = evidence_and_counter(doc.text, values, params.get("m", 3), sizes, doc.words)
+                    counter = scores.counter[method][i] if method in scores.counter else None
+                    chosen = evidence_and_counter(
+                        doc.text, values, params.get("m", 3), sizes, doc.words, counter_scores=counter
+                    )
+                    report = scores.diagnostics[method][i] if method in scores.diagnostics else {}
+                    flagged += bool(report.get("warnings"))
                     rows.append(
                         Explanation(
                             model_run=run,
@@ -188,24 +196,28 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
                             scores=json_safe(values),
                             evidence=json_safe([e.to_dict() for e in chosen["evidence"]]),
                             counter_evidence=json_safe([e.to_dict() for e in chosen["counter_evidence"]]),
+                            counter_scores=None if counter is None else json_safe(counter),
+                            diagnostics=json_safe(report),
                         )
                     )
             Explanation.objects.bulk_create(
                 rows,
                 update_conflicts=True,
                 unique_fields=["model_run", "document", "method", "target"],
-                update_fields=["scores", "evidence", "counter_evidence"],
+                update_fields=["scores", "evidence", "counter_evidence", "counter_scores", "diagnostics"],
             )
             stored += len(rows)
         done = first + len(chunk)
         progress(done / len(documents), f"explained {done} of {len(documents)} documents")
-    progress(1.0, f"stored {stored} explanations")
+    note = f", {flagged} flagged (see their diagnostics)" if flagged else ""
+    progress(1.0, f"stored {stored} explanations{note}")
     return {
         "model_run": run.pk,
         "methods": methods,
         "documents": len(documents) - skipped,
         "skipped_documents": skipped,
         "explanations": stored,
+        "flagged_explanations": flagged,
     }
 
 

@@ -60,6 +60,12 @@ class Explanation(models.Model):
     scores = models.JSONField()
     evidence = models.JSONField(default=list, blank=True)
     counter_evidence = models.JSONField(default=list, blank=True)
+    # Word scores counter-evidence is ranked by, for a method that ranks it apart from ``scores``
+    # (Grad-CAM-Text's min part, Lertvittayakumjorn & Toni 2019 eq. 1); null: the bottom of ``scores``.
+    counter_scores = models.JSONField(null=True, blank=True)
+    # What the method reported about this text, e.g. integrated gradients' completeness
+    # ({"completeness": {...}, "warnings": [...]} when it missed 1 % at the step cap).
+    diagnostics = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

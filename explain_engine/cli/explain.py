@@ -3,7 +3,9 @@
 Explains a trained model's predictions with any registered methods (``all``: every method that fits
 the architecture) and writes one JSON line per text: its id, text, canonical words (character
 offsets), gold and predicted label, class probabilities, and per method the relevance of every word
-(plus, with ``--evidence M``, the top-M evidence and counter-evidence as character spans).
+(plus, with ``--evidence M``, the top-M evidence and counter-evidence as character spans), and the
+methods' diagnostics: integrated gradients' completeness per text. A line per integrated-gradient
+method says how many texts met completeness within 1 % and names those flagged at the step cap.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from explain_engine.datasets.splits import given_splits, split_records
 from explain_engine.datasets.yelphat import read_raw
 from explain_engine.evidence import evidence_and_counter
 from explain_engine.explainers import METHODS, explain_many, methods_for, resolve_methods
+from explain_engine.explainers.gradients import completeness_summary
 from explain_engine.text import word_spans
 
 FITTED = [name for name, spec in METHODS.items() if spec.fitted_with is not None and spec.fitted_with.fit]
@@ -229,18 +232,28 @@ def _explain(args: argparse.Namespace) -> int:
                 "probabilities": dict(zip(bundle.labels, map(float, probs[i]), strict=True)),
                 "explanations": {m: [float(x) for x in relevance[m][i]] for m in names},
             }
+            if relevance.diagnostics:
+                row["diagnostics"] = {m: d[i] for m, d in relevance.diagnostics.items()}
             if args.evidence:
                 row["evidence"] = {
                     m: {
                         k: [e.to_dict() for e in v]
                         for k, v in evidence_and_counter(
-                            rec["text"], relevance[m][i], args.evidence, sizes
+                            rec["text"],
+                            relevance[m][i],
+                            args.evidence,
+                            sizes,
+                            counter_scores=relevance.counter[m][i] if m in relevance.counter else None,
                         ).items()
                     }
                     for m in names
                 }
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     elapsed = time.perf_counter() - started
+    ids = [rec.get("id", i) for i, rec in enumerate(records)]
+    summaries = [completeness_summary(m, d, ids) for m, d in relevance.diagnostics.items()]
+    for line in filter(None, summaries):
+        print(line, file=sys.stderr if args.out == "-" else sys.stdout)
     if args.out != "-":
         print(f"explained {len(records)} texts with {len(names)} methods in {elapsed:.1f} s -> {args.out}")
     return 0

@@ -10,9 +10,12 @@ softmax), and the effect of word ``w_i`` is ``E_{j,w_i} = Σ_k E_{j,k} · I[w_i 
 counter-evidence the paper changes ``max`` to ``min``: ``E⁻_{j,k} = |min(∂FC(v)_j/∂v_k, 0)| × v_k``.
 
 ``part`` picks what is returned per token: ``"positive"`` is eq. 1 (evidence), ``"negative"`` is
-``−Σ_k E⁻_{j,k} I[w ∈ N_k]`` (counter-evidence, ≤ 0), ``"signed"`` (default) their sum
-``Σ_k (∂FC(v)_j/∂v_k) v_k I[w ∈ N_k]``, so that one ranking gives evidence at the top and
-counter-evidence at the bottom. A token outside every picked n-gram scores 0.
+``−Σ_k E⁻_{j,k} I[w ∈ N_k]`` (counter-evidence, ≤ 0), ``"signed"`` their sum
+``Σ_k (∂FC(v)_j/∂v_k) v_k I[w ∈ N_k]``. The registered method's default, ``"paper"``, is the
+paper's pair: the positive part as the word scores (evidence: the top m) and the negative part as
+the counter-evidence scores (the bottom m), so that a word whose filters pull both ways is ranked
+by each part on its own instead of by what is left after they cancel. A token outside every
+picked n-gram scores 0.
 
 Written by hand: Captum's ``LayerGradCam`` averages gradients over a 2D feature map's positions,
 which is not this text adaptation (one gradient per pooled filter, spread over its n-gram).
@@ -24,11 +27,13 @@ from typing import Any
 
 import torch
 
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import Attribution, register
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.cnn import KimCNN
 
 PARTS = ("signed", "positive", "negative")
+#: ``part`` values of the registered method: the paper's evidence/counter-evidence pair, or one part.
+METHOD_PARTS = ("paper", *PARTS)
 
 
 def ngram_membership(model: KimCNN, argmax: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -79,7 +84,12 @@ def gradcam_text(
 
 @register("gradcam", architectures=("cnn",))
 def gradcam(
-    bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, part: str = "signed", **_: Any
-) -> torch.Tensor:
-    """Grad-CAM-Text: filter effects |∂FC/∂v_k|·v_k spread over their n-grams (Lertvittayakumjorn & Toni 2019 §4.3.1)."""
+    bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, part: str = "paper", **_: Any
+) -> torch.Tensor | Attribution:
+    """Grad-CAM-Text: evidence from max(∂FC/∂v_k, 0)·v_k, counter-evidence from the min part (Lertvittayakumjorn & Toni 2019 eq. 1)."""
+    if part == "paper":
+        return Attribution(
+            gradcam_text(bundle.model, batch.ids, batch.mask, target, "positive"),
+            counter=gradcam_text(bundle.model, batch.ids, batch.mask, target, "negative"),
+        )
     return gradcam_text(bundle.model, batch.ids, batch.mask, target, part)

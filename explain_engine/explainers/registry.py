@@ -2,7 +2,8 @@
 
 A method is registered under a name with :func:`register`; it receives the model bundle, an
 :class:`~explain_engine.models.base.EncodedBatch` already on the model's device, and the target
-class of each text, and returns token relevance ``(B, T)`` (zeros, or anything, on padding)::
+class of each text, and returns token relevance ``(B, T)`` (zeros, or anything, on padding), or an
+:class:`Attribution` that adds counter-evidence scores or per-text diagnostics::
 
     @register("attention", architectures=("lstm_attention", ...), pooling="model")
     def attention(bundle, batch, target, **params) -> torch.Tensor: ...
@@ -33,8 +34,43 @@ from explain_engine.registry import Registry
 from explain_engine.text import pool_to_words
 
 TokenScores = torch.Tensor | np.ndarray
-Method = Callable[..., TokenScores]
-GroupMethod = Callable[..., dict[str, TokenScores]]
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Token relevance ``(B, T)`` with what a method reports beside it.
+
+    ``counter``: token scores ``(B, T)`` from which counter-evidence is ranked (lowest first) when a
+    method ranks it apart from the evidence (Grad-CAM-Text's min part, Lertvittayakumjorn & Toni
+    2019 eq. 1); ``diagnostics``: one JSON-ready dict per text (e.g. integrated gradients'
+    completeness, with a ``warnings`` list when a check failed).
+    """
+
+    scores: TokenScores
+    counter: TokenScores | None = None
+    diagnostics: list[dict] | None = None
+
+
+class Explained(dict):
+    """``{method: [word relevance per text]}`` as :func:`explain_many` returns it, and beside it
+    ``counter`` (``{method: [word counter-evidence scores per text]}``, methods that rank
+    counter-evidence apart) and ``diagnostics`` (``{method: [dict per text]}``, methods that report
+    any)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.counter: dict[str, list[np.ndarray]] = {}
+        self.diagnostics: dict[str, list[dict]] = {}
+
+    def warnings(self, method: str) -> list[tuple[int, list[str]]]:
+        """``(text index, warnings)`` of every text whose diagnostics for ``method`` carry any."""
+        return [
+            (i, d["warnings"]) for i, d in enumerate(self.diagnostics.get(method, [])) if d.get("warnings")
+        ]
+
+
+Method = Callable[..., TokenScores | Attribution]
+GroupMethod = Callable[..., dict[str, TokenScores | Attribution]]
 
 
 @dataclass(frozen=True)
@@ -258,11 +294,12 @@ def explain_many(
     batch_size: int = 16,
     params: dict[str, dict[str, Any]] | None = None,
     **shared: Any,
-) -> dict[str, list[np.ndarray]]:
+) -> Explained:
     """Run several methods on ``texts``; methods of one group share their passes.
 
     ``params`` maps a method (or group) name to its own keyword arguments; ``shared`` keyword
-    arguments go to every method. Returns ``{method: [word relevance per text]}``.
+    arguments go to every method. Returns ``{method: [word relevance per text]}`` as an
+    :class:`Explained`, which also holds the methods' counter-evidence scores and diagnostics.
     """
     specs = [get(name) for name in methods]
     params = params or {}
@@ -271,7 +308,18 @@ def explain_many(
         if not spec.applies_to(arch):
             raise ValueError(f"method {spec.name!r} does not apply to architecture {arch!r}")
     device = model_device(bundle)
-    out: dict[str, list[np.ndarray]] = {spec.name: [] for spec in specs}
+    out = Explained({spec.name: [] for spec in specs})
+
+    def keep(name: str, result: TokenScores | Attribution, batch: EncodedBatch, how: str = "sum") -> None:
+        if not isinstance(result, Attribution):
+            out[name].extend(pool_batch(result, batch, how))
+            return
+        out[name].extend(pool_batch(result.scores, batch, how))
+        if result.counter is not None:
+            out.counter.setdefault(name, []).extend(pool_batch(result.counter, batch, how))
+        if result.diagnostics is not None:
+            out.diagnostics.setdefault(name, []).extend(result.diagnostics)
+
     was_training = bundle.model.training
     bundle.model.eval()
     try:
@@ -290,14 +338,14 @@ def explain_many(
                         kwargs.update(params.get(name, {}))
                     result = fn(bundle, batch, tgt, names, **kwargs)
                     for name in names:
-                        out[name].extend(pool_batch(result[name], batch))
+                        keep(name, result[name], batch)
                         done.add(name)
                 else:
                     result = spec.fn(bundle, batch, tgt, **{**shared, **params.get(spec.name, {})})
                     how = spec.pooling
                     if how == "model":
                         how = getattr(bundle.model, "attention_pooling", "sum")
-                    out[spec.name].extend(pool_batch(result, batch, how))
+                    keep(spec.name, result, batch, how)
                     done.add(spec.name)
     finally:
         bundle.model.train(was_training)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from explain_engine.datasets.hybrid import HybridDocument
+from explain_engine.explainers.gradients import completeness_summary
 from explain_engine.explainers.registry import explain_many, resolve_methods
 from explain_engine.metrics.bootstrap import Estimate, mean_estimate
 
@@ -66,26 +67,79 @@ def hit_feat(
 
 @dataclass
 class PointingGame:
-    """Pointing-game accuracies of several methods on one set of documents."""
+    """Pointing-game accuracies of several methods on one set of documents.
+
+    ``hits``: per method, one hit per kept document (for the agreement paradigm: hit_target, on the
+    correctly classified documents only, as Poerner et al. 2018 Table 2 C16–C19). ``feat_hits``:
+    the agreement paradigm's hit_feat per method over all kept documents, ``correct`` marking those
+    classified correctly (Table 2 C20–C27 split them). ``diagnostics``: per method, the methods'
+    per-document reports (integrated gradients' completeness), ``ids`` the kept documents' ids.
+    """
 
     kind: str
     n_documents: int
     n_discarded: int
     hits: dict[str, np.ndarray] = field(default_factory=dict)
+    feat_hits: dict[str, np.ndarray] = field(default_factory=dict)
+    correct: np.ndarray | None = None
+    diagnostics: dict[str, list[dict]] = field(default_factory=dict)
+    ids: list[str] = field(default_factory=list)
 
     def accuracy(self, method: str, n_boot: int = 1000) -> Estimate:
         return mean_estimate(self.hits[method].astype(np.float64), n_boot=n_boot)
 
+    def feat_accuracy(self, method: str, correct: bool, n_boot: int = 1000) -> Estimate:
+        """hit_feat of ``method`` on the correctly (``correct``) or wrongly classified documents."""
+        chosen = self.correct if correct else ~self.correct
+        return mean_estimate(self.feat_hits[method][chosen].astype(np.float64), n_boot=n_boot)
+
+    def completeness(self) -> list[str]:
+        """One line per method that reports completeness (integrated gradients)."""
+        lines = [completeness_summary(m, d, self.ids or None) for m, d in self.diagnostics.items()]
+        return [line for line in lines if line]
+
     def to_dict(self, n_boot: int = 1000) -> dict:
-        return {
+        out = {
             "kind": self.kind,
             "documents": self.n_documents,
             "discarded": self.n_discarded,
             "accuracy": {m: self.accuracy(m, n_boot).to_dict() for m in self.hits},
         }
+        if self.kind == "agreement":
+            out["correctly_classified"] = int(self.correct.sum())
+            out["hit_target"] = out.pop("accuracy")
+            out["hit_feat"] = {
+                m: {
+                    "correct": self.feat_accuracy(m, True, n_boot).to_dict(),
+                    "incorrect": self.feat_accuracy(m, False, n_boot).to_dict(),
+                }
+                for m in self.feat_hits
+            }
+        checks = {
+            m: [
+                {"id": i, **d["completeness"]}
+                for i, d in zip(self.ids, ds, strict=True)
+                if "completeness" in d
+            ]
+            for m, ds in self.diagnostics.items()
+        }
+        checks = {m: c for m, c in checks.items() if c}
+        if checks:
+            out["completeness"] = {
+                m: {
+                    "within_tolerance": sum(c["converged"] for c in cs),
+                    "documents": len(cs),
+                    "flagged": [c["id"] for c in cs if not c["converged"]],
+                    "steps": [c["steps"] for c in cs],
+                }
+                for m, cs in checks.items()
+            }
+        return out
 
     def table(self, n_boot: int = 1000) -> str:
         width = max([len("method"), *(len(m) for m in self.hits)])
+        if self.kind == "agreement":
+            return self._agreement_table(width, n_boot)
         lines = [
             f"pointing game ({self.kind}): {self.n_documents} documents, {self.n_discarded} discarded",
             f"{'method':<{width}}  accuracy  95% interval     hits",
@@ -96,7 +150,25 @@ class PointingGame:
             lines.append(
                 f"{method:<{width}}  {est.value:8.3f}  [{est.ci_low:.3f}, {est.ci_high:.3f}]  {hits:>5}/{est.n}"
             )
-        return "\n".join(lines)
+        return "\n".join(lines + self.completeness())
+
+    def _agreement_table(self, width: int, n_boot: int) -> str:
+        n_correct = int(self.correct.sum())
+        lines = [
+            f"pointing game (morphosyntactic agreement): {self.n_documents} documents, "
+            f"{n_correct} classified correctly (f(X) = y(X)), {self.n_documents - n_correct} not",
+            f"{'method':<{width}}  hit_target f=y      hit_feat f=y        hit_feat f≠y",
+        ]
+
+        def cell(est: Estimate) -> str:
+            return f"{est.value:.3f} [{est.ci_low:.2f},{est.ci_high:.2f}]" if est.n else f"{'-':<18}"
+
+        for method in self.hits:
+            lines.append(
+                f"{method:<{width}}  {cell(self.accuracy(method, n_boot))}  {cell(self.feat_accuracy(method, True, n_boot))}  "
+                f"{cell(self.feat_accuracy(method, False, n_boot))}"
+            )
+        return "\n".join(lines + self.completeness())
 
 
 def _label_index(labels: Sequence[str], label_map: Mapping[str, str] | None) -> Callable[[Any], int | None]:
@@ -108,6 +180,13 @@ def _label_index(labels: Sequence[str], label_map: Mapping[str, str] | None) -> 
         return names.index(label) if label in names else None
 
     return index
+
+
+def last_word(n_words: int) -> np.ndarray:
+    """The ``last`` baseline of the agreement paradigm: all relevance on the word just before the verb."""
+    scores = np.zeros(n_words)
+    scores[-1] = 1.0
+    return scores
 
 
 def pointing_game(
@@ -124,11 +203,14 @@ def pointing_game(
     """Play the pointing game for ``methods`` on ``documents``.
 
     ``kind="hybrid"``: documents ``{text, word_labels}`` (see :mod:`.hybrid`); ``kind="manual"``:
-    documents ``{text, label, relevant}`` (word indices). ``label_map`` renames data labels to the
-    model's labels (e.g. ``{"0": "neg"}``).
+    documents ``{text, label, relevant}`` (word indices); ``kind="agreement"``: documents ``{text,
+    label, target, features}`` (see :mod:`explain_engine.datasets.agreement`), scored by hit_target on
+    the correctly classified ones and hit_feat on all, with the ``last`` baseline (the word before the
+    verb) beside ``random``. ``label_map`` renames data labels to the model's labels (e.g.
+    ``{"0": "neg"}``).
     """
-    if kind not in ("hybrid", "manual"):
-        raise ValueError(f"unknown pointing game {kind!r}; use 'hybrid' or 'manual'")
+    if kind not in ("hybrid", "manual", "agreement"):
+        raise ValueError(f"unknown pointing game {kind!r}; use 'hybrid', 'manual' or 'agreement'")
     names = resolve_methods(methods, bundle.model.architecture)
     if BASELINE not in names:
         names.append(BASELINE)
@@ -140,11 +222,16 @@ def pointing_game(
     for d, p in zip(documents, predicted, strict=True):
         if kind == "hybrid":
             ok = any(index(label) == p for label in set(d["word_labels"]))
-        else:
+        elif kind == "manual":
             ok = index(d["label"]) == p and bool(d["relevant"])
+        else:
+            ok = index(d["label"]) is not None
         keep.append(ok)
     kept = [i for i, ok in enumerate(keep) if ok]
     game = PointingGame(kind, len(kept), len(documents) - len(kept))
+    game.ids = [str(documents[i].get("id", i)) for i in kept]
+    if kind == "agreement":
+        game.correct = np.array([index(documents[i]["label"]) == predicted[i] for i in kept], dtype=bool)
     if not kept:
         game.hits = {m: np.zeros(0, dtype=bool) for m in names}
         return game
@@ -152,15 +239,29 @@ def pointing_game(
     relevance = explain_many(
         bundle, [texts[i] for i in kept], names, target=targets, batch_size=batch_size, params=params
     )
+    game.diagnostics = dict(relevance.diagnostics)
+    if kind == "agreement":
+        relevance["last"] = [last_word(len(r)) for r in relevance[BASELINE]]
+        names.append("last")
     rng = np.random.default_rng(seed)
     for method in names:
         hits = np.zeros(len(kept), dtype=bool)
+        feats = np.zeros(len(kept), dtype=bool)
         for j, i in enumerate(kept):
             doc, scores = documents[i], relevance[method][j]
             if kind == "hybrid":
                 word_idx = [index(label) for label in doc["word_labels"]]
                 hits[j] = word_idx[rmax(scores, rng)] == targets[j]
-            else:
+            elif kind == "manual":
                 hits[j] = hit_manual(scores, doc["relevant"], rng)
-        game.hits[method] = hits
+            else:
+                at = rmax(scores, rng)
+                hits[j] = at == int(doc["target"])
+                feature = doc["features"][at]
+                feats[j] = feature is not None and index(feature) == targets[j]
+        if kind == "agreement":
+            game.hits[method] = hits[game.correct]
+            game.feat_hits[method] = feats
+        else:
+            game.hits[method] = hits
     return game

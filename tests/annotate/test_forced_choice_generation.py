@@ -396,3 +396,38 @@ def test_a_run_of_another_dataset_or_researcher_is_refused(owner):
     theirs = make_study(stranger, dataset, "justify", {"model_run": run.pk, "n_texts": 2})
     with pytest.raises(ValidationError, match="belongs to another researcher"):
         build_items(theirs, get_kind("justify"))
+
+
+def test_counter_evidence_comes_from_a_methods_own_counter_scores(owner):
+    """Grad-CAM-Text stores its evidence part as the scores and its min part as ``counter_scores``
+    (Lertvittayakumjorn & Toni 2019 eq. 1); the investigate task ranks counter-evidence by the latter."""
+    dataset, docs = make_texts(owner, 4)
+    run = make_run(owner, dataset)
+    for doc, (p, right) in zip(docs, [(0.6, True), (0.65, True), (0.6, False), (0.55, False)], strict=True):
+        predict(run, doc, doc.label if right else other(doc.label), p)
+    counter = {}
+    for doc in docs:
+        values = [0.0] * len(doc.words)
+        values[(doc.pk % 5) + 1] = -2.0  # the one counter-evidence word, never the bottom of the scores
+        counter[doc.pk] = values
+        Explanation.objects.filter(document=doc, method="occ_1").update(counter_scores=values)
+    study = make_study(owner, dataset, "investigate", {"model_run": run.pk, "n_texts": 4, "m": 1})
+    items = build_items(study, get_kind("investigate"))
+    by_pk = {d.pk: d for d in docs}
+    seen = set()
+    for item in items:
+        doc = by_pk[item.document_id]
+        method = item.secret["method"]
+        scores = word_scores(doc, run, method)
+        evidence = select_evidence(doc.text, scores, 1, spans=doc.words)
+        assert item.payload["evidence"] == [e.text for e in evidence]  # evidence: the top of the scores
+        if method == "occ_1":
+            expected = select_evidence(doc.text, counter[doc.pk], 1, counter=True, spans=doc.words)
+            assert item.payload["counter_evidence"] == [e.text for e in expected]
+            own_bottom = select_evidence(doc.text, scores, 1, counter=True, spans=doc.words)
+            assert expected[0].text != own_bottom[0].text or int(np.argmin(scores)) == (doc.pk % 5) + 1
+        else:
+            bottom = select_evidence(doc.text, scores, 1, counter=True, spans=doc.words)
+            assert item.payload["counter_evidence"] == [e.text for e in bottom]
+        seen.add(method)
+    assert seen == set(METHODS)

@@ -318,6 +318,29 @@ def test_explanations_for_gold_targets_with_ngram_evidence(trained_run, dataset)
         assert piece["score"] == pytest.approx(sum(row.scores[piece["first_word"] : piece["end_word"]]))
 
 
+def test_explanations_store_integrated_gradients_completeness_and_flag_a_low_cap(trained_run, dataset):
+    from annotate.machine import run_explanations
+
+    docs = list(dataset.documents.order_by("id")[:4])
+    request = {"methods": ["grad_dot_int_s", "attention"], "documents": [d.pk for d in docs]}
+    result = run_explanations(trained_run.pk, clean_explanation_params(trained_run, request))
+    assert result["flagged_explanations"] == 0
+    for row in Explanation.objects.filter(model_run=trained_run, method="grad_dot_int_s"):
+        check = row.diagnostics["completeness"]
+        assert check["converged"] and check["error"] <= 0.01 and "warnings" not in row.diagnostics
+        assert sum(row.scores) == pytest.approx(check["total"], rel=1e-4, abs=1e-6)
+        assert row.counter_scores is None
+    assert all(
+        not d for d in Explanation.objects.filter(method="attention").values_list("diagnostics", flat=True)
+    )
+    low = {**request, "method_params": {"gradients": {"steps": 1, "max_steps": 1}}}
+    result = run_explanations(trained_run.pk, clean_explanation_params(trained_run, low))
+    rows = Explanation.objects.filter(model_run=trained_run, method="grad_dot_int_s")
+    flagged = [r for r in rows if r.diagnostics.get("warnings")]
+    assert flagged and result["flagged_explanations"] == len(flagged)
+    assert all(not r.diagnostics["completeness"]["converged"] for r in flagged)
+
+
 @pytest.mark.parametrize(
     ("data", "field"),
     [

@@ -284,9 +284,11 @@ def test_against_captum_on_the_cnn():
         grad = Saliency(fn).attribute(
             embeds.clone().requires_grad_(), target=target, abs=False, additional_forward_args=extra
         )
-        torch.testing.assert_close(ours[f"grad_dot_int_{output}"], (dot * mask).sum(-1), rtol=1e-4, atol=1e-6)
         torch.testing.assert_close(
-            ours[f"grad_l2_int_{output}"], (avg * mask).norm(dim=-1), rtol=1e-4, atol=1e-6
+            ours[f"grad_dot_int_{output}"].scores, (dot * mask).sum(-1), rtol=1e-4, atol=1e-6
+        )
+        torch.testing.assert_close(
+            ours[f"grad_l2_int_{output}"].scores, (avg * mask).norm(dim=-1), rtol=1e-4, atol=1e-6
         )
         torch.testing.assert_close(
             ours[f"grad_l2_1{output}"], (grad * mask).norm(dim=-1), rtol=1e-4, atol=1e-6

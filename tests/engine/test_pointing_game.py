@@ -308,6 +308,8 @@ def test_pointing_game_and_explain_commands(tmp_path, capsys):
             str(data),
             "--methods",
             "grad_dot_1s,occ_1",
+            "--subset",
+            "all",
             "--json",
         ]
     )
@@ -372,7 +374,17 @@ def test_pointing_game_command_reads_raw_yelp_hat_csv(tmp_path, capsys):
             spans = " ".join(f"<span>{w}</span>" for w in text.split()) + " <span></span>"
             writer.writerow([label, text, "yes" if label else "no", spans])
     model = _saved_cnn(tmp_path, [text for _, text in reviews])
-    argv = ["pointing-game", "--model", str(model), "--data", str(data), "--methods", "occ_1"]
+    argv = [
+        "pointing-game",
+        "--model",
+        str(model),
+        "--data",
+        str(data),
+        "--methods",
+        "occ_1",
+        "--subset",
+        "all",
+    ]
     assert main([*argv, "--per-document", "3", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     # Eight sentences (two per review) make two hybrid documents of three; two sentences are left over.
@@ -393,7 +405,17 @@ def test_pointing_game_command_plays_all_methods_on_a_cnn(tmp_path, capsys):
 
     data, sentences = _sentences_file(tmp_path)
     model = _saved_cnn(tmp_path, [s["text"] for s in sentences])
-    argv = ["pointing-game", "--model", str(model), "--data", str(data), "--methods", "all"]
+    argv = [
+        "pointing-game",
+        "--model",
+        str(model),
+        "--data",
+        str(data),
+        "--methods",
+        "all",
+        "--subset",
+        "all",
+    ]
     standalone = set(methods_for("cnn", standalone=True))
     assert "decision_tree" in methods_for("cnn") and "decision_tree" not in standalone
 
@@ -425,6 +447,7 @@ def test_pointing_game_command_refuses_decision_tree_without_training_texts(tmp_
     data, sentences = _sentences_file(tmp_path)
     model = _saved_cnn(tmp_path, [s["text"] for s in sentences])
     argv = ["pointing-game", "--model", str(model), "--data", str(data), "--methods", "decision_tree"]
+    argv += ["--subset", "all"]
     assert main(argv) == 2
     assert "needs trees fitted on the model's training texts: pass --train" in capsys.readouterr().err
     assert main([*argv, "--train", str(data), "--json"]) == 0
@@ -460,3 +483,36 @@ def test_pointing_game_command_on_the_20news_attention_lists(tmp_path, capsys):
     (folder / records[0]["id"]).unlink()
     assert main([*argv, "--texts-dir", str(folder)]) == 2
     assert "1 of the 11 annotated 20news-bydate test articles are missing" in capsys.readouterr().err
+
+
+def test_hybrid_documents_come_from_the_models_test_split_only(tmp_path, capsys):
+    from explain_engine.cli.pointing_game import held_out
+
+    data, sentences = _sentences_file(tmp_path)
+    model = _saved_cnn(tmp_path, [s["text"] for s in sentences])
+    ids = [s["id"] for s in sentences]
+    (model / "splits.json").write_text(
+        json.dumps({"train": ids[:20], "validation": ids[20:25], "test": ids[25:]})
+    )
+    records = [json.loads(line) for line in data.read_text().splitlines()]
+    chosen, source = held_out(records, str(model), "test")
+    assert [r["id"] for r in chosen] == ids[25:] and "15 of 40 records" in source
+    assert held_out(records, str(model), "all")[0] == records
+    argv = ["pointing-game", "--model", str(model), "--data", str(data), "--methods", "occ_1", "--json"]
+    assert main([*argv, "--per-document", "5"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["documents"] + result["discarded"] == 3  # 15 test sentences, 5 a document; 40 would make 8
+    assert "test split" in result["source"]
+    # Without splits.json the records' own split field decides; with neither, the command says what to do.
+    (model / "splits.json").unlink()
+    split_data = tmp_path / "with_split.jsonl"
+    split_data.write_text(
+        "\n".join(
+            json.dumps({**r, "split": "test" if i % 4 == 0 else "train"}) for i, r in enumerate(records)
+        )
+    )
+    assert [r["id"] for r in held_out(
+        [json.loads(line) for line in split_data.read_text().splitlines()], str(model), "test"
+    )[0]] == ids[::4]  # fmt: skip
+    assert main(argv) == 2
+    assert "pass --subset all" in capsys.readouterr().err

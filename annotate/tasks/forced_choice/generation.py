@@ -6,7 +6,9 @@ and half are not; each chosen text becomes one question per explanation method. 
 only when every selected method has explained it for the predicted class (``Explanation.target``);
 evidence is taken from the stored word scores by the engine
 (:func:`explain_engine.api.select_evidence`) with the study's ``m`` and n-gram
-sizes, so one explanation run serves both the word (W) and the n-gram (N) variant of a method.
+sizes, so one explanation run serves both the word (W) and the n-gram (N) variant of a method;
+counter-evidence from the stored counter-evidence scores of a method that ranks it apart
+(Grad-CAM-Text: evidence from max(∂FC/∂v, 0)·v, counter-evidence from the min, eq. 1).
 Which texts, the order of the questions and the left/right side of each model are drawn from a
 generator seeded by the study's ``seed``. Each task's module says which texts qualify and what a
 question shows (:func:`single_run_questions` runs that for the one-model tasks).
@@ -151,14 +153,27 @@ def explained_ids(run: ModelRun, targets: dict[int, str], methods: Iterable[str]
     return {doc for doc, found in have.items() if found == names}
 
 
+@dataclass(frozen=True)
+class WordScores:
+    """A stored explanation's word scores, and the scores its counter-evidence is ranked by when the
+    method ranks it apart (Grad-CAM-Text's min part, Lertvittayakumjorn & Toni 2019 eq. 1), else None."""
+
+    values: list
+    counter: list | None = None
+
+
 def explanation_scores(
     run: ModelRun, targets: dict[int, str], methods: Iterable[str]
-) -> dict[tuple[int, str], list]:
+) -> dict[tuple[int, str], WordScores]:
     """``{(document id, method): word scores}`` for the target class of each document."""
     rows = Explanation.objects.filter(
         model_run=run, method__in=set(methods), document_id__in=list(targets)
-    ).values_list("document_id", "method", "target", "scores")
-    return {(doc, method): scores for doc, method, target, scores in rows if targets[doc] == target}
+    ).values_list("document_id", "method", "target", "scores", "counter_scores")
+    return {
+        (doc, method): WordScores(scores, counter)
+        for doc, method, target, scores, counter in rows
+        if targets[doc] == target
+    }
 
 
 # ------------------------------------------------------------------------------------------- choosing
@@ -198,11 +213,13 @@ def choose_half_and_half(
 
 
 def evidence_of(
-    doc: Document, scores: Sequence, m: int, sizes: Sequence[int] | None, counter: bool = False
+    doc: Document, scores: WordScores, m: int, sizes: Sequence[int] | None, counter: bool = False
 ) -> list[Evidence]:
-    """The top-m evidence (``counter``: counter-evidence) of ``doc`` from stored word scores; a
+    """The top-m evidence (``counter``: counter-evidence, the bottom m) of ``doc`` from stored word
+    scores — counter-evidence from the method's own counter-evidence scores when it stored them; a
     missing score (stored as null) counts as 0."""
-    values = np.array([np.nan if v is None else v for v in scores], dtype=np.float64)
+    chosen = scores.counter if counter and scores.counter is not None else scores.values
+    values = np.array([np.nan if v is None else v for v in chosen], dtype=np.float64)
     try:
         return select_evidence(doc.text, np.nan_to_num(values, nan=0.0), m, sizes, counter, doc.words)
     except ValueError as exc:
@@ -251,7 +268,7 @@ def _rule_pool(pool: Pool, rule: np.ndarray, run: ModelRun, names: list[str]) ->
 Rule = Callable[[Pool, dict], tuple[np.ndarray, str]]
 #: What a one-model question shows and its correct option: ``(payload, answer)`` from the text's
 #: document, its word scores, the method, ``m``, the predicted class and its probability, and the labels.
-Show = Callable[[Document, Sequence, dict, int, str, float, list[str]], tuple[dict[str, Any], str]]
+Show = Callable[[Document, WordScores, dict, int, str, float, list[str]], tuple[dict[str, Any], str]]
 
 
 def single_run_questions(study: Study, rule: Rule, show: Show) -> list[Question]:

@@ -10,7 +10,6 @@ paper does (footnote 1) — but not the text, and picks the true class, confiden
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,13 @@ from rest_framework import serializers
 from annotate.models import Document
 from annotate.tasks import register
 from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceKind, OneRunConfigSerializer
-from annotate.tasks.forced_choice.generation import Pool, Question, evidence_of, single_run_questions
+from annotate.tasks.forced_choice.generation import (
+    Pool,
+    Question,
+    WordScores,
+    evidence_of,
+    single_run_questions,
+)
 
 
 class InvestigateConfigSerializer(OneRunConfigSerializer):
@@ -60,7 +65,7 @@ class InvestigateKind(ForcedChoiceKind):
     @staticmethod
     def show(
         doc: Document,
-        scores: Sequence,
+        scores: WordScores,
         method: dict,
         m: int,
         predicted: str,

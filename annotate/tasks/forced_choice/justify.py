@@ -8,7 +8,6 @@ answer is correct when it names the class the model predicted, also when that pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,13 @@ from rest_framework import serializers
 from annotate.models import Document
 from annotate.tasks import register
 from annotate.tasks.forced_choice.base import FAMILY, ForcedChoiceKind, OneRunConfigSerializer
-from annotate.tasks.forced_choice.generation import Pool, Question, evidence_of, single_run_questions
+from annotate.tasks.forced_choice.generation import (
+    Pool,
+    Question,
+    WordScores,
+    evidence_of,
+    single_run_questions,
+)
 
 
 class JustifyConfigSerializer(OneRunConfigSerializer):
@@ -56,7 +61,7 @@ class JustifyKind(ForcedChoiceKind):
     @staticmethod
     def show(
         doc: Document,
-        scores: Sequence,
+        scores: WordScores,
         method: dict,
         m: int,
         predicted: str,
