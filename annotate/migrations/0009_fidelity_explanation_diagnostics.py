@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0004_response_verification'),
+        ('annotate', '0008_publish_invites_and_crowd_actions'),
     ]
 
     operations = [
