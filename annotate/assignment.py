@@ -155,15 +155,7 @@ def _next(
             return _AGAIN, None
         skipped.append(item_id)
         found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref)
-    held = (
-        Assignment.objects.filter(
-            worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
-        )
-        .select_related("item")
-        .only("id", "uid", "item_id", "slot", "status", "expires_at", "item__payload", "item__is_gold")
-        .order_by("id")
-        .first()
-    )
+    held = held_assignment(study, worker_id, ref)
     if held is not None:
         return held, None
     if limit and _submitted_count(study.pk, worker_id) >= limit:
