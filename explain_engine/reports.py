@@ -14,9 +14,9 @@ They live in the library, not in the CLI, so that the web app and the command li
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
+from explain_engine.datasets.jsonl import json_lines
 from explain_engine.datasets.yelphat import LABEL_CATEGORIES
 from explain_engine.lexicon import load_opinion_lexicon
 from explain_engine.metrics.agreement import fleiss_kappa
@@ -108,17 +108,10 @@ def agreement_report(
 def read_predictions(path: str, key: str = "attention") -> dict[str, list[float]]:
     """``id → scores`` from a predictions JSON-lines file (``ValueError`` naming a bad line)."""
     out: dict[str, list[float]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
-            if "id" not in rec or key not in rec:
-                raise ValueError(f"{path}: line {lineno}: needs 'id' and {key!r}")
-            out[str(rec["id"])] = rec[key]
+    for where, rec in json_lines(path):
+        if not isinstance(rec, dict) or "id" not in rec or key not in rec:
+            raise ValueError(f"{where}: needs 'id' and {key!r}")
+        out[str(rec["id"])] = rec[key]
     return out
 
 

@@ -22,6 +22,7 @@ import json
 
 import numpy as np
 
+from explain_engine.datasets.jsonl import json_lines
 from explain_engine.jsonsafe import json_safe
 from explain_engine.metrics.alignment import (
     expert_oracle,
@@ -40,26 +41,19 @@ REQUIRED = ("id", "text", "label", "explanation", "attributions")
 def read_alignment_jsonl(path: str) -> list[dict]:
     """The records of ``path``, checked: every field present, attributions for the gold label, one per word."""
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
-            missing = [k for k in REQUIRED if k not in rec]
-            if missing:
-                raise ValueError(f"{path}: line {lineno}: needs {', '.join(repr(k) for k in missing)}")
-            rec["id"] = str(rec["id"])
-            rec["words"] = words_of(rec["text"], word_spans(rec["text"]))
-            values = gold_attributions(rec["id"], rec["attributions"], rec["label"])
-            if values.size != len(rec["words"]):
-                raise ValueError(
-                    f"example {rec['id']!r}: {values.size} attributions for {len(rec['words'])} words"
-                )
-            rec["gold_attributions"] = values
-            records.append(rec)
+    for where, rec in json_lines(path):
+        missing = [k for k in REQUIRED if not isinstance(rec, dict) or k not in rec]
+        if missing:
+            raise ValueError(f"{where}: needs {', '.join(repr(k) for k in missing)}")
+        rec["id"] = str(rec["id"])
+        rec["words"] = words_of(rec["text"], word_spans(rec["text"]))
+        values = gold_attributions(rec["id"], rec["attributions"], rec["label"])
+        if values.size != len(rec["words"]):
+            raise ValueError(
+                f"example {rec['id']!r}: {values.size} attributions for {len(rec['words'])} words"
+            )
+        rec["gold_attributions"] = values
+        records.append(rec)
     if len(records) < 2:
         raise ValueError(f"{path}: importance alignment needs at least two examples")
     return records

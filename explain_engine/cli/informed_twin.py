@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 from explain_engine.cli.alignment import alignment_report, format_report, read_alignment_jsonl
+from explain_engine.datasets.jsonl import json_lines
 from explain_engine.datasets.rationales import rationale_explanations
 from explain_engine.jsonsafe import json_safe
 from explain_engine.models import ARCHITECTURES
@@ -42,17 +43,15 @@ def read_explained(path: str, max_words: int | None) -> list[dict]:
     if "rationale_spans" in first:
         return rationale_explanations(path, max_words=max_words)
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            rec = json.loads(line)
-            missing = [k for k in ("id", "text", "label", "explanation") if k not in rec]
-            if missing:
-                raise ValueError(f"{path}: line {lineno}: needs {', '.join(repr(k) for k in missing)}")
-            if max_words is not None:
-                rec["text"] = " ".join(rec["text"].split()[:max_words])
-            records.append({k: rec[k] for k in ("id", "text", "label", "explanation")})
+    for where, rec in json_lines(path):
+        missing = [
+            k for k in ("id", "text", "label", "explanation") if not isinstance(rec, dict) or k not in rec
+        ]
+        if missing:
+            raise ValueError(f"{where}: needs {', '.join(repr(k) for k in missing)}")
+        if max_words is not None:
+            rec["text"] = " ".join(rec["text"].split()[:max_words])
+        records.append({k: rec[k] for k in ("id", "text", "label", "explanation")})
     return records
 
 

@@ -57,6 +57,20 @@ def _unique(records: Iterator[tuple[str, dict]]) -> list[dict]:
     return out
 
 
+def json_lines(path: str | Path) -> Iterator[tuple[str, object]]:
+    """``(where, value)`` for each non-blank line of a JSON-lines file, ``where`` being ``"path:line"``;
+    a line that is not JSON raises ``ValueError`` naming it."""
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                yield where, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
+
+
 def read_jsonl(
     path: str | Path,
     text_field: str = "text",
@@ -68,21 +82,11 @@ def read_jsonl(
     path = Path(path)
 
     def rows() -> Iterator[tuple[str, dict]]:
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{lineno}"
-                try:
-                    raw = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{where}: invalid JSON ({exc.msg})") from None
-                if not isinstance(raw, dict):
-                    raise ValueError(f"{where}: expected a JSON object, got {type(raw).__name__}")
-                yield (
-                    where,
-                    _record(raw, where, str(lineno), text_field, label_field, id_field, require_label),
-                )
+        for where, raw in json_lines(path):
+            if not isinstance(raw, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(raw).__name__}")
+            lineno = where.rsplit(":", 1)[1]
+            yield where, _record(raw, where, lineno, text_field, label_field, id_field, require_label)
 
     return _unique(rows())
 

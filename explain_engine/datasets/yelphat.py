@@ -30,6 +30,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from explain_engine.datasets.jsonl import json_lines
 from explain_engine.text import word_spans
 
 COLUMNS = ("Input.label", "Input.text", "Answer.Q1Answer", "Answer.html_output")
@@ -293,21 +294,18 @@ def read_maps_jsonl(path: str | Path) -> list[dict]:
     entry per word; a bad line raises ``ValueError`` naming the file and line.
     """
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {lineno}: not JSON ({exc.msg})") from None
-            missing = [k for k in ("id", "text", "words", "label", "annotations") if k not in rec]
-            if missing:
-                raise ValueError(f"{path}: line {lineno}: missing field(s) {missing}")
-            n = len(rec["words"])
-            for a, ann in enumerate(rec["annotations"]):
-                if len(ann.get("map", ())) != n:
-                    why = f"annotation {a} has {len(ann.get('map', ()))} map entries for {n} words"
-                    raise ValueError(f"{path}: line {lineno}: {why}")
-            records.append(rec)
+    for where, rec in json_lines(path):
+        missing = [
+            k
+            for k in ("id", "text", "words", "label", "annotations")
+            if not isinstance(rec, dict) or k not in rec
+        ]
+        if missing:
+            raise ValueError(f"{where}: missing field(s) {missing}")
+        n = len(rec["words"])
+        for a, ann in enumerate(rec["annotations"]):
+            if len(ann.get("map", ())) != n:
+                why = f"annotation {a} has {len(ann.get('map', ()))} map entries for {n} words"
+                raise ValueError(f"{where}: {why}")
+        records.append(rec)
     return records

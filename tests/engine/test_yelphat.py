@@ -219,8 +219,8 @@ def test_read_maps_jsonl_rejects_bad_lines(tmp_path: Path):
     path.write_text(
         '{"id": "a", "text": "x y", "words": [[0,1],[2,3]], "label": 1, "annotations": [{"map": [1]}]}\n'
     )
-    with pytest.raises(ValueError, match="line 1: annotation 0 has 1 map entries for 2 words"):
+    with pytest.raises(ValueError, match="m.jsonl:1: annotation 0 has 1 map entries for 2 words"):
         read_maps_jsonl(path)
     path.write_text("{not json\n")
-    with pytest.raises(ValueError, match="line 1: not JSON"):
+    with pytest.raises(ValueError, match=":1: invalid JSON"):
         read_maps_jsonl(path)
