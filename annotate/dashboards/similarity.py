@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q
 
 from annotate.dashboards import gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.lexicon import lexicon_dir
 from annotate.machine.heatmap import signed_levels
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study, WorkerTrust
@@ -35,12 +35,10 @@ from explain_engine.api import (
 )
 
 MAX_SELECTIONS = 6
-LEXICON_SETTING = "HATLAB_LEXICON_DIR"
-
-
-def lexicon_dir() -> str | None:
-    """Where Hu & Liu's ``positive-words.txt`` / ``negative-words.txt`` are (``settings.HATLAB_LEXICON_DIR``)."""
-    return getattr(settings, LEXICON_SETTING, "") or None
+LEXICON_NOTE = (
+    "Cross-sentiment selection rates need Hu & Liu's opinion lexicon: upload positive-words.txt and "
+    "negative-words.txt on the lexicon settings page."
+)
 
 
 def selection_label(run_name: str, method: str) -> str:
@@ -162,10 +160,7 @@ def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, tex
     out += notes.few_texts_note(counts)
     out += notes.lexical_notes(lexical)
     if not cssr:
-        out.append(
-            "Cross-sentiment selection rates need Hu & Liu's opinion lexicon: set HATLAB_LEXICON_DIR to the folder "
-            "holding positive-words.txt and negative-words.txt."
-        )
+        out.append(LEXICON_NOTE)
     out.append(
         "A continuous machine map selects its top-k words per text, k = the number of words the human reference "
         "selected (Sen et al. 2020 §4.2); the POS distribution compares the words of the CAM (AND of a text's maps) "

@@ -525,8 +525,9 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     assert len(list(csv.reader(io.StringIO(csv_text)))) == 6
 
 
-def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, researcher, settings):
+def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, researcher, settings, tmp_path):
     settings.HATLAB_LEXICON_DIR = ""
+    settings.MEDIA_ROOT = tmp_path  # no uploaded lexicon
     study, _, _ = answered
     run = machine_run(researcher, study.dataset)
     client.force_login(researcher)
@@ -534,7 +535,7 @@ def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, resea
         f"/api/dashboards/studies/{study.uid}/similarity/", {"select": f"{run.pk}:attention (training)"}
     ).json()
     assert "cssr" not in {c["id"] for c in data["charts"]}
-    assert any("HATLAB_LEXICON_DIR" in n for n in data["notes"])
+    assert any("lexicon settings page" in n for n in data["notes"])
 
 
 def test_similarity_requests_are_validated(answered, client, researcher, other_researcher):
