@@ -493,6 +493,12 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
             similarity_report(records, predictions, lexicon, n_boot=1000, seed=0, progress=False)
         )
     assert data["selections"][1]["targets"] == ["negative", "positive"]
+    # the API keeps the method code in "label" and adds the readable "name" beside it
+    assert [s["label"] for s in data["selections"]] == ["bilstm · attention (training)", "bilstm · grad_l2_1s"]
+    assert [s["name"] for s in data["selections"]] == [
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
+    ]
 
     charts_by_id = {c["id"]: c for c in data["charts"]}
     assert set(charts_by_id) == {"behavioral", "lexical", "cssr", "pos"}
@@ -507,8 +513,8 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     pos = charts_by_id["pos"]
     assert [s["name"] for s in pos["series"]] == [
         "humans (CAM)",
-        data["selections"][0]["label"],
-        data["selections"][1]["label"],
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
         "corpus",
     ]
     assert sum(pos["series"][-1]["values"]) == pytest.approx(1.0, abs=0.05)

@@ -141,9 +141,11 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     drawn = assert_charts_follow_the_api(page, api)
     assert {"behavioral", "lexical", "pos"} <= set(drawn)
     assert [d["label"] for d in drawn["behavioral"]["datasets"]] == [
-        "bilstm · attention (training)",
-        "bilstm · grad_l2_1s",
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
     ]
+    assert [s["label"] for s in api["selections"]] == ["bilstm · attention (training)", "bilstm · grad_l2_1s"]
+    assert "grad_l2_1s" not in page.inner_text("#hatlab-dashboard")
     page.screenshot(path=str(output_dir / "machine-dashboard.png"), full_page=True)
 
     # drill down to the text whose first word is markup
@@ -165,6 +167,10 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     assert {o for o, f in zip(outline, flags, strict=True) if not f} <= {"none"}
     page.select_option("#overlay-human", "SAM")
     assert words.evaluate_all("ws => ws.map(w => Number(w.dataset.human))") == text_api["sam"]
+    assert page.locator("#overlay-machine option").all_inner_texts() == [
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
+    ]
     page.select_option("#overlay-machine", f"{run.pk}:grad_l2_1s")
     assert page.get_attribute("[data-overlay]", "data-machine") == f"{run.pk}:grad_l2_1s"
     assert page.locator(".map-row").count() == 3 + 2 + 2
