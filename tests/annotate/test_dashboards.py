@@ -494,7 +494,10 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
         )
     assert data["selections"][1]["targets"] == ["negative", "positive"]
     # the API keeps the method code in "label" and adds the readable "name" beside it
-    assert [s["label"] for s in data["selections"]] == ["bilstm · attention (training)", "bilstm · grad_l2_1s"]
+    assert [s["label"] for s in data["selections"]] == [
+        "bilstm · attention (training)",
+        "bilstm · grad_l2_1s",
+    ]
     assert [s["name"] for s in data["selections"]] == [
         "bilstm · Attention (as trained)",
         "bilstm · Simple gradient of s, L2 norm",
