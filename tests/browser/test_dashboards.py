@@ -176,3 +176,28 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     assert page.locator(".map-row").count() == 3 + 2 + 2
     page.screenshot(path=str(output_dir / "text-overlay.png"), full_page=True)
     assert errors == []
+
+
+# The page's own width against the window's: more means a horizontal scroll bar for the whole page.
+PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+TABLE_OVERFLOW = """(id) => {
+  const box = document.querySelector(`[data-table="${id}"] .table-scroll`);
+  return box.scrollWidth - box.clientWidth;
+}"""
+
+
+def test_the_study_dashboard_fits_a_1366_pixel_screen(live_server, browser_context, output_dir, scene):
+    owner, study, _ = scene
+    page, errors = signed_in(browser_context, live_server, owner)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{live_server.url}/studies/{study.uid}/dashboard/")
+    page.wait_for_selector("#hatlab-dashboard[data-state=ready]")
+    table = page.locator('[data-table="annotators"] table')
+    assert table.locator("thead th").count() == 13 and table.locator("tbody tr").count() == 3
+    page.screenshot(path=str(output_dir / "study-dashboard-1366.png"), full_page=True)
+    assert page.evaluate(PAGE_OVERFLOW) <= 0
+    # the table itself stays inside the page, and every column shows without scrolling its own box
+    box = page.locator('[data-table="annotators"] .table-scroll').bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1366
+    assert page.evaluate(TABLE_OVERFLOW, "annotators") <= 0
+    assert errors == []
