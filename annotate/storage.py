@@ -137,6 +137,14 @@ def local_artifact(location: str, client=None) -> Path:
     return dest
 
 
+def replace_media_folder(folder: Path | str, key: str) -> Path:
+    """Move ``folder`` to ``MEDIA_ROOT/key`` in one rename, replacing what was there (site-wide files
+    every process reads from MEDIA_ROOT, such as the opinion lexicon); return the new path."""
+    dest = media_root() / _safe_relative(key)
+    _publish(Path(folder), dest)
+    return dest
+
+
 def work_folder(key: str) -> Path:
     """A fresh, empty folder to write an artifact into before :func:`store_artifact` publishes it.
 

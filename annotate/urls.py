@@ -15,6 +15,7 @@ from annotate.views import (
     drafts,
     golds,
     home,
+    lexicon,
     machine,
     publish,
     studies,
@@ -114,6 +115,8 @@ urlpatterns = [
         admin_quality.aggregate_export,
         name="quality-aggregate",
     ),
+    # site settings
+    path("settings/lexicon/", lexicon.lexicon_settings, name="lexicon-settings"),
     # model runs
     path("models/", machine.model_run_list, name="model-run-list"),
     path("models/new/", machine.model_run_create, name="model-run-create"),

@@ -227,7 +227,8 @@ MTURK_SANDBOX = env_bool("MTURK_SANDBOX", True)
 MTURK_REGION = os.environ.get("MTURK_REGION", "us-east-1")
 PROLIFIC_API_TOKEN = os.environ.get("PROLIFIC_API_TOKEN", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
-# A folder with the Hu & Liu opinion lexicon (positive-words.txt, negative-words.txt) for the CSSR charts.
+# A folder with the Hu & Liu opinion lexicon (positive-words.txt, negative-words.txt) for the CSSR charts,
+# used when none was uploaded on the lexicon settings page (/settings/lexicon/, stored under MEDIA_ROOT).
 HATLAB_LEXICON_DIR = os.environ.get("HATLAB_LEXICON_DIR", "")
 HATLAB_DASHBOARD_INLINE_RESPONSES = int(os.environ.get("HATLAB_DASHBOARD_INLINE_RESPONSES", "3000"))
 HATLAB_PUBLIC_URL = os.environ.get("HATLAB_PUBLIC_URL", "http://127.0.0.1:8000")

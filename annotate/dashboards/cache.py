@@ -16,11 +16,11 @@ import hashlib
 import json
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
 
 from annotate.dashboards.gather import ATTENTION, Selection
+from annotate.lexicon import lexicon_fingerprint
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, WorkerTrust
 from annotate.models.dashboards import DashboardCache
@@ -102,7 +102,7 @@ def fingerprint(study: Study, name: str, params: dict) -> str:
     parts: dict[str, Any] = {"study": study_fingerprint(study)}
     if name == SIMILARITY:
         parts["machine"] = machine_fingerprint(selections_of(params))
-        parts["lexicon"] = bool(getattr(settings, "HATLAB_LEXICON_DIR", ""))
+        parts["lexicon"] = lexicon_fingerprint()
     return digest(parts)
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q
 
 from annotate.dashboards import gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.lexicon import lexicon_dir
 from annotate.machine.heatmap import signed_levels
+from annotate.machine.method_names import method_name
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study, WorkerTrust
 from annotate.tasks.words import word_breaks
@@ -35,16 +36,20 @@ from explain_engine.api import (
 )
 
 MAX_SELECTIONS = 6
-LEXICON_SETTING = "HATLAB_LEXICON_DIR"
-
-
-def lexicon_dir() -> str | None:
-    """Where Hu & Liu's ``positive-words.txt`` / ``negative-words.txt`` are (``settings.HATLAB_LEXICON_DIR``)."""
-    return getattr(settings, LEXICON_SETTING, "") or None
+LEXICON_NOTE = (
+    "Cross-sentiment selection rates need Hu & Liu's opinion lexicon: upload positive-words.txt and "
+    "negative-words.txt on the lexicon settings page."
+)
 
 
 def selection_label(run_name: str, method: str) -> str:
+    """A selection by its method code (``bilstm · grad_l2_1s``): the API's stable ``label``."""
     return f"{run_name} · {method}"
+
+
+def selection_name(run_name: str, method: str) -> str:
+    """A selection as people read it (``bilstm · Simple gradient of s, L2 norm``): chart series, tables, notes."""
+    return f"{run_name} · {method_name(method)}"
 
 
 def _texts_table_links(records: list[dict], text_url: Callable[[int], str] | None) -> list[Any]:
@@ -81,7 +86,8 @@ def similarity_dashboard(
         predictions = {r["id"]: maps[r["document"]] for r in records if r["document"] in maps}
         report = similarity_report(records, predictions, lexicon, n_boot=n_boot, seed=seed, progress=False)
         reports.append(report)
-        label = selection_label(run.name if run else f"run {sel.run}", sel.method)
+        run_name = run.name if run else f"run {sel.run}"
+        label = selection_label(run_name, sel.method)
         sels.append(
             {
                 "key": sel.key,
@@ -90,6 +96,7 @@ def similarity_dashboard(
                 "architecture": run.architecture if run else "",
                 "method": sel.method,
                 "label": label,
+                "name": selection_name(run_name, sel.method),
                 "texts": report["texts"],
                 "texts_without_map": report["texts_without_prediction"],
                 "unusable_maps": unusable,
@@ -97,7 +104,7 @@ def similarity_dashboard(
             }
         )
         per_text.append(_auc_against_sam(records, predictions))
-        progress(0.5 + 0.45 * (i + 1) / len(selections), f"compared {label}")
+        progress(0.5 + 0.45 * (i + 1) / len(selections), f"compared {sels[-1]['name']}")
     humans = HumanMaps.from_records(records)
     result = {
         "kind": "similarity",
@@ -138,7 +145,7 @@ def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, tex
     if bad_maps:
         out.append(f"{bad_maps} human maps whose length differs from their text's words are left out.")
     for sel, rep in zip(sels, reports, strict=True):
-        label = sel["label"]
+        label = sel["name"]
         if sel["texts_without_map"]:
             out.append(
                 f"{label}: {sel['texts_without_map']} of {texts} texts have no machine map and are left out."
@@ -162,10 +169,7 @@ def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, tex
     out += notes.few_texts_note(counts)
     out += notes.lexical_notes(lexical)
     if not cssr:
-        out.append(
-            "Cross-sentiment selection rates need Hu & Liu's opinion lexicon: set HATLAB_LEXICON_DIR to the folder "
-            "holding positive-words.txt and negative-words.txt."
-        )
+        out.append(LEXICON_NOTE)
     out.append(
         "A continuous machine map selects its top-k words per text, k = the number of words the human reference "
         "selected (Sen et al. 2020 §4.2); the POS distribution compares the words of the CAM (AND of a text's maps) "
@@ -208,7 +212,7 @@ def _presentation(
             "Behavioral similarity to each human reference (mean ROC AUC; 0.5 = none, 1 = perfect)",
             refs,
             [
-                estimate_series(s["label"], [pick(m, ref, "behavioral") for ref in refs])
+                estimate_series(s["name"], [pick(m, ref, "behavioral") for ref in refs])
                 for s, m in zip(sels, rows, strict=True)
             ],
             "ROC AUC",
@@ -221,7 +225,7 @@ def _presentation(
             ["selection", "reference", "texts", "k", "value", "ci_low", "ci_high", "n", "skipped"],
             [
                 [
-                    s["label"],
+                    s["name"],
                     ref,
                     m[ref]["texts"],
                     m[ref]["k"]["value"],
@@ -236,10 +240,10 @@ def _presentation(
     )
     lexical_series = []
     for s, m in zip(sels, rows, strict=True):
-        lexical_series.append(estimate_series(s["label"], [pick(m, ref, "lexical") for ref in refs]))
+        lexical_series.append(estimate_series(s["name"], [pick(m, ref, "lexical") for ref in refs]))
         lexical_series.append(
             {
-                "name": f"{s['label']} · random top-k",
+                "name": f"{s['name']} · random top-k",
                 "values": [pick(m, ref, "lexical_random", "value") for ref in refs],
             }
         )
@@ -263,7 +267,7 @@ def _presentation(
             ],
             [
                 [
-                    s["label"],
+                    s["name"],
                     ref,
                     *_est(m[ref]["lexical"]),
                     m[ref]["lexical_random"]["value"],
@@ -287,7 +291,7 @@ def _presentation(
             for which in ("cssr_p", "cssr_n"):
                 series.append(
                     estimate_series(
-                        f"{s['label']} {which.upper()}", [pick(m, ref, "cssr_machine", which) for ref in refs]
+                        f"{s['name']} {which.upper()}", [pick(m, ref, "cssr_machine", which) for ref in refs]
                     )
                 )
         charts.append(chart("cssr", "Cross-sentiment selection rate", refs, series, "CSSR"))
@@ -296,7 +300,7 @@ def _presentation(
             for ref in refs:
                 if ref not in m:
                     continue
-                cells = [s["label"], ref]
+                cells = [s["name"], ref]
                 for side in ("cssr_human", "cssr_machine"):
                     for which in ("cssr_p", "cssr_n"):
                         cells += _est(m[ref][side][which])[:3]
@@ -337,7 +341,7 @@ def _presentation(
         ]
         series = [{"name": "humans (CAM)", "values": [first[i]["human"] for i in keep]}]
         for s, t in zip(sels, tag_tables, strict=True):
-            series.append({"name": s["label"], "values": [t[i].get("machine") if t else None for i in keep]})
+            series.append({"name": s["name"], "values": [t[i].get("machine") if t else None for i in keep]})
         series.append({"name": "corpus", "values": [first[i]["corpus"] for i in keep]})
         charts.append(
             chart(
@@ -352,7 +356,7 @@ def _presentation(
             table(
                 "pos",
                 "Distribution over Penn Treebank tags: CAM words, each machine's top-k words, all words",
-                ["tag", "category", "humans (CAM)", *[s["label"] for s in sels], "corpus"],
+                ["tag", "category", "humans (CAM)", *[s["name"] for s in sels], "corpus"],
                 [
                     [
                         first[i]["tag"],
@@ -379,7 +383,7 @@ def _presentation(
         table(
             "texts",
             "Texts (open one to see its maps over the words)",
-            ["document", "gold label", "maps", "words", *[f"AUC vs SAM: {s['label']}" for s in sels]],
+            ["document", "gold label", "maps", "words", *[f"AUC vs SAM: {s['name']}" for s in sels]],
             [
                 [
                     link,
@@ -441,9 +445,11 @@ def text_detail(
         maps, used, _ = gather.machine_maps(sel, {doc.pk: n}, {doc.pk: doc.label}, target)
         scores = maps.get(doc.pk)
         run = runs.get(sel.run)
+        run_name = run.name if run else f"run {sel.run}"
         entry = {
             "key": sel.key,
-            "label": selection_label(run.name if run else f"run {sel.run}", sel.method),
+            "label": selection_label(run_name, sel.method),
+            "name": selection_name(run_name, sel.method),
             "target": used.get(doc.pk),
             "scores": scores,
             "levels": signed_levels(scores) if scores is not None else None,

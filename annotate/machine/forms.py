@@ -16,6 +16,7 @@ from annotate.machine.explaining import (
     available_methods,
     clean_explanation_params,
 )
+from annotate.machine.method_names import method_name
 from annotate.machine.runs import architecture_choices, check_trainable, clean_params, documents_with_words
 from annotate.models import Dataset, ModelRun
 
@@ -129,7 +130,7 @@ class ExplainForm(forms.Form):
     def __init__(self, *args, model_run: ModelRun, **kwargs):
         super().__init__(*args, **kwargs)
         self.model_run = model_run
-        self.fields["methods"].choices = [(m, m) for m in available_methods(model_run)]
+        self.fields["methods"].choices = [(m, method_name(m)) for m in available_methods(model_run)]
         labels = list(model_run.metrics.get("labels") or [])
         self.fields["target"].choices = [
             (TARGET_PREDICTED, "the predicted class"),

@@ -21,6 +21,7 @@ from annotate.dashboards.params import (
     study_for,
 )
 from annotate.dashboards.similarity import MAX_SELECTIONS
+from annotate.lexicon import lexicon_dir
 from annotate.study_progress import study_progress
 
 
@@ -62,6 +63,7 @@ def similarity_dashboard(request, uid):
         "errors": errors,
         "api_url": api_url,
         "max_selections": MAX_SELECTIONS,
+        "has_lexicon": lexicon_dir() is not None,
     }
     return render(request, "annotate/dashboards/similarity.html", context, status=400 if errors else 200)
 

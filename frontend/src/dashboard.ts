@@ -53,7 +53,9 @@ export interface HumanMap {
 
 export interface MachineMap {
   key: string;
+  /** run name · method code (stable); ``name`` is the same with the method's readable name. */
   label: string;
+  name?: string;
   target: string | null;
   scores: number[] | null;
   levels: number[] | null;
@@ -409,7 +411,7 @@ export function renderText(root: HTMLElement, data: TextData): void {
           doc,
           "overlay-machine",
           "Machine map",
-          usable.map((m) => [m.key, m.label]),
+          usable.map((m) => [m.key, m.name ?? m.label]),
           usable[0].key,
         ),
         select(
@@ -461,8 +463,8 @@ export function renderText(root: HTMLElement, data: TextData): void {
       maps.append(mapRow(doc, data, "SAM", `OR of ${data.human.length} maps`, data.sam, "consensus"));
     for (const m of data.machine) {
       if (m.levels)
-        maps.append(mapRow(doc, data, m.label, m.target ? `for “${m.target}”` : "", m.levels, "machine"));
-      else maps.append(el(doc, "p", `${m.label}: no map stored for this text.`, "empty"));
+        maps.append(mapRow(doc, data, m.name ?? m.label, m.target ? `for “${m.target}”` : "", m.levels, "machine"));
+      else maps.append(el(doc, "p", `${m.name ?? m.label}: no map stored for this text.`, "empty"));
     }
     if (!data.human.length) maps.append(el(doc, "p", "No counted human map for this text.", "empty"));
   }

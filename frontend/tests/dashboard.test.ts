@@ -193,7 +193,7 @@ const TEXT: TextData = {
   machine: [
     { key: "1:attention (training)", label: "m · attention", target: "positive", scores: [0.1, 0.5, 0.0, 1.0],
       levels: [1, 5, 0, 10], auc: { CAM: 1.0, SAM: 0.75 } }, // prettier-ignore
-    { key: "1:lime", label: "m · lime", target: null, scores: null, levels: null, auc: {} },
+    { key: "1:lime", label: "m · lime", name: "m · LIME", target: null, scores: null, levels: null, auc: {} },
   ],
   previous: null,
   next: 6,
@@ -245,7 +245,7 @@ describe("one text", () => {
     const rows = Array.from(root.querySelectorAll<HTMLElement>(".map-row")).map((r) => r.dataset.map);
     expect(rows).toEqual(["HAM1", "HAM2", "CAM", "SAM", "m · attention"]);
     expect(root.querySelector("[data-maps] .empty")!.textContent).toBe(
-      "m · lime: no map stored for this text.",
+      "m · LIME: no map stored for this text.",
     );
     const ham1 = root.querySelectorAll<HTMLSpanElement>('.map-row[data-map="HAM1"] span.w');
     expect(Array.from(ham1).map((s) => s.classList.contains("heat-p10"))).toEqual([false, true, false, true]);

@@ -493,6 +493,15 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
             similarity_report(records, predictions, lexicon, n_boot=1000, seed=0, progress=False)
         )
     assert data["selections"][1]["targets"] == ["negative", "positive"]
+    # the API keeps the method code in "label" and adds the readable "name" beside it
+    assert [s["label"] for s in data["selections"]] == [
+        "bilstm · attention (training)",
+        "bilstm · grad_l2_1s",
+    ]
+    assert [s["name"] for s in data["selections"]] == [
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
+    ]
 
     charts_by_id = {c["id"]: c for c in data["charts"]}
     assert set(charts_by_id) == {"behavioral", "lexical", "cssr", "pos"}
@@ -507,8 +516,8 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     pos = charts_by_id["pos"]
     assert [s["name"] for s in pos["series"]] == [
         "humans (CAM)",
-        data["selections"][0]["label"],
-        data["selections"][1]["label"],
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
         "corpus",
     ]
     assert sum(pos["series"][-1]["values"]) == pytest.approx(1.0, abs=0.05)
@@ -525,8 +534,9 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     assert len(list(csv.reader(io.StringIO(csv_text)))) == 6
 
 
-def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, researcher, settings):
+def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, researcher, settings, tmp_path):
     settings.HATLAB_LEXICON_DIR = ""
+    settings.MEDIA_ROOT = tmp_path  # no uploaded lexicon
     study, _, _ = answered
     run = machine_run(researcher, study.dataset)
     client.force_login(researcher)
@@ -534,7 +544,7 @@ def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, resea
         f"/api/dashboards/studies/{study.uid}/similarity/", {"select": f"{run.pk}:attention (training)"}
     ).json()
     assert "cssr" not in {c["id"] for c in data["charts"]}
-    assert any("HATLAB_LEXICON_DIR" in n for n in data["notes"])
+    assert any("lexicon settings page" in n for n in data["notes"])
 
 
 def test_similarity_requests_are_validated(answered, client, researcher, other_researcher):

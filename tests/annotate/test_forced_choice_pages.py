@@ -130,7 +130,15 @@ def test_new_study_form_checks_texts_and_creates_a_draft(owner):
     dataset, docs, run, _ = justify_rows(owner)
     client = signed_in(owner)
     url = reverse("evaluation-new")
-    assert client.get(url).status_code == 200
+    page = client.get(url)
+    assert page.status_code == 200
+    labels = dict(page.context["form"].fields["methods"].choices)
+    assert (
+        labels["grad_l2_1s"] == "Simple gradient of s, L2 norm" and labels["occ_1"] == "Occlusion of 1-grams"
+    )
+    html = page.content.decode()
+    assert 'value="limsse_ms_p"' in html and "LIMSSE, magnitude-sensitive on p</label>" in html
+    assert ">limsse_ms_p<" not in html and " limsse_ms_p</label>" not in html
     form = {
         "kind": "justify", "name": "Justify LIME vs occlusion", "model_run": run.pk, "methods": ["occ_1"],
         "ngram_methods": ["occ_1"], "ngram_sizes": "2, 3", "m": 3, "n_texts": 4, "tau_h": 0.9, "split": "all",

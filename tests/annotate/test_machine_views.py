@@ -148,6 +148,11 @@ def test_the_explain_form_queues_a_job_or_shows_errors(
     assert sent[-1] == ("annotate.machine.explain_model", [job.pk], "cpu")
     html = client.get(f"/models/{trained.pk}/").content.decode()
     assert f'data-progress-url="/api/jobs/{job.pk}/"' in html
+    # the jobs list and the form's checkboxes name the methods; the codes stay in the values only
+    jobs_row = html.split('id="jobs-heading"')[1].split("</tr>", 2)[1]
+    assert ">Attention weights</span>, <span" in jobs_row and ">Omission of 1-grams</span>" in jobs_row
+    assert "omit_1" not in jobs_row
+    assert 'value="omit_1"' in html and "Omission of 1-grams</label>" in html.replace("\n", "")
 
 
 def _respond(study, item, n, word_map):

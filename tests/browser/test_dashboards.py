@@ -141,9 +141,11 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     drawn = assert_charts_follow_the_api(page, api)
     assert {"behavioral", "lexical", "pos"} <= set(drawn)
     assert [d["label"] for d in drawn["behavioral"]["datasets"]] == [
-        "bilstm · attention (training)",
-        "bilstm · grad_l2_1s",
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
     ]
+    assert [s["label"] for s in api["selections"]] == ["bilstm · attention (training)", "bilstm · grad_l2_1s"]
+    assert "grad_l2_1s" not in page.inner_text("#hatlab-dashboard")
     page.screenshot(path=str(output_dir / "machine-dashboard.png"), full_page=True)
 
     # drill down to the text whose first word is markup
@@ -165,8 +167,37 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     assert {o for o, f in zip(outline, flags, strict=True) if not f} <= {"none"}
     page.select_option("#overlay-human", "SAM")
     assert words.evaluate_all("ws => ws.map(w => Number(w.dataset.human))") == text_api["sam"]
+    assert page.locator("#overlay-machine option").all_inner_texts() == [
+        "bilstm · Attention (as trained)",
+        "bilstm · Simple gradient of s, L2 norm",
+    ]
     page.select_option("#overlay-machine", f"{run.pk}:grad_l2_1s")
     assert page.get_attribute("[data-overlay]", "data-machine") == f"{run.pk}:grad_l2_1s"
     assert page.locator(".map-row").count() == 3 + 2 + 2
     page.screenshot(path=str(output_dir / "text-overlay.png"), full_page=True)
+    assert errors == []
+
+
+# The page's own width against the window's: more means a horizontal scroll bar for the whole page.
+PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+TABLE_OVERFLOW = """(id) => {
+  const box = document.querySelector(`[data-table="${id}"] .table-scroll`);
+  return box.scrollWidth - box.clientWidth;
+}"""
+
+
+def test_the_study_dashboard_fits_a_1366_pixel_screen(live_server, browser_context, output_dir, scene):
+    owner, study, _ = scene
+    page, errors = signed_in(browser_context, live_server, owner)
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{live_server.url}/studies/{study.uid}/dashboard/")
+    page.wait_for_selector("#hatlab-dashboard[data-state=ready]")
+    table = page.locator('[data-table="annotators"] table')
+    assert table.locator("thead th").count() == 13 and table.locator("tbody tr").count() == 3
+    page.screenshot(path=str(output_dir / "study-dashboard-1366.png"), full_page=True)
+    assert page.evaluate(PAGE_OVERFLOW) <= 0
+    # the table itself stays inside the page, and every column shows without scrolling its own box
+    box = page.locator('[data-table="annotators"] .table-scroll').bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1366
+    assert page.evaluate(TABLE_OVERFLOW, "annotators") <= 0
     assert errors == []

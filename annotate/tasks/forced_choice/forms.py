@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.api.serializers import StudySerializer
+from annotate.machine.method_names import method_name
 from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.providers import PROVIDERS
@@ -26,7 +27,8 @@ KINDS = [
 
 
 def _method_choices() -> list[tuple[str, str]]:
-    return [(name, name) for name in sorted(METHODS)]
+    """Every registered method by its readable name (annotate/machine/method_names.py), in the names' order."""
+    return sorted(((code, method_name(code)) for code in METHODS), key=lambda c: (c[1].lower(), c[0]))
 
 
 def _run_label(run: ModelRun) -> str:
