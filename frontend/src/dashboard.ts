@@ -463,7 +463,9 @@ export function renderText(root: HTMLElement, data: TextData): void {
       maps.append(mapRow(doc, data, "SAM", `OR of ${data.human.length} maps`, data.sam, "consensus"));
     for (const m of data.machine) {
       if (m.levels)
-        maps.append(mapRow(doc, data, m.name ?? m.label, m.target ? `for “${m.target}”` : "", m.levels, "machine"));
+        maps.append(
+          mapRow(doc, data, m.name ?? m.label, m.target ? `for “${m.target}”` : "", m.levels, "machine"),
+        );
       else maps.append(el(doc, "p", `${m.name ?? m.label}: no map stored for this text.`, "empty"));
     }
     if (!data.human.length) maps.append(el(doc, "p", "No counted human map for this text.", "empty"));
