@@ -461,6 +461,40 @@ def test_cell_decomposition_sums_to_the_score_without_its_bias(name, batch):
     torch.testing.assert_close(relevance.sum(1), expected, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["lstm", "gru"])
+def test_cell_decomposition_points_at_the_one_word_the_memory_keeps(name, batch):
+    """A cell that writes only at token A (input gate open / GRU update gate shut there) and then
+    keeps its state unchanged (forget gate 1 / update gate 1) holds A alone: the gain is at A's position."""
+    ids, mask = batch
+    model = make_model(name)
+    cell, hs, a = model.rnn.cells[0], model.rnn.hidden_size, 7
+    ids = torch.where(ids == a, 1, ids)
+    ids[0, 4], ids[1, 2] = a, a  # A in the middle of the first text, near the end of the second
+    with torch.no_grad():
+        model.embedding.weight[:, 0] = 0.0
+        model.embedding.weight[a, 0] = 1.0
+        if name == "lstm":
+            rows = {"write": slice(0, hs), "keep": slice(hs, 2 * hs)}
+            open_at_a = (40.0, -20.0)  # input gate σ(20) at A, σ(−20) elsewhere
+            keep = (0.0, 30.0)  # forget gate σ(30) everywhere
+        else:
+            rows = {"write": slice(hs, 2 * hs), "keep": slice(hs, 2 * hs)}
+            open_at_a = (-60.0, 30.0)  # update gate σ(−30) at A (write), σ(30) elsewhere (keep)
+            keep = open_at_a
+        for part, (weight_a, bias) in (("keep", keep), ("write", open_at_a)):
+            cell.weight_ih[rows[part]] = 0.0
+            cell.weight_hh[rows[part]] = 0.0
+            cell.weight_ih[rows[part], 0] = weight_a
+            cell.bias_ih[rows[part]] = bias
+            cell.bias_hh[rows[part]] = 0.0
+    target = scores(model, ids, mask).argmax(1)
+    relevance = decompose(model, ids, mask, target)
+    for row, at in ((0, 4), (1, 2)):
+        others = torch.cat([relevance[row, :at], relevance[row, at + 1 : int(mask[row].sum())]])
+        assert relevance[row, at].abs() > 1e-2
+        assert others.abs().max() < 1e-6 * relevance[row, at].abs()
+
+
 # ------------------------------------------------------------------ Grad-CAM-Text
 
 
