@@ -75,6 +75,58 @@ Squash = Callable[[torch.Tensor], torch.Tensor] | None
 Log = list[tuple[torch.Tensor, torch.Tensor]]
 
 
+class Spread:
+    """Where the bias and stabiliser share of a neuron goes under Arras et al. (2017 §3) with δ > 0.
+
+    ``ratio`` is ``Σ_{k→j} y_k / ȳ_k`` (``ȳ`` detached, so its value is the number of inputs but its
+    gradient towards ``y_k`` is ``1 / y_k``) over the non-zero inputs ``y_k`` feeding neuron ``j``;
+    ``count`` is that number ``N_j``. Both broadcast to the neuron's shape. Inputs equal to zero
+    (the initial states, padding, silent ReLUs) cannot carry relevance in the input × gradient
+    form and are left out of ``N_j``, so the share reaches the inputs that do.
+    """
+
+    def __init__(self, ratio: torch.Tensor, count: torch.Tensor) -> None:
+        self.ratio = ratio
+        self.count = count
+
+
+def _ratio(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``y / ȳ`` where ``y ≠ 0`` (0 elsewhere) and the indicator of ``y ≠ 0``."""
+    nonzero = y != 0
+    safe = torch.where(nonzero, y.detach(), torch.ones_like(y))
+    return torch.where(nonzero, y / safe, torch.zeros_like(y)), nonzero.to(y.dtype)
+
+
+def dense_spread(*inputs: torch.Tensor) -> Spread:
+    """Every unit of a dense layer sees every entry of ``inputs`` (each ``(..., D_i)``)."""
+    parts = [_ratio(y) for y in inputs]
+    return Spread(
+        sum(r.sum(-1, keepdim=True) for r, _ in parts), sum(c.sum(-1, keepdim=True) for _, c in parts)
+    )
+
+
+def elementwise_spread(*signals: torch.Tensor) -> Spread:
+    """Unit ``j`` sees entry ``j`` of each signal (a gated sum such as ``f ⊙ c + i ⊙ g``)."""
+    parts = [_ratio(y) for y in signals]
+    return Spread(sum(r for r, _ in parts), sum(c for _, c in parts))
+
+
+def time_spread(states: torch.Tensor) -> Spread:
+    """Unit ``j`` of ``Σ_t α_t h_t`` sees ``h_{t,j}`` at every step of ``states (B, T, D)``."""
+    ratio, count = _ratio(states)
+    return Spread(ratio.sum(1), count.sum(1))
+
+
+def window_spread(x: torch.Tensor, width: int) -> Spread:
+    """A convolution of ``width`` over ``x (B, E, T)`` (already padded): output ``w`` sees the
+    ``E × width`` entries of positions ``w … w + width − 1``; shapes ``(B, 1, T − width + 1)``."""
+    ratio, count = _ratio(x)
+    return Spread(
+        ratio.sum(1).unfold(1, width, 1).sum(-1).unsqueeze(1),
+        count.sum(1).unfold(1, width, 1).sum(-1).unsqueeze(1),
+    )
+
+
 def _value(term: Term) -> torch.Tensor:
     return term[0] * term[1] if isinstance(term, tuple) else term
 
@@ -96,8 +148,19 @@ class Rule:
         """A gate or attention weight, as computed from the current input."""
         return g
 
-    def node(self, terms: Sequence[Term], squash: Squash = None) -> torch.Tensor:
-        """``squash(Σ terms)`` (identity when ``squash`` is None)."""
+    def node(
+        self,
+        terms: Sequence[Term],
+        squash: Squash = None,
+        *,
+        bias: torch.Tensor | float = 0.0,
+        spread: Spread | None = None,
+    ) -> torch.Tensor:
+        """``squash(Σ terms)`` (identity when ``squash`` is None).
+
+        ``bias`` is the part of ``Σ terms`` that is the neuron's bias (it is already in the terms)
+        and ``spread`` names the inputs the neuron sees; only the conservative LRP rule reads them.
+        """
         z = sum(_value(t) for t in terms)
         return z if squash is None else squash(z)
 
@@ -144,7 +207,7 @@ class ReferenceRecorder(Rule):
             )
         return frozen
 
-    def node(self, terms, squash=None):
+    def node(self, terms, squash=None, *, bias=0.0, spread=None):
         z = sum(_value(t) for t in terms)
         y = z if squash is None else squash(z)
         self.log.append((z.detach(), y.detach()))
@@ -161,19 +224,31 @@ class ReferenceRecorder(Rule):
 
 
 class LrpRule(Rule):
-    """ε-LRP (Poerner et al. 2018 eq. 8) with gates as weights (Arras et al. 2017).
+    """ε-LRP (Poerner et al. 2018 eq. 8) with gates as weights and the bias factor δ of Arras et al. (2017 §3).
 
-    A neuron's relevance goes to its terms in proportion to their values over ``z + ε·sign z``
-    (``z`` includes the biases, which keep their share); a pair ``(g, s)`` passes its share to ``s``.
+    A neuron ``z_j = Σ_k y_k w_kj + b_j`` passes to each input ``y_k`` it sees
+    ``R_{k←j} = (y_k w_kj + δ·(b_j + ε·sign z_j)/N_j) / (z_j + ε·sign z_j) · R_j``; a pair
+    ``(g, s)`` passes its share to the signal ``s``. With ``bias_factor`` δ = 0 the bias and the
+    stabiliser keep their share (the plain ε rule); with δ = 1 it is spread evenly over the ``N_j``
+    non-zero inputs and every neuron hands on exactly its relevance. In input × gradient form the
+    spread is the gradient of ``δ·(b_j + ε·sign z_j)/N_j · Σ_k y_k/ȳ_k`` (see :class:`Spread`).
+    A neuron built without ``spread`` keeps the plain rule.
     """
 
-    def __init__(self, eps: float = 1e-3) -> None:
+    def __init__(self, eps: float = 1e-3, bias_factor: float = 0.0) -> None:
         self.eps = eps
+        self.bias_factor = bias_factor
 
-    def node(self, terms, squash=None):
+    def node(self, terms, squash=None, *, bias=0.0, spread=None):
         z = sum(_value(t) for t in terms).detach()
         y = z if squash is None else squash(z)
-        return _route(y, _linear(terms), y / stabilise(z, self.eps))
+        denom = stabilise(z, self.eps)
+        linear = _linear(terms)
+        if spread is not None and self.bias_factor != 0.0:
+            absorbed = torch.as_tensor(bias, dtype=z.dtype, device=z.device).detach() + (denom - z)
+            share = self.bias_factor * absorbed / spread.count.clamp(min=1.0)
+            linear = linear + share * spread.ratio
+        return _route(y, linear, y / denom)
 
     def through(self, x, value):
         nonzero = x != 0
@@ -211,7 +286,7 @@ class DeepLiftRule(Rule):
         x_ref, value_ref = self._pop()
         return (value - value_ref).detach() / stabilise((x - x_ref).detach(), self.eps)
 
-    def node(self, terms, squash=None):
+    def node(self, terms, squash=None, *, bias=0.0, spread=None):
         z = sum(_value(t) for t in terms).detach()
         y = z if squash is None else squash(z)
         return _route(y, _linear(terms), self._rescale(z, y))
@@ -234,22 +309,23 @@ class DeepLiftRule(Rule):
 # --------------------------------------------------------------------------- models
 
 
-def _lstm_step(x_proj, h_proj, c, rule: Rule):
+def _lstm_step(x_proj, h_proj, c, rule: Rule, bias: torch.Tensor, inputs: Spread):
     i, f, g, o = (x_proj + h_proj).chunk(4, dim=-1)
     i, f, o = (rule.weight(torch.sigmoid(v)) for v in (i, f, o))
-    g = rule.node([g], torch.tanh)
-    c_new = rule.node([(f, c), (i, g)])
+    g = rule.node([g], torch.tanh, bias=bias.chunk(4)[2], spread=inputs)
+    c_new = rule.node([(f, c), (i, g)], spread=elementwise_spread(c, g))
     h_new = rule.gate(o, rule.through(c_new, torch.tanh(c_new)))
     return h_new, c_new
 
 
-def _gru_step(x_proj, h_proj, h, rule: Rule):
+def _gru_step(x_proj, h_proj, h, rule: Rule, cell: nn.Module, inputs: Spread):
     x_r, x_z, x_n = x_proj.chunk(3, dim=-1)
     h_r, h_z, h_n = h_proj.chunk(3, dim=-1)
     r = rule.weight(torch.sigmoid(x_r + h_r))
     z = rule.weight(torch.sigmoid(x_z + h_z))
-    n = rule.node([x_n, (r, h_n)], torch.tanh)
-    return rule.node([(1 - z, n), (z, h)])
+    bias = cell.bias_ih.chunk(3)[2] + r.detach() * cell.bias_hh.chunk(3)[2]
+    n = rule.node([x_n, (r, h_n)], torch.tanh, bias=bias, spread=inputs)
+    return rule.node([(1 - z, n), (z, h)], spread=elementwise_spread(n, h))
 
 
 def gated_rnn(
@@ -263,18 +339,21 @@ def gated_rnn(
     outputs, finals = [], []
     for k, cell in enumerate(rnn.cells):
         order = reading_order(mask, reverse=(k == 1))
-        x_proj = F.linear(gather_time(x, order), cell.weight_ih, cell.bias_ih)
+        xs = gather_time(x, order)
+        x_proj = F.linear(xs, cell.weight_ih, cell.bias_ih)
         h = x.new_zeros(b, rnn.hidden_size)
         c = x.new_zeros(b, rnn.hidden_size)
         states = []
         for s in range(n_steps):
             h_proj = F.linear(h, cell.weight_hh, cell.bias_hh)
             live = steps_mask[:, s : s + 1]
+            inputs = dense_spread(xs[:, s], h)
             if rnn.kind == "lstm":
-                h_new, c_new = _lstm_step(x_proj[:, s], h_proj, c, rule)
+                bias = cell.bias_ih + cell.bias_hh
+                h_new, c_new = _lstm_step(x_proj[:, s], h_proj, c, rule, bias, inputs)
                 c = torch.where(live, c_new, c)
             else:
-                h_new = _gru_step(x_proj[:, s], h_proj, h, rule)
+                h_new = _gru_step(x_proj[:, s], h_proj, h, rule, cell, inputs)
             h = torch.where(live, h_new, h)
             states.append(h)
         states += [x.new_zeros(b, rnn.hidden_size)] * (t - n_steps)
@@ -299,12 +378,18 @@ def qrnn_layer(
         xs = gather_time(x, order) * steps_mask.unsqueeze(-1).to(x.dtype)
         xs = F.pad(xs.transpose(1, 2), (layer.kernel_size - 1, 0))
         gates = conv(xs).transpose(1, 2).chunk(n_gates, dim=-1)
-        z = rule.node([gates[0]], torch.tanh)
+        window = window_spread(xs, layer.kernel_size)
+        z = rule.node(
+            [gates[0]],
+            torch.tanh,
+            bias=conv.bias.chunk(n_gates)[0],
+            spread=Spread(window.ratio.transpose(1, 2), window.count.transpose(1, 2)),
+        )
         f = rule.weight(torch.sigmoid(gates[1]))
         c = x.new_zeros(b, layer.hidden_size)
         cs = []
         for s in range(t):
-            c_new = rule.node([(f[:, s], c), (1 - f[:, s], z[:, s])])
+            c_new = rule.node([(f[:, s], c), (1 - f[:, s], z[:, s])], spread=elementwise_spread(c, z[:, s]))
             c = torch.where(steps_mask[:, s : s + 1], c_new, c)
             cs.append(c)
         c_seq = torch.stack(cs, dim=1) if cs else x.new_zeros(b, 0, layer.hidden_size)
@@ -318,7 +403,7 @@ def qrnn_layer(
 
 def _linear_out(layer: nn.Linear, x: torch.Tensor, rule: Rule) -> torch.Tensor:
     """The output layer: a weighted sum whose ε-stabiliser (LRP) also applies (Poerner et al. 2018 eq. 8)."""
-    return rule.node([layer(x)])
+    return rule.node([layer(x)], bias=layer.bias, spread=dense_spread(x))
 
 
 def kim_cnn(model: KimCNN, embeds: torch.Tensor, mask: torch.Tensor, rule: Rule) -> torch.Tensor:
@@ -331,10 +416,10 @@ def kim_cnn(model: KimCNN, embeds: torch.Tensor, mask: torch.Tensor, rule: Rule)
     x = x.transpose(1, 2)
     pooled = []
     for width, conv in zip(model.filter_sizes, model.convs, strict=True):
-        fmap = rule.node([conv(x)], torch.relu)
+        fmap = rule.node([conv(x)], torch.relu, bias=conv.bias.unsqueeze(-1), spread=window_spread(x, width))
         pooled.append(rule.max_pool(fmap, valid_windows(mask, width, fmap.shape[2])))
     features = torch.cat(pooled, dim=1)
-    hidden = rule.node([model.fc(features)], torch.relu)
+    hidden = rule.node([model.fc(features)], torch.relu, bias=model.fc.bias, spread=dense_spread(features))
     return _linear_out(model.out, hidden, rule)
 
 
@@ -344,7 +429,7 @@ def attention_rnn(model: AttentionRNN, embeds: torch.Tensor, mask: torch.Tensor,
     states, _ = gated_rnn(model.rnn, embeds, mask, rule)
     u = torch.tanh(model.attn_proj(states))
     alpha = rule.weight(masked_softmax(u @ model.attn_context, mask))
-    context = rule.node([rule.gate(alpha.unsqueeze(-1), states).sum(1)])
+    context = rule.node([rule.gate(alpha.unsqueeze(-1), states).sum(1)], spread=time_spread(states))
     return _linear_out(model.classifier, context, rule)
 
 

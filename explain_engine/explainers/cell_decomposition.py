@@ -24,6 +24,13 @@ Extensions, each keeping that telescoping sum:
   ``c_t = f_t ⊙ c_{t-1} + (1 − f_t) ⊙ z_t``, ``h_t = o_t ⊙ c_t`` has no final ``tanh``, so
   ``nl_i(t) = w_k · (o_i ⊙ ∏_{j=t+1..i} f_j ⊙ c_t)``; f-pooling is the GRU form with ``f`` for ``z``.
 
+Only the additive pathway through ``c`` (GRU: ``h``) is credited (Poerner et al. 2018 §5): what a
+cell forgets and writes again from ``h_{t-1}`` (the recurrent input of ``g_t``, or of the GRU's
+``n_t``) counts as the gain of the step that rewrote it. A model whose keep gates sit well below 1
+(e.g. a small GRU with update gates near 0.5 on the agreement paradigm) therefore places its
+relevance on the last steps, not on the subject that decided the prediction, although the
+decomposition is exact; with a memory that keeps its state it points at the word written there.
+
 Written by hand: no library implements it. The gate values come from the models' own traces
 (``return_trace=True``). Linear cases (GRU, QRNN) run one backward recursion over time; the LSTM's
 ``tanh`` needs the net load of every step for every later readout step (O(T²) per text, vectorised

@@ -9,8 +9,14 @@ embedding dimensions: ``φ_lrp(t, k, X) = Σ_j R(e_{t,j})``.
   ``c_t = f ⊙ c_{t-1} + i ⊙ g_t`` the relevance of ``c_t`` is split between ``c_{t-1}`` and ``g_t``
   in proportion to ``f ⊙ c_{t-1}`` and ``i ⊙ g_t``; ``h_t = o ⊙ tanh(c_t)`` hands all of ``R(h_t)``
   to ``c_t``. The additive attention weights α_i of the attention models are weights too.
-* Relevance is conserved layer to layer except for what the biases (and ε) absorb.
-* On the ReLU CNN with ε → 0 the result equals gradient × input (Kindermans et al. 2016).
+* ``bias_factor`` δ (Arras et al. 2017 §3): the default δ = 1 spreads each neuron's bias and
+  stabiliser share ``b_j + ε·sign z_j`` evenly over its ``N_j`` non-zero inputs,
+  ``R_{k←j} = (y_k w_kj + δ·(b_j + ε·sign z_j)/N_j) / (z_j + ε·sign z_j) · R_j``, so every layer
+  hands on exactly the relevance it received and ``Σ_t φ_lrp(t, k, X) = s(k, X)`` (as long as each
+  neuron has a non-zero input; zero inputs — the initial states, padding, silent ReLUs — get no
+  share). δ = 0 is the plain ε rule of Poerner et al. (2018 eq. 8), where the biases and ε absorb
+  their share: on trained LSTMs that share is many times ``s(k, X)`` with the opposite sign.
+* On the ReLU CNN with δ = 0 and ε → 0 the result equals gradient × input (Kindermans et al. 2016).
 
 Written by hand (see :mod:`explain_engine.explainers._propagation`): Captum's ``LRP`` only
 handles standard ``nn`` layers and cannot treat custom gates or attention weights as weights.
@@ -41,18 +47,34 @@ PROPAGATION_ARCHITECTURES: tuple[str, ...] = (
 
 
 def lrp_relevance(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, target: torch.Tensor, eps: float = 1e-3
+    model: torch.nn.Module,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    target: torch.Tensor,
+    eps: float = 1e-3,
+    bias_factor: float = 1.0,
 ) -> torch.Tensor:
-    """ε-LRP token relevance ``(B, T)`` of ``target`` for a model from :data:`PROPAGATION_ARCHITECTURES`."""
+    """ε-LRP token relevance ``(B, T)`` of ``target`` for a model from :data:`PROPAGATION_ARCHITECTURES`.
+
+    ``bias_factor`` 1 is the conservative rule of Arras et al. (2017 §3), 0 the plain ε rule.
+    """
     with torch.no_grad():
         embeds = model.embed(ids)
-    relevance, _ = input_times_modified_gradient(model, embeds, mask, target, LrpRule(eps))
+    rule = LrpRule(eps, float(bias_factor))
+    relevance, _ = input_times_modified_gradient(model, embeds, mask, target, rule)
     return relevance
 
 
 @register("lrp", architectures=PROPAGATION_ARCHITECTURES)
 def lrp(
-    bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, eps: float = 1e-3, **_: Any
+    bundle: Any,
+    batch: EncodedBatch,
+    target: torch.Tensor,
+    *,
+    eps: float = 1e-3,
+    bias_factor: float = 1.0,
+    **_: Any,
 ) -> torch.Tensor:
-    """ε-LRP (ε = 0.001) with gates and attention as weights (Poerner et al. 2018 §3.2)."""
-    return lrp_relevance(bundle.model, batch.ids, batch.mask, target, eps)
+    """ε-LRP (ε = 0.001) with gates and attention as weights (Poerner et al. 2018 §3.2) and the
+    conservative bias factor δ = 1 of Arras et al. (2017 §3); ``bias_factor=0`` is the plain ε rule."""
+    return lrp_relevance(bundle.model, batch.ids, batch.mask, target, eps, bias_factor)

@@ -130,11 +130,16 @@ def test_lrp_is_exactly_conservative_without_biases(name, batch):
     model = make_model(name, biases=False)
     logits = scores(model, ids, mask)
     target = logits.argmax(1)
-    relevance = lrp_relevance(model, ids, mask, target, eps=1e-10)
+    relevance = lrp_relevance(model, ids, mask, target, eps=1e-10, bias_factor=0)
     torch.testing.assert_close(relevance.sum(1), chosen(logits, target), rtol=1e-7, atol=1e-9)
     # at the paper's ε = 0.001 the stabilisers absorb a small share, which vanishes with ε
     errors = [
-        ((lrp_relevance(model, ids, mask, target, eps=eps).sum(1) - chosen(logits, target)).abs())
+        (
+            (
+                lrp_relevance(model, ids, mask, target, eps=eps, bias_factor=0).sum(1)
+                - chosen(logits, target)
+            ).abs()
+        )
         .max()
         .item()
         for eps in (1e-3, 1e-5, 1e-7)
@@ -152,15 +157,17 @@ def test_lrp_on_the_relu_cnn_equals_gradient_times_input(batch):
     target = logits.argmax(1)
     (grad,) = torch.autograd.grad(chosen(logits, target).sum(), embeds)
     grad_x_input = (grad * embeds).sum(-1).detach() * mask
-    relevance = lrp_relevance(model, ids, mask, target, eps=1e-12)
+    relevance = lrp_relevance(model, ids, mask, target, eps=1e-12, bias_factor=0)
     rel_error = (relevance - grad_x_input).abs().max() / grad_x_input.abs().max()
     assert rel_error < 1e-4
     # at ε = 0.001 they differ, but only slightly
-    assert not torch.allclose(lrp_relevance(model, ids, mask, target), grad_x_input, rtol=0, atol=1e-12)
+    plain = lrp_relevance(model, ids, mask, target, bias_factor=0)
+    assert not torch.allclose(plain, grad_x_input, rtol=0, atol=1e-12)
 
 
-def _reference_lstm_lrp(model, ids, target, eps):
-    """Arras et al. (2017) LRP for one text through a final-state LSTM, neuron by neuron."""
+def _reference_lstm_lrp(model, ids, target, eps, delta):
+    """Arras et al. (2017) LRP for one text through a final-state LSTM, neuron by neuron, with
+    bias factor ``delta``: a neuron's ``δ·(b + ε·sign z)`` goes in equal parts to its non-zero inputs."""
     cell = model.rnn.cells[0]
     hs = cell.hidden_size
     x = model.embed(ids).detach()
@@ -179,34 +186,84 @@ def _reference_lstm_lrp(model, ids, target, eps):
     def esign(v):
         return v + eps * (2.0 * (v >= 0).double() - 1.0)
 
+    def live(*vs):
+        return [(v != 0).double() for v in vs]
+
     w_out = model.classifier.weight.detach()[target]
-    out = w_out @ h[-1] + model.classifier.bias.detach()[target]
-    r_h = h[-1] * w_out * out / esign(out)
+    b_out = model.classifier.bias.detach()[target]
+    out = w_out @ h[-1] + b_out
+    (on,) = live(h[-1])
+    r_h = (h[-1] * w_out + on * delta * (esign(out) - out + b_out) / on.sum()) * out / esign(out)
     r_c = torch.zeros(hs, dtype=x.dtype)
     r_x = torch.zeros_like(x)
     for t in range(len(ids) - 1, -1, -1):
         i, f, g = gates[t]
         r_c = r_c + r_h  # h_t = o ⊙ tanh(c_t): the output gate is a weight
         c_t = c[t + 1]
-        r_g = r_c * i * g / esign(c_t)
-        r_c = r_c * f * c[t] / esign(c_t)
+        on_c, on_g = live(c[t], g)
+        spare = delta * (esign(c_t) - c_t) / (on_c + on_g).clamp(min=1)
+        r_g = r_c * (i * g + on_g * spare) / esign(c_t)
+        r_c = r_c * (f * c[t] + on_c * spare) / esign(c_t)
         w_x, w_h = w_ih[2 * hs : 3 * hs], w_hh[2 * hs : 3 * hs]
         share = r_g / esign(pre_g[t])
-        r_x[t] = x[t] * (w_x.T @ share)
-        r_h = h[t] * (w_h.T @ share)
+        on_x, on_h = live(x[t], h[t])
+        spare = (delta * (esign(pre_g[t]) - pre_g[t] + b[2 * hs : 3 * hs]) * share).sum()
+        spare = spare / (on_x.sum() + on_h.sum())
+        r_x[t] = x[t] * (w_x.T @ share) + on_x * spare
+        r_h = h[t] * (w_h.T @ share) + on_h * spare
     return r_x.sum(-1)
 
 
-def test_lrp_matches_a_neuron_by_neuron_lstm_reference(batch):
+@pytest.mark.parametrize("delta", [0.0, 1.0])
+def test_lrp_matches_a_neuron_by_neuron_lstm_reference(batch, delta):
     ids, mask = batch
     model = make_model("lstm")
     target = scores(model, ids, mask).argmax(1)
-    relevance = lrp_relevance(model, ids, mask, target)
+    relevance = lrp_relevance(model, ids, mask, target, bias_factor=delta)
     for row in range(ids.shape[0]):
         n = int(mask[row].sum())
-        expected = _reference_lstm_lrp(model, ids[row, :n], int(target[row]), 1e-3)
+        expected = _reference_lstm_lrp(model, ids[row, :n], int(target[row]), 1e-3, delta)
         torch.testing.assert_close(relevance[row, :n], expected, rtol=1e-9, atol=1e-12)
         assert torch.all(relevance[row, n:] == 0)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_conservative_lrp_gives_the_words_exactly_the_class_score(name, seed, batch):
+    """Arras et al. (2017 §3), δ = 1: Σ_t φ_lrp(t, k, X) = s(k, X) for every text, biases and ε included."""
+    ids, mask = batch
+    model = make_model(name, seed=seed)
+    logits = scores(model, ids, mask)
+    # A neuron with no non-zero input keeps its bias: a CNN whose ReLU layer is silent outputs its
+    # bias alone, and nothing reaches the words. Recurrent states are never all zero here.
+    last = model.out if name == "cnn" else model.classifier
+    seen: list[torch.Tensor] = []
+    handle = last.register_forward_hook(lambda _m, inp, _out: seen.append(inp[0].detach()))
+    scores(model, ids, mask)
+    handle.remove()
+    reaches_words = (seen[0] != 0).any(1)
+    assert name != "cnn" or (seed != 1 or not reaches_words.all())  # the data hold both cases
+    for target in (logits.argmax(1), logits.argmin(1)):
+        total = chosen(logits, target) * reaches_words
+        relevance = lrp_relevance(model, ids, mask, target, eps=1e-3, bias_factor=1.0)
+        torch.testing.assert_close(relevance.sum(1), total, rtol=1e-4, atol=1e-4 * total.abs().max().item())
+        assert torch.all(relevance[~mask] == 0)
+        # the plain ε rule leaves the biases' share out: the same check fails on it
+        plain = lrp_relevance(model, ids, mask, target, eps=1e-3, bias_factor=0.0)
+        assert (plain.sum(1) - total)[reaches_words].abs().max() > 1e-2 * total.abs().max()
+
+
+def test_conservative_lrp_holds_on_a_float32_model_with_large_biases(batch):
+    ids, mask = batch
+    model = make_model("bilstm_attention", seed=3).float()
+    with torch.no_grad():
+        for pname, p in model.named_parameters():
+            if "bias" in pname:
+                p.mul_(5.0)
+    logits = scores(model, ids, mask)
+    target = logits.argmax(1)
+    relevance = lrp_relevance(model, ids, mask, target)
+    torch.testing.assert_close(relevance.sum(1), chosen(logits, target), rtol=1e-4, atol=1e-4)
 
 
 # ------------------------------------------------------------------ DeepLIFT
@@ -402,6 +459,40 @@ def test_cell_decomposition_sums_to_the_score_without_its_bias(name, batch):
     relevance = decompose(model, ids, mask, target)
     expected = chosen(logits, target) - model.classifier.bias.detach()[target]
     torch.testing.assert_close(relevance.sum(1), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru"])
+def test_cell_decomposition_points_at_the_one_word_the_memory_keeps(name, batch):
+    """A cell that writes only at token A (input gate open / GRU update gate shut there) and then
+    keeps its state unchanged (forget gate 1 / update gate 1) holds A alone: the gain is at A's position."""
+    ids, mask = batch
+    model = make_model(name)
+    cell, hs, a = model.rnn.cells[0], model.rnn.hidden_size, 7
+    ids = torch.where(ids == a, 1, ids)
+    ids[0, 4], ids[1, 2] = a, a  # A in the middle of the first text, near the end of the second
+    with torch.no_grad():
+        model.embedding.weight[:, 0] = 0.0
+        model.embedding.weight[a, 0] = 1.0
+        if name == "lstm":
+            rows = {"write": slice(0, hs), "keep": slice(hs, 2 * hs)}
+            open_at_a = (40.0, -20.0)  # input gate σ(20) at A, σ(−20) elsewhere
+            keep = (0.0, 30.0)  # forget gate σ(30) everywhere
+        else:
+            rows = {"write": slice(hs, 2 * hs), "keep": slice(hs, 2 * hs)}
+            open_at_a = (-60.0, 30.0)  # update gate σ(−30) at A (write), σ(30) elsewhere (keep)
+            keep = open_at_a
+        for part, (weight_a, bias) in (("keep", keep), ("write", open_at_a)):
+            cell.weight_ih[rows[part]] = 0.0
+            cell.weight_hh[rows[part]] = 0.0
+            cell.weight_ih[rows[part], 0] = weight_a
+            cell.bias_ih[rows[part]] = bias
+            cell.bias_hh[rows[part]] = 0.0
+    target = scores(model, ids, mask).argmax(1)
+    relevance = decompose(model, ids, mask, target)
+    for row, at in ((0, 4), (1, 2)):
+        others = torch.cat([relevance[row, :at], relevance[row, at + 1 : int(mask[row].sum())]])
+        assert relevance[row, at].abs() > 1e-2
+        assert others.abs().max() < 1e-6 * relevance[row, at].abs()
 
 
 # ------------------------------------------------------------------ Grad-CAM-Text
