@@ -14,6 +14,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.models import CrowdAction, Invite, Payment, PlatformSubmission, Publication, Study
@@ -285,7 +286,8 @@ def test_invite_manager(live_server, browser_context, output_dir):
     assert page.locator("#invite-list tbody tr[data-state='unused']").count() == 3
     first = page.locator("#invite-list tbody tr").first
     first.get_by_role("button", name="Copy").click()
-    assert first.get_by_role("button", name="Copied").count() == 1
+    # the clipboard answers asynchronously: wait for the button to say so
+    expect(first.get_by_role("button", name="Copied")).to_have_count(1)
     link = page.evaluate("navigator.clipboard.readText()")
     assert link == first.locator("code").inner_text() and "?invite=" in link
     with page.expect_download() as download:
