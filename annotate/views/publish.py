@@ -14,12 +14,11 @@ from django.views.decorators.http import require_POST
 
 from annotate.access import owned_or_404, researcher_required
 from annotate.crowd_log import audit_log, describe, run_logged
-from annotate.models import Item, Study, Worker
+from annotate.models import Study, Worker
 from annotate.provider_form import ProviderSettingsForm, fee_rule
 from annotate.providers import get_provider
 from annotate.publishing import ActionError, crowd_state, new_key, reviewable
-from annotate.tasks import get_kind
-from annotate.views.work import task_json
+from annotate.views.work import sample_page
 
 
 def _study(request, uid) -> Study:
@@ -133,36 +132,11 @@ def crowd_action(request, uid, action: str):
     return redirect("crowd-page", uid=study.uid)
 
 
-def sample_item(study: Study) -> Item | None:
-    """An item to preview: the study's first ordinary item, else (a draft) the first its kind would
-    make. Only its public payload is shown."""
-    item = Item.objects.filter(study=study, is_gold=False).order_by("position", "id").first()
-    if item is not None:
-        return item
-    built = get_kind(study.kind).build_items(study)
-    return next((i for i in built if not i.is_gold), built[0] if built else None)
-
-
 @researcher_required
 def crowd_preview(request, uid):
     """The task page exactly as a worker gets it, with a sample item, sending nothing."""
     study = _study(request, uid)
-    kind = get_kind(study.kind)
-    item = sample_item(study)
-    if item is None:
+    response = sample_page(request, study)
+    if response is None:
         raise Http404("the study's dataset has no documents to preview")
-    task = task_json(request, study)
-    task["sample"] = {
-        "assignment": "",
-        "item": {"kind": kind.name, "payload": kind.public_payload(item)},
-        "progress": {"done": 0, "total": 1},
-        "config": kind.public_config(study),
-    }
-    context = {
-        "study": study,
-        "config": kind.public_config(study),
-        "provider": get_provider(study.provider),
-        "kind": kind,
-        "task_json": task,
-    }
-    return render(request, kind.template, context)
+    return response

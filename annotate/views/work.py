@@ -21,7 +21,7 @@ from django.urls import reverse
 from annotate import throttle
 from annotate.assignment import held_assignment, work_left, worker_progress
 from annotate.completion import completion_for
-from annotate.models import Study, Worker
+from annotate.models import Item, Study, Worker
 from annotate.page_tokens import page_token
 from annotate.providers import admit, get_provider
 from annotate.tasks import get_kind
@@ -66,6 +66,41 @@ def too_many_new_workers(request, study: Study):
     return response
 
 
+def sample_item(study: Study) -> Item | None:
+    """An item to preview: the study's first ordinary item, else (a draft) the first its kind would
+    make. Only its public payload is shown."""
+    item = Item.objects.filter(study=study, is_gold=False).order_by("position", "id").first()
+    if item is not None:
+        return item
+    built = get_kind(study.kind).build_items(study)
+    return next((i for i in built if not i.is_gold), built[0] if built else None)
+
+
+def sample_page(request, study: Study, message: str = ""):
+    """The kind's task page with a sample item that sends nothing (``None`` when there is no item):
+    the researcher's preview, and a crowd platform's preview of the task before a worker accepts it."""
+    kind = get_kind(study.kind)
+    item = sample_item(study)
+    if item is None:
+        return None
+    task = task_json(request, study)
+    task["sample"] = {
+        "assignment": "",
+        "item": {"kind": kind.name, "payload": kind.public_payload(item)},
+        "progress": {"done": 0, "total": 1},
+        "config": kind.public_config(study),
+        **({"message": message} if message else {}),
+    }
+    context = {
+        "study": study,
+        "config": kind.public_config(study),
+        "provider": get_provider(study.provider),
+        "kind": kind,
+        "task_json": task,
+    }
+    return render(request, kind.template, context)
+
+
 @crowd_frameable
 def entry(request, study_uid):
     study = get_object_or_404(Study, uid=study_uid)
@@ -84,6 +119,11 @@ def entry(request, study_uid):
         seat = session_seat(request, study.uid)
         worker = None if seat is None else Worker.objects.filter(pk=seat.worker_id).first()
     if seat is None or worker is None:
+        provider = base["provider"]
+        if provider.is_preview(request, study) and study.status == Study.Status.RUNNING:
+            accept = f"This is a preview with a sample item. Accept the task on {provider.title} to start."
+            if (sample := sample_page(request, study, accept)) is not None:
+                return sample
         return render(request, "annotate/work/preview.html", base)
     if worker.status == Worker.Status.BLOCKED:
         return render(request, "annotate/work/closed.html", {**base, "reason": "blocked"}, status=403)

@@ -65,7 +65,7 @@ export interface TaskConfig<C = Record<string, unknown>> {
   mode?: "gold";
   config: C;
   /** A researcher's preview: the item to show; the page sends nothing. */
-  sample?: NextItem<unknown, C> | null;
+  sample?: (NextItem<unknown, C> & { message?: string }) | null;
 }
 
 export interface NextItem<P, C = Record<string, unknown>> {
@@ -346,7 +346,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   start(): Promise<void> {
     if (this.task.sample) {
       this.show(this.task.sample as NextItem<P, C>);
-      this.status.textContent = SAMPLE_MESSAGE;
+      this.status.textContent = this.task.sample.message || SAMPLE_MESSAGE;
       this.setState("preview");
       return Promise.resolve();
     }

@@ -17,7 +17,7 @@ from botocore.stub import Stubber
 from django.test import Client
 from django.utils import timezone
 
-from annotate.models import CrowdAction, EntryBinding, Payment, PlatformSubmission, Publication
+from annotate.models import CrowdAction, EntryBinding, Payment, PlatformSubmission, Publication, Study, Worker
 from annotate.provider_form import declared
 from annotate.providers import PROVIDERS, get_provider
 from annotate.providers.base.retry import ProviderConfigError
@@ -341,3 +341,27 @@ def test_preview_shows_a_sample_item_without_gold(page, researcher, other_resear
     stranger = Client()
     stranger.force_login(other_researcher)
     assert stranger.get(f"/studies/{study.uid}/crowd/preview/").status_code == 404
+
+
+def embedded_task(html: str) -> dict:
+    return json.loads(
+        re.search(r'<script id="hatlab-task" type="application/json">(.*?)</script>', html, re.S)[1]
+    )
+
+
+def test_an_mturk_workers_preview_shows_a_sample_item_and_creates_no_worker(researcher):
+    """Before accepting a HIT a worker sees the real task with a sample item (never a gold), and nobody
+    is recorded; a study that is not running shows the instructions only."""
+    study = crowd_study(researcher, "mturk", dict(MTURK_CONFIG), gold_every=1)
+    preview = f"/w/{study.uid}/?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=HITX"
+    html = Client().get(preview).content.decode()
+    sample = embedded_task(html)["sample"]
+    assert (
+        sample["item"]["payload"]["words"]
+        and "Accept the task on Amazon Mechanical Turk" in sample["message"]
+    )
+    assert "gold" not in json.dumps(sample) and "secret" not in json.dumps(sample)
+    assert not Worker.objects.exists()
+    study.status = Study.Status.PAUSED
+    study.save(update_fields=["status"])
+    assert 'id="hatlab-task"' not in Client().get(preview).content.decode()
