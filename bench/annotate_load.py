@@ -225,8 +225,10 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
         self.cookies: dict[str, str] = {}
 
+    tries = 2  # a keep-alive connection the server dropped is opened again once
+
     async def request(self, method: str, path: str, body: bytes = b"", headers: dict | None = None):
-        for attempt in range(2):
+        for attempt in range(self.tries):
             if self.writer is None:
                 self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
@@ -240,7 +242,7 @@ class Connection:
             except (ConnectionError, asyncio.IncompleteReadError):
                 self.writer.close()
                 self.writer = None
-                if attempt:
+                if attempt == self.tries - 1:
                     raise
         raise ConnectionError("unreachable")
 

@@ -217,21 +217,7 @@ class OneShotConnection(Connection):
     """:class:`annotate_load.Connection` without its silent second try on a dropped connection: here
     every network failure is counted, and the caller retries as the page does."""
 
-    async def request(self, method: str, path: str, body: bytes = b"", headers: dict | None = None):
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
-        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
-        if cookie:
-            head.append(f"Cookie: {cookie}")
-        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
-        try:
-            self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-            return await self._read()
-        except (ConnectionError, asyncio.IncompleteReadError):
-            self.writer.close()
-            self.writer = None
-            raise
+    tries = 1
 
 
 @dataclass
