@@ -1,5 +1,5 @@
 """A worker arrives as MTurk would send them: first the HIT's preview (``ASSIGNMENT_ID_NOT_AVAILABLE``:
-read-only, nothing assigned), then the accepted assignment with MTurk's URL parameters. They answer the
+the task with a sample item, nothing sent or assigned), then the accepted assignment with MTurk's URL parameters. They answer the
 items, and the page itself posts ``assignmentId`` and its copy of the answers (field ``hatlab``) to
 ``{turkSubmitTo}/mturk/externalSubmit`` — here a local endpoint (an http.server in a thread) standing
 in for MTurk's. The highlight page and the sentence-rating page are checked; every task page runs the
@@ -126,11 +126,12 @@ def test_worker_previews_accepts_answers_and_submits_to_mturk(live_server, brows
     page.on("pageerror", lambda e: errors.append(str(e)))
     entry = f"{live_server.url}/w/{study.uid}/"
 
-    # ---- the preview: read-only, no worker, nothing assigned ------------------------------------------
+    # ---- the preview: the task with a sample item, nothing sent, no worker, nothing assigned ---------
     page.goto(entry + "?" + urlencode({"assignmentId": PREVIEW_ASSIGNMENT_ID, "hitId": "HITBROWSER1"}))
     page.get_by_text("This is a preview", exact=False).wait_for()
     assert page.get_by_text("Choose the sentiment of the review", exact=False).count() >= 1
-    assert page.locator("#hatlab-app").count() == 0 and page.locator(".ht-submit").count() == 0
+    assert page.locator("#hatlab-app").count() == 1 and page.locator(".ht-submit").is_disabled()
+    page.get_by_text("Accept the task on Amazon Mechanical Turk", exact=False).wait_for()
     assert not Worker.objects.exists() and not Assignment.objects.exists()
     page.screenshot(path=str(output_dir / "preview.png"), full_page=True)
 
