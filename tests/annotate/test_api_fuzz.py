@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,7 @@ from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from schemathesis import GenerationMode
 from schemathesis.checks import load_all_checks, not_a_server_error
 from schemathesis.specs.openapi import checks as openapi_checks
@@ -29,6 +32,8 @@ from annotate.models import Explanation, Job, ModelRun, Prediction
 from tests.annotate.conftest import PASSWORD, make_dataset, make_study
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
+# Hypothesis keeps a cache of the constants it finds in the code: under the temporary folder, not in the checkout
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "hatlab-hypothesis")
 
 load_all_checks()
 CHECKS = [
