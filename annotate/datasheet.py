@@ -1,11 +1,13 @@
-"""A study's datasheet: a Markdown file that travels with its exports and says what they hold: the study's
+"""A study's datasheet: a Markdown file that travels with its exports (and the zip of them all, with it) and says what they hold: the study's
 settings, its counts and dates, and every column of every export (after Gebru et al. 2021, "Datasheets
 for Datasets": how the data was collected, what it is composed of, how it was processed).
 """
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from typing import Any
 
 from django.db.models import Count, Max, Min
@@ -126,3 +128,25 @@ def datasheet(study: Study, unverified: bool = False) -> str:
             )
         lines += _columns(columns)
     return "\n".join(lines) + "\n"
+
+
+def datasheet_name(study: Study) -> str:
+    return f"study-{study.uid}-datasheet.md"
+
+
+def zip_name(study: Study, unverified: bool = False) -> str:
+    return f"study-{study.uid}-all{'-with-unverified' if unverified else ''}.zip"
+
+
+def zip_bytes(study: Study, unverified: bool = False) -> bytes:
+    """Every export of ``study`` in both formats and its datasheet, as one zip file; ``unverified``:
+    the exports that can hold unverified answers hold them (the others are the verified ones)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(datasheet_name(study), datasheet(study, unverified))
+        for export in exports.offered(study):
+            with_unverified = unverified and export["takes_unverified"]
+            for fmt in exports.FORMATS:
+                body = "".join(exports.stream(study, export["name"], fmt, with_unverified))
+                archive.writestr(exports.filename(study, export["name"], fmt, with_unverified), body)
+    return buffer.getvalue()

@@ -1,5 +1,5 @@
-"""Exports of a study's results, streamed row by row as CSV or JSON lines, with a datasheet and all of
-them in one zip.
+"""Exports of a study's results, streamed row by row as CSV or JSON lines (the datasheet that describes them,
+and the zip that holds them all, are in :mod:`annotate.datasheet`).
 
 ``responses``: one row per response: study, item, document id and words (and text in JSON lines), the
 worker's pseudonym and the platform's assignment id hashed, the answer in the columns its task kind
@@ -17,9 +17,7 @@ item row with the ``verifications`` of its ``labels``, in the same order.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import zipfile
 from collections.abc import Iterable, Iterator
 from itertools import groupby
 from typing import Any
@@ -28,7 +26,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotate import csvfile
-from annotate.models import Item, Response, Study, Worker, WorkerTrust
+from annotate.models import Document, Item, Response, Study, Worker, WorkerTrust
 from annotate.tasks import get_kind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from explain_engine.api import consensus_maps, words_of
@@ -135,8 +133,6 @@ class _Documents(dict):
     def __missing__(self, pk: int | None) -> tuple[list[str], str]:
         if pk is None:
             return [], ""
-        from annotate.models import Document
-
         text, offsets = Document.objects.filter(pk=pk).values_list("text", "words").get()
         value = self[pk] = (words_of(text, offsets), text)
         return value
@@ -342,30 +338,6 @@ def filename(study: Study, what: str, fmt: str, unverified: bool = False) -> str
 
 def content_type(fmt: str) -> str:
     return "text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson; charset=utf-8"
-
-
-def datasheet_name(study: Study) -> str:
-    return f"study-{study.uid}-datasheet.md"
-
-
-def zip_name(study: Study, unverified: bool = False) -> str:
-    return f"study-{study.uid}-all{'-with-unverified' if unverified else ''}.zip"
-
-
-def zip_bytes(study: Study, unverified: bool = False) -> bytes:
-    """Every export of ``study`` in both formats and its datasheet, as one zip file; ``unverified``:
-    the exports that can hold unverified answers hold them (the others are the verified ones)."""
-    from annotate.datasheet import datasheet
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(datasheet_name(study), datasheet(study, unverified))
-        for export in offered(study):
-            with_unverified = unverified and export["takes_unverified"]
-            for fmt in FORMATS:
-                body = "".join(stream(study, export["name"], fmt, with_unverified))
-                archive.writestr(filename(study, export["name"], fmt, with_unverified), body)
-    return buffer.getvalue()
 
 
 def exported_at() -> str:

@@ -7,7 +7,7 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest, Streaming
 
 from annotate import exports
 from annotate.access import owned_or_404, researcher_required
-from annotate.datasheet import datasheet
+from annotate.datasheet import datasheet, datasheet_name, zip_bytes, zip_name
 from annotate.models import Study
 
 
@@ -49,7 +49,7 @@ def study_datasheet(request, uid):
     except ValueError as exc:
         return _bad(str(exc))
     response = HttpResponse(datasheet(study, unverified), content_type="text/markdown; charset=utf-8")
-    return _attachment(response, exports.datasheet_name(study))
+    return _attachment(response, datasheet_name(study))
 
 
 @researcher_required
@@ -60,5 +60,5 @@ def study_export_all(request, uid):
         unverified = _unverified(request)
     except ValueError as exc:
         return _bad(str(exc))
-    response = HttpResponse(exports.zip_bytes(study, unverified), content_type="application/zip")
-    return _attachment(response, exports.zip_name(study, unverified))
+    response = HttpResponse(zip_bytes(study, unverified), content_type="application/zip")
+    return _attachment(response, zip_name(study, unverified))
