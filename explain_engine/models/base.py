@@ -66,7 +66,9 @@ class EncodedBatch:
     """Texts encoded for a model, with the way back to canonical words.
 
     ``ids``/``mask`` are ``(B, T)``; ``owners[b][t]`` is the canonical-word index of token ``t`` of
-    text ``b`` (real tokens only); ``n_words[b]`` is the number of canonical words of text ``b``.
+    text ``b`` (real tokens only), or ``-1`` for a token of no word (a transformer's [CLS] / [SEP]):
+    such a token is never pooled onto a word and never removed by a perturbation. ``n_words[b]`` is
+    the number of canonical words of text ``b``.
     """
 
     ids: torch.Tensor
