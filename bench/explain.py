@@ -345,11 +345,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", help="comma-separated methods (default: all that fit)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (the fastest is kept)")
     parser.add_argument("--no-cuda", action="store_true")
+    parser.add_argument("--cuda-only", action="store_true", help="time CUDA alone (when present)")
     args = parser.parse_args(argv)
     global REPEAT
     REPEAT = max(1, args.repeat)
     torch.set_num_threads(1)
-    devices = [torch.device("cpu")]
+    devices = [] if args.cuda_only and torch.cuda.is_available() else [torch.device("cpu")]
     if torch.cuda.is_available() and not args.no_cuda:
         devices.append(torch.device("cuda"))
     methods = args.methods.split(",") if args.methods else None

@@ -190,6 +190,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=3, help="timed batches per measurement")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads (torch.set_num_threads)")
     parser.add_argument("--cpu-only", action="store_true")
+    parser.add_argument("--cuda-only", action="store_true", help="time CUDA alone (when present)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
         "--accuracy", action="store_true", help="also train each model on YELP-HAT and test it"
@@ -205,7 +206,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    devices = [torch.device("cpu")]
+    devices = [] if args.cuda_only and torch.cuda.is_available() else [torch.device("cpu")]
     if torch.cuda.is_available() and not args.cpu_only:
         devices.append(torch.device("cuda"))
     n_texts = 128 * (args.batches + 1)
