@@ -2,7 +2,7 @@
 # The figures to take on a GPU, in one run: training and inference throughput of every architecture,
 # method speed at 50/100/200 words, every method over YELP-HAT's raw reviews with a BiLSTM (attention)
 # and a Kim CNN trained there, and the pointing game (Poerner et al. 2018 §4) on recurrent models trained
-# on SST-2, hybrid documents from SST-2's held-out sentences.
+# on SST-2, hybrid documents from SST-2's held-out sentences; last, the soft oracle on the movie reviews.
 #
 #   bash bench/gpu.sh [LOG]          # LOG defaults to bench/output/gpu.log
 #   QUICK=1 bash bench/gpu.sh        # a smoke run on the CPU: tiny models, a few texts
@@ -28,10 +28,16 @@ if [ "$QUICK" = 1 ]; then
     head -1500 "$DATA/sst2-glue/train.tsv" >"$WORK/sst2/train.tsv"
     head -300 "$DATA/sst2-glue/dev.tsv" >"$WORK/sst2/dev.tsv"
     SST2=$WORK/sst2
+    for label in pos neg; do
+        grep "\"label\": \"$label\", \"has_rationales\": true" \
+            "$DATA/movie-review-rationales-zaidan2007/movie_rationales.jsonl" | head -60 >>"$WORK/movies.jsonl"
+    done
+    MOVIES=$WORK/movies.jsonl TWIN="--max-words 60 --epochs 1 --n-boot 100"
 else
     DEVICE=cuda PER_PART=25 EPOCHS="" SIZE="" RNN_SIZE="" LIMIT=""
     BENCH="--cuda-only" EXPLAIN="--cuda-only --repeat 2"
     SST2=$DATA/sst2-glue
+    MOVIES=$DATA/movie-review-rationales-zaidan2007/movie_rationales.jsonl TWIN="--max-words 600 --epochs 20"
 fi
 
 step() { # step NAME SECONDS COMMAND...
@@ -72,4 +78,7 @@ for arch in lstm bilstm_attention gru; do
     step "pointing-sst2-$arch" 60 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
         --subset validation --methods "$methods" --device "$DEVICE" ${LIMIT:+--limit $LIMIT}
 done
+# The soft oracle (Prasad et al. 2021 §3.3) on whole movie reviews, with a target trained to convergence.
+step informed-twin 120 $PY -m explain_engine informed-twin --data "$MOVIES" --model cnn --out "$WORK/twin" \
+    --device "$DEVICE" $TWIN
 rm -rf "$WORK"
