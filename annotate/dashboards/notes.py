@@ -121,3 +121,24 @@ def ratio_notes(name: str, estimate: dict) -> list[str]:
             return [f"{name} is undefined: no text of that class."]
         return [f"{name} is undefined: no selected word of the text's own sentiment is in the lexicon."]
     return []
+
+
+def left_out_notes(
+    counts: dict[str, int], figures: str = "every figure except the annotator table"
+) -> list[str]:
+    """What the figures leave out by the trust rule (:meth:`annotate.dashboards.gather.StudyData.left_out`):
+    the answers of excluded workers, and those of workers still short of the minimum number of golds,
+    which wait until they qualify."""
+    out = []
+    if counts["excluded_workers"]:
+        out.append(
+            f"The {counts['excluded_answers']} answers of {counts['excluded_workers']} workers excluded by their "
+            f"gold trust or for risk are left out of {figures}."
+        )
+    if counts["waiting_workers"]:
+        out.append(
+            f"The {counts['waiting_answers']} answers of {counts['waiting_workers']} workers who have not yet "
+            f"answered the minimum number of golds wait: they are left out of {figures}, and count once "
+            "their workers qualify."
+        )
+    return out
