@@ -252,12 +252,33 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
     negative = sum(a["label"] == "negative" for r in records for a in r["annotations"])
     assert data["label_distribution"]["counts"][1] == negative  # none of the 3 waiting "negative" answers
     assert data["maps"]["human_human"] == json_safe(agreement_report(records, max_maps=None)["human_human"])
+    # human vs machine and the drill-down leave the same maps out
+    run = machine_run(researcher, study.dataset)
+    select = {"select": f"{run.pk}:attention (training)"}
+    similarity = client.get(f"/api/dashboards/studies/{study.uid}/similarity/", select).json()
+    assert similarity["answers"] == {
+        "counted": 16,
+        "excluded_workers": 1,
+        "excluded_answers": 8,
+        "waiting_workers": 1,
+        "waiting_answers": 3,
+    }
+    assert any(
+        n.startswith("The 3 answers of 1 workers who have not yet answered") for n in similarity["notes"]
+    )
+    text = f"/api/dashboards/studies/{study.uid}/texts/{texts[0].pk}/"
+    assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
+        w.anonymous_id for w in workers[:2]
+    ]
 
     answer(golds[1], late, 3, "negative", [1] * len(golds[1].payload["words"]), gold_passed=True)
     grading.refresh_trust(study)
     data = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert (data["answers"]["counted"], data["answers"]["waiting_workers"]) == (19, 0)
     assert not any("have not yet answered" in n for n in data["notes"])
+    assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
+        w.anonymous_id for w in (*workers[:2], late)
+    ]
 
 
 def test_notes_for_misleading_values():
