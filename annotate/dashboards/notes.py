@@ -123,6 +123,10 @@ def ratio_notes(name: str, estimate: dict) -> list[str]:
     return []
 
 
+def _many(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def left_out_notes(
     counts: dict[str, int], figures: str = "every figure except the annotator table"
 ) -> list[str]:
@@ -132,13 +136,13 @@ def left_out_notes(
     out = []
     if counts["excluded_workers"]:
         out.append(
-            f"The {counts['excluded_answers']} answers of {counts['excluded_workers']} workers excluded by their "
-            f"gold trust or for risk are left out of {figures}."
+            f"{_many(counts['excluded_answers'], 'answer')} of {_many(counts['excluded_workers'], 'worker')} "
+            f"excluded by their gold trust or for risk are left out of {figures}."
         )
     if counts["waiting_workers"]:
         out.append(
-            f"The {counts['waiting_answers']} answers of {counts['waiting_workers']} workers who have not yet "
-            f"answered the minimum number of golds wait: they are left out of {figures}, and count once "
-            "their workers qualify."
+            f"{_many(counts['waiting_answers'], 'answer')} of {_many(counts['waiting_workers'], 'worker')} "
+            f"short of the minimum number of golds wait: they are left out of {figures}, "
+            "and count once their workers qualify."
         )
     return out

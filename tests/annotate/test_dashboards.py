@@ -243,10 +243,12 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
         "waiting_workers": 1,
         "waiting_answers": 3,
     }
-    assert "The 8 answers of 1 workers excluded by their gold trust or for risk are left out" in " ".join(
+    assert "8 answers of 1 worker excluded by their gold trust or for risk are left out" in " ".join(
         data["notes"]
     )
-    assert any(n.startswith("The 3 answers of 1 workers who have not yet answered") for n in data["notes"])
+    assert any(
+        n.startswith("3 answers of 1 worker short of the minimum number of golds wait") for n in data["notes"]
+    )
     assert sorted(r["status"] for r in data["annotators"]) == ["excluded", "pending", "trusted", "trusted"]
     records = records_of(study, counted_plan(plan))
     negative = sum(a["label"] == "negative" for r in records for a in r["annotations"])
@@ -264,7 +266,8 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
         "waiting_answers": 3,
     }
     assert any(
-        n.startswith("The 3 answers of 1 workers who have not yet answered") for n in similarity["notes"]
+        n.startswith("3 answers of 1 worker short of the minimum number of golds wait")
+        for n in similarity["notes"]
     )
     text = f"/api/dashboards/studies/{study.uid}/texts/{texts[0].pk}/"
     assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
@@ -275,7 +278,7 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
     grading.refresh_trust(study)
     data = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert (data["answers"]["counted"], data["answers"]["waiting_workers"]) == (19, 0)
-    assert not any("have not yet answered" in n for n in data["notes"])
+    assert not any("short of the minimum number of golds" in n for n in data["notes"])
     assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
         w.anonymous_id for w in (*workers[:2], late)
     ]
@@ -303,6 +306,11 @@ def test_notes_for_misleading_values():
         "The figures rest on as few as 12 texts: their intervals are wide."
     ]
     assert notes.few_texts_note([40, 0]) == []
+    left_out = {"excluded_workers": 2, "excluded_answers": 5, "waiting_workers": 0, "waiting_answers": 0}
+    assert notes.left_out_notes(left_out, "the maps") == [
+        "5 answers of 2 workers excluded by their gold trust or for risk are left out of the maps."
+    ]
+    assert notes.left_out_notes(left_out | {"excluded_workers": 0, "excluded_answers": 0}) == []
     lexical = notes.lexical_notes(
         [
             ("m against HAM1", {"value": 0.8}, 300),
