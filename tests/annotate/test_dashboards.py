@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
+from annotate.machine.heatmap import human_rows
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
 from annotate.quality import grading
@@ -273,6 +274,7 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
     assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
         w.anonymous_id for w in workers[:2]
     ]
+    assert heatmap_annotators(texts[0]) == [w.anonymous_id for w in workers[:2]]  # the model run's page
 
     answer(golds[1], late, 3, "negative", [1] * len(golds[1].payload["words"]), gold_passed=True)
     grading.refresh_trust(study)
@@ -282,6 +284,12 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
     assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
         w.anonymous_id for w in (*workers[:2], late)
     ]
+    assert heatmap_annotators(texts[0]) == [w.anonymous_id for w in (*workers[:2], late)]
+
+
+def heatmap_annotators(item) -> list[str]:
+    """Whose maps the heat-map page of a model run shows beside the machine's for ``item``'s document."""
+    return [r.name.removeprefix("annotator ") for r in human_rows(item.document) if r.kind == "human"]
 
 
 def test_notes_for_misleading_values():
