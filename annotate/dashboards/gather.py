@@ -4,7 +4,8 @@ Everything comes from a few indexed queries (responses by study, items by study,
 ``(model_run, method)``, predictions by model run); the numbers are the engine's. Only verified
 answers are read (``Response.objects.counted()``); they count when they answer a non-gold, non-retired
 item and their worker's answers count (:func:`annotate.quality.exclusion.standing`, the rule of the
-results pages, the aggregation and the exports: a pending worker's answers wait, an excluded one's are out).
+results pages, the aggregation and the exports: a pending worker's answers wait, an excluded one's are
+out).
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     """Every verified response of ``study`` (ordered by item, then assignment slot), its items and workers.
 
     Five queries: responses (joined to their assignment and item), items (joined to their document),
-    workers, and their standing (trust rows, whether the study has gold items). ``with_text`` also loads each document's text (POS tags, CSSR).
+    workers, and their standing (trust rows, whether the study has gold items). ``with_text`` also
+    loads each document's text (POS tags, CSSR).
     """
     kind = get_kind(study.kind)
     rows = (

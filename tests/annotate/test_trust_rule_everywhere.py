@@ -2,7 +2,8 @@
 of judges under 70 % of the golds are out). In one sentence-rating study two qualified workers, one still
 short of the minimum number of golds (pending: their answers wait) and one under the threshold (excluded)
 rate the same sentences; the results page, its ratings export, the aggregated export, the responses
-export (by its trust status column) and the study dashboard count the same answers, and all of them let the pending worker in once trust says they qualify.
+export (by its trust status column) and the study dashboard count the same answers, and all of them let
+the pending worker in once trust says they qualify.
 """
 
 from __future__ import annotations
