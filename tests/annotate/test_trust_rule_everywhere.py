@@ -63,7 +63,7 @@ def study(researcher):
             secret={"gold": {"rating": level}},
             is_gold=True,
             responses_needed=4,
-        )  # fmt: skip
+        )
         for k, (s, level) in enumerate(zip(sentences, GOLD_LEVELS, strict=False))
     ]
     for name, ratings in RATINGS.items():
@@ -145,6 +145,8 @@ def test_every_path_counts_the_same_answers_and_the_pending_ones_once_they_quali
         "waiting_workers": 1,
         "waiting_answers": 5,
     }
+    # levels 1 to 5 over q1 and q2's answers: 5 1 1 3 2 and 5 2 1 4 2
+    assert dashboard["label_distribution"]["counts"] == [3, 3, 1, 1, 2]
     assert dashboard["label_distribution"]["counts"] == [
         sum(c[i] for c in qualified.values()) for i in range(5)
     ]
@@ -175,6 +177,7 @@ def test_every_path_counts_the_same_answers_and_the_pending_ones_once_they_quali
         assert counts == with_pending, name
     dashboard = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert (dashboard["answers"]["counted"], dashboard["answers"]["waiting_workers"]) == (15, 0)
+    assert dashboard["label_distribution"]["counts"] == [4, 7, 1, 1, 2]  # and the pending 2 2 2 2 1
     assert dashboard["label_distribution"]["counts"] == [
         sum(c[i] for c in with_pending.values()) for i in range(5)
     ]
