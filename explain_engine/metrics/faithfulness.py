@@ -133,10 +133,13 @@ class Faithfulness:
         ]
         for name in ("comprehensiveness", "sufficiency"):
             lines.append(f"{name} (p(x) − p(x without / with only the top words), per bin of the words)")
-            lines.append(f"{'method':<{width}}  " + "  ".join(f"{b:>22}" for b in [*bins, "AOPC"]))
+            lines.append(
+                f"{'method':<{width}}  " + "  ".join(f"{b:>22}" for b in [*bins, "AOPC"]) + "      n"
+            )
             for m in self.methods:
                 cells = [*summary[m][name], summary[m][f"{name}_aopc"]]
-                lines.append(f"{m:<{width}}  " + "  ".join(f"{_cell(e):>22}" for e in cells))
+                row = "  ".join(f"{_cell(e):>22}" for e in cells)
+                lines.append(f"{m:<{width}}  {row}  {cells[-1].n:>5}")
         lines.append("Kendall's τ-b with leave-one-word-out importance")
         lines.append(f"{'method':<{width}}  {'τ':>22}  {'n':>5}")
         for m in self.methods:

@@ -192,7 +192,7 @@ def test_faithfulness_command(trained, tmp_path, capsys):
     data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     explained = tmp_path / "explained.jsonl"
     explain = ["explain", "--model", str(folder), "--data", str(data), "--methods", "omit_1,grad_dot_1s"]
-    assert main([*explain, "--out", str(explained)]) == 0
+    assert main([*explain, "--param", "omit_1.output=p", "--out", str(explained)]) == 0
     capsys.readouterr()
     args = ["faithfulness", "--model", str(folder), "--data", str(data), "--explanations", str(explained)]
     assert main([*args, "--json", "--quiet"]) == 0
