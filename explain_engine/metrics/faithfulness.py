@@ -272,7 +272,8 @@ def _row_probabilities_tokens(bundle: Any, texts: Sequence[str], keep: list[np.n
     units, _ = unit_index(batch, "word")
     width = max(k.shape[1] for k in keep)
     counts = [k.shape[0] for k in keep]
-    words = torch.zeros((sum(counts), width + 1), dtype=torch.bool)  # the last column: padding, kept False
+    # the last column stands for tokens of no word (a model's special tokens): always kept
+    words = torch.ones((sum(counts), width + 1), dtype=torch.bool)
     words[:, :width] = torch.from_numpy(
         np.concatenate([np.pad(k, ((0, 0), (0, width - k.shape[1]))) for k in keep], axis=0)
     )

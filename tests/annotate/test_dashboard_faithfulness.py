@@ -103,3 +103,18 @@ def test_no_chart_without_measured_faithfulness(study, researcher):
     result = similarity_dashboard(study, {"selections": [[run.pk, "grad_l2_1s"]], "target": "gold"}, n_boot=0)
     assert "plausibility_faithfulness" not in {c["id"] for c in result["charts"]}
     assert any("run the explanation job again" in n for n in result["notes"])
+
+
+def test_the_chart_comes_with_the_page_and_its_csv(study, researcher, client):
+    run = machine_run(researcher, study.dataset, methods=("omit_1",))
+    for row in Explanation.objects.filter(model_run=run):
+        row.faithfulness = measured(row.document_id, row.target)
+        row.save(update_fields=["faithfulness"])
+    client.force_login(researcher)
+    url = f"/api/dashboards/studies/{study.uid}/similarity/"
+    data = client.get(url, {"select": [f"{run.pk}:omit_1"], "target": "gold"}).json()
+    chart = {c["id"]: c for c in data["charts"]}["plausibility_faithfulness"]
+    lines = client.get(chart["csv"]).content.decode().splitlines()
+    assert lines[0].startswith("label,plausibility: behavioral similarity vs SAM (ROC AUC),")
+    assert lines[1].startswith(data["selections"][0]["name"])
+    assert float(lines[1].split(",")[4]) == pytest.approx(chart["series"][1]["values"][0])
