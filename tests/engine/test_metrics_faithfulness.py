@@ -15,8 +15,9 @@ from scipy.stats import kendalltau
 from explain_engine.__main__ import main
 from explain_engine.explainers import explain_many
 from explain_engine.metrics.faithfulness import BINS, FAITHFULNESS, bin_sizes, faithfulness, summarize
+from explain_engine.models import ARCHITECTURES
 from explain_engine.training import TrainConfig, train
-from tests.engine.test_explainers import linear_bundle
+from tests.engine.test_explainers import linear_bundle, tiny_bundle
 
 torch.set_num_threads(1)
 
@@ -106,6 +107,20 @@ def test_comprehensiveness_and_sufficiency_equal_a_direct_loop(trained):
     aopc = result.values("random", "comprehensiveness_aopc")
     np.testing.assert_allclose(aopc, result.comprehensiveness["random"].mean(axis=1))
     assert not np.allclose(result.comprehensiveness["random"], result.comprehensiveness["tied"])
+
+
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES))
+def test_every_family_measures_what_its_re_encoded_texts_give(architecture):
+    """The token rows (deleted tokens, rows closed up) against the kept words' strings re-encoded."""
+    texts = [r["text"] for r in reviews(5, seed=11)]
+    bundle = tiny_bundle(architecture, texts)
+    rng = np.random.default_rng(2)
+    scores = {"m": [rng.normal(size=len(t.split())).tolist() for t in texts]}
+    rows = faithfulness(bundle, texts, scores, via="tokens")
+    strings = faithfulness(bundle, texts, scores, via="texts")
+    np.testing.assert_allclose(rows.comprehensiveness["m"], strings.comprehensiveness["m"], atol=1e-6)
+    np.testing.assert_allclose(rows.sufficiency["m"], strings.sufficiency["m"], atol=1e-6)
+    np.testing.assert_allclose(np.concatenate(rows.loo), np.concatenate(strings.loo), atol=1e-6)
 
 
 def test_a_given_target_is_measured_instead_of_the_prediction(trained):
