@@ -131,20 +131,23 @@ class Faithfulness:
             f"faithfulness of {len(self.methods)} methods on {len(self.ids)} texts: p of each text's target "
             f"class (the predicted one unless a target was given), words removed; leave-one-out: {self.loo_kind}"
         ]
-        for name in ("comprehensiveness", "sufficiency"):
-            lines.append(f"{name} (p(x) − p(x without / with only the top words), per bin of the words)")
+        for name, what in (
+            ("comprehensiveness", "p(x) − p(x without the top words); higher is more faithful"),
+            ("sufficiency", "p(x) − p(only the top words); lower is more faithful"),
+        ):
+            lines.append(f"{name}: {what}; per share of the words, and their mean (AOPC)")
             lines.append(
-                f"{'method':<{width}}  " + "  ".join(f"{b:>22}" for b in [*bins, "AOPC"]) + "      n"
+                f"{'method':<{width}}  " + "  ".join(f"{b:>23}" for b in [*bins, "AOPC"]) + "      n"
             )
             for m in self.methods:
                 cells = [*summary[m][name], summary[m][f"{name}_aopc"]]
-                row = "  ".join(f"{_cell(e):>22}" for e in cells)
+                row = "  ".join(f"{_cell(e):>23}" for e in cells)
                 lines.append(f"{m:<{width}}  {row}  {cells[-1].n:>5}")
         lines.append("Kendall's τ-b with leave-one-word-out importance")
-        lines.append(f"{'method':<{width}}  {'τ':>22}  {'n':>5}")
+        lines.append(f"{'method':<{width}}  {'τ':>23}  {'n':>5}")
         for m in self.methods:
             est = summary[m]["kendall_tau_loo"]
-            lines.append(f"{m:<{width}}  {_cell(est):>22}  {est.n:>5}")
+            lines.append(f"{m:<{width}}  {_cell(est):>23}  {est.n:>5}")
         return "\n".join(lines)
 
 
