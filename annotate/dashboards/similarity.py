@@ -1,7 +1,8 @@
 """Human vs machine (Sen et al. 2020 §4): for a study and one or more (model run, method) selections, the
 behavioral similarity (Table 2), lexical similarity with its random baseline (Table 3), the
 cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
-tags (Table 5) — and the drill-down to one text with its human maps, CAM, SAM and the machine maps.
+tags (Table 5), plausibility against faithfulness (:mod:`~annotate.dashboards.faithfulness`) — and the
+drill-down to one text with its human maps, CAM, SAM and the machine maps.
 
 The engine computes every figure (:func:`explain_engine.api.similarity_report` per selection,
 ``human_human_similarity``, ``roc_auc_per_text``); this module gathers the maps and shapes the result.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from annotate.dashboards import gather, notes
+from annotate.dashboards import faithfulness, gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
 from annotate.lexicon import lexicon_dir
@@ -99,6 +100,9 @@ def similarity_dashboard(
                 "texts_without_map": report["texts_without_prediction"],
                 "unusable_maps": unusable,
                 "targets": sorted(set(used.values())),
+                "faithfulness": faithfulness.faithfulness_figures(
+                    faithfulness.stored_faithfulness(sel.run, sel.method, used), n_boot, seed
+                ),
             }
         )
         per_text.append(_auc_against_sam(records, predictions))
@@ -116,7 +120,8 @@ def similarity_dashboard(
         "human_human": human_human_similarity(humans, n_boot, seed=seed) if records else [],
         "cssr_available": lexicon is not None,
         "notes": notes.left_out_notes(left_out, "the human maps")
-        + _notes(sels, reports, bad_maps, lexicon is not None, len(records)),
+        + _notes(sels, reports, bad_maps, lexicon is not None, len(records))
+        + faithfulness.faithfulness_notes(sels),
     }
     result["charts"], result["tables"] = _presentation(result, records, per_text, text_url)
     progress(1.0, "done")
@@ -370,6 +375,9 @@ def _presentation(
                 ],
             )
         )
+    more_charts, more_tables = faithfulness.presentation(sels, reports)
+    charts += more_charts
+    tables += more_tables
     hh = r["human_human"]
     tables.append(
         table(
