@@ -42,23 +42,32 @@ def text_rng(seed: int, text: str) -> np.random.Generator:
 
 
 def unit_index(batch: EncodedBatch, unit: str = "word") -> tuple[torch.Tensor, torch.Tensor]:
-    """Unit of every token ``(B, T)`` (−1 on padding) and the number of units per text ``(B,)``."""
-    mask = batch.mask
+    """Unit of every token ``(B, T)`` and the number of units per text ``(B,)``.
+
+    Padding and tokens of no word (a transformer's special tokens, owner −1) are in no unit (−1):
+    they are never perturbed, and every perturbed row keeps the special tokens (:func:`kept_tokens`).
+    """
+    owned = batch.word_mask()
     if unit == "token":
-        units = torch.arange(mask.shape[1], device=mask.device).expand_as(mask).clone()
+        units = torch.cumsum(owned, dim=1) - 1
     elif unit == "word":
-        table = np.full(mask.shape, -1, dtype=np.int64)
+        table = np.full(owned.shape, -1, dtype=np.int64)
         counts = np.fromiter((len(o) for o in batch.owners), dtype=np.int64, count=len(batch.owners))
         rows = np.repeat(np.arange(len(counts)), counts)
         cols = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
         table[rows, cols] = np.fromiter(
             (w for owners in batch.owners for w in owners), dtype=np.int64, count=len(rows)
         )
-        units = torch.from_numpy(table).to(mask.device)
+        units = torch.from_numpy(table).to(owned.device)
     else:
         raise ValueError(f"unknown unit {unit!r}; use 'word' or 'token'")
-    units = units.masked_fill(~mask, -1)
+    units = units.masked_fill(~owned, -1)
     return units, (units.max(dim=1).values + 1).clamp_min(0)
+
+
+def kept_tokens(batch: EncodedBatch, units: torch.Tensor) -> torch.Tensor:
+    """``(B, T)`` True on the real tokens in no unit (special tokens), which every perturbed row keeps."""
+    return batch.mask.bool() & (units < 0)
 
 
 def units_to_tokens(unit_scores: torch.Tensor, units: torch.Tensor) -> torch.Tensor:
@@ -191,7 +200,7 @@ def ngram_perturbations(batch: EncodedBatch, n: int, mode: str, unit: str = "wor
     doc = torch.cat([doc, texts])
     start = torch.cat([start, torch.full_like(texts, -(n + 1))])
     u = units[doc]
-    removed = (u >= start[:, None]) & (u < start[:, None] + n) & batch.mask[doc]
+    removed = (u >= start[:, None]) & (u < start[:, None] + n) & (u >= 0)
     if mode == "occ":
         perturbed = Perturbed(batch.ids[doc], batch.mask[doc], removed, doc)
     elif mode == "omit":
