@@ -44,13 +44,20 @@ def wordpiece_tokenizer(texts: Sequence[str], vocab_size: int = 2000) -> transfo
     tok.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
     tok.decoder = tokenizers.decoders.WordPiece()
-    tok.train_from_iterator(list(texts), tokenizers.trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL))
+    tok.train_from_iterator(
+        list(texts), tokenizers.trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL)
+    )
     tok.post_processor = tokenizers.processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
         special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
     )
     return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]"
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
     )
 
 
@@ -61,7 +68,9 @@ def write_checkpoint(folder: Path, texts: Sequence[str], size: str = "small", se
     tokenizer = wordpiece_tokenizer(texts)
     sizes = dict(SIZES[size])
     sizes["vocab_size"] = max(sizes.get("vocab_size", 0), len(tokenizer))
-    config = transformers.BertConfig(**sizes, max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id, num_labels=2)
+    config = transformers.BertConfig(
+        **sizes, max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id, num_labels=2
+    )
     torch.manual_seed(seed)
     transformers.BertForSequenceClassification(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))

@@ -78,8 +78,9 @@ def pool_to_words(
 ) -> np.ndarray:
     """Pool per-token scores onto canonical words (``sum`` by default, or ``max`` / ``mean``).
 
-    ``token_scores`` may be 1-D (tokens) or 2-D (rows × tokens); pooling is vectorised. Tokens whose
-    owner is negative belong to no word (a transformer's special tokens) and are left out.
+    ``token_scores`` may be 1-D (tokens) or 2-D (rows × tokens); pooling is vectorised. A token whose
+    owner is negative belongs to no word (a transformer's special tokens, e.g. [CLS] and [SEP]) and is
+    left out.
     """
     scores = np.asarray(token_scores, dtype=np.float64)
     idx = np.asarray(owner, dtype=np.int64)

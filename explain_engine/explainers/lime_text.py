@@ -30,7 +30,6 @@ from explain_engine.explainers.perturbation import (
     class_output,
     dropped,
     forward_logits,
-    kept_tokens,
     text_rng,
     unit_index,
     units_to_tokens,
@@ -73,20 +72,20 @@ def weighted_ridge(
 
 
 def _doc_rows(batch: EncodedBatch, units: torch.Tensor, doc: int, masks: np.ndarray, mode: str) -> Perturbed:
-    """The samples of text ``doc`` as perturbed rows (unit masks → token rows; special tokens kept)."""
+    """The samples of text ``doc`` as perturbed rows (unit masks → token rows)."""
     device = batch.ids.device
     keep_units = torch.as_tensor(masks, device=device)
     u = units[doc]
     real = u >= 0
-    special = kept_tokens(batch, units)[doc]
-    keep = (keep_units[:, u.clamp_min(0)] & real[None, :]) | special[None, :]
+    present = batch.mask[doc]
+    pinned = present & ~real  # tokens of no word (special tokens) stay in every sample
+    keep = (keep_units[:, u.clamp_min(0)] & real[None, :]) | pinned[None, :]
     rows = torch.full((len(masks),), doc, dtype=torch.long, device=device)
     ids = batch.ids[doc].expand(len(masks), -1)
     if mode == "drop":
         return dropped(ids, keep, rows)
     if mode == "zero":
-        present = (real | special)[None, :].expand_as(keep).clone()
-        return Perturbed(ids.clone(), present, real[None, :] & ~keep, rows)
+        return Perturbed(ids.clone(), present[None, :].expand_as(keep).clone(), real[None, :] & ~keep, rows)
     raise ValueError(f"unknown LIME mode {mode!r}; use 'drop' or 'zero'")
 
 

@@ -36,7 +36,6 @@ from explain_engine.explainers.perturbation import (
     class_output,
     dropped,
     forward_logits,
-    kept_tokens,
     text_rng,
     unit_index,
     units_to_tokens,
@@ -67,8 +66,8 @@ def substring_rows(
     """Rows holding only the tokens whose unit lies in ``[start, start + length)`` of text ``doc``.
 
     A unit's tokens are contiguous, so a substring is the token range from the first token of its
-    first unit to the last token of its last unit; the text's special tokens (in no unit) are kept
-    around it, in their order.
+    first unit to the last token of its last unit. Tokens of no word (a transformer's [CLS] / [SEP])
+    outside that range are added around it, in their order, so that every row keeps them.
     """
     n_texts, n_tokens = units.shape
     width_units = int(units.max()) + 2
@@ -83,20 +82,18 @@ def substring_rows(
     width = int((stop - begin).max())
     positions = begin[:, None] + torch.arange(width, device=units.device)[None, :]
     keep = positions < stop[:, None]
-    special = kept_tokens(batch, units)
-    if bool(special.any()):
-        # A row is laid out as [specials before | substring | specials after], compacted by
-        # ``dropped``; each text's special positions come first in ``order`` (at most ``k``).
-        order = torch.where(special, position, position + n_tokens).sort(dim=1).values
-        k = int(special.sum(1).max())
-        valid, spots = order[doc, :k] < n_tokens, order[doc, :k].clamp_max(n_tokens - 1)
-        before, after = valid & (spots < begin[:, None]), valid & (spots >= stop[:, None])
-        positions = torch.cat([spots, positions.clamp_max(n_tokens - 1), spots], dim=1)
+    pinned = batch.mask & (units < 0)
+    if bool(pinned.any()):
+        pinned_at = torch.where(pinned, position, n_tokens).sort(dim=1).values[:, : int(pinned.sum(1).max())]
+        around = pinned_at[doc]
+        before = around < begin[:, None]
+        after = (around >= stop[:, None]) & (around < n_tokens)
+        positions = torch.cat([around, positions, around], dim=1)
         keep = torch.cat([before, keep, after], dim=1)
-        flat = doc[:, None] * n_tokens + positions
-        return dropped(batch.ids.reshape(-1)[flat], keep, doc)
     flat = doc[:, None] * n_tokens + positions.clamp_max(n_tokens - 1)
     ids = batch.ids.reshape(-1)[flat].masked_fill(~keep, 0)
+    if bool(pinned.any()):
+        return dropped(ids, keep, doc)
     return Perturbed(ids, keep, None, doc)
 
 

@@ -7,7 +7,9 @@ with the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 �
   attention over a (Bi)LSTM / (Bi)GRU (Sen et al. 2020 eq. 1–4);
 * ``lstm``, ``bilstm``, ``gru``, ``bigru``: final-state classifiers (Poerner et al. 2018 §4.1);
 * ``cnn``: Kim 1D CNN (Lertvittayakumjorn & Toni 2019 §4.2); ``qrnn``: bidirectional QLSTM (Poerner et al. 2018 §4.1;
-  ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016).
+  ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016);
+* ``transformer``: a pre-trained Hugging Face sequence classifier (BERT and kin; Devlin et al. 2019),
+  built from ``checkpoint=`` (a local folder or a hub name); it needs the optional extra ``transformers``.
 
 ``informed`` (:data:`TWINS`, not a classifier of its own) is the explanation-informed twin of one of
 them (Prasad et al. 2021 §4.1), reading ``x SEP e``.
@@ -22,6 +24,7 @@ from explain_engine.models.informed import InformedTwin
 from explain_engine.models.qrnn import QRNN
 from explain_engine.models.rationale import RationaleModel
 from explain_engine.models.recurrent import GatedCell, GatedRNN
+from explain_engine.models.transformer import TransformerClassifier
 
 ARCHITECTURES: dict[str, type[TextClassifier]] = {
     "lstm_attention": AttentionRNN,
@@ -35,7 +38,11 @@ ARCHITECTURES: dict[str, type[TextClassifier]] = {
     "cnn": KimCNN,
     "qrnn": QRNN,
     "rationale": RationaleModel,
+    "transformer": TransformerClassifier,
 }
+
+#: Families built from a pre-trained checkpoint (``checkpoint=``) with its own tokenizer, not from sizes.
+FROM_CHECKPOINT: tuple[str, ...] = ("transformer",)
 
 #: Models built around a target architecture of :data:`ARCHITECTURES` (``target=`` names it).
 TWINS: dict[str, type[TextClassifier]] = {"informed": InformedTwin}
@@ -86,6 +93,7 @@ __all__ = [
     "PRESETS",
     "AttentionRNN",
     "EncodedBatch",
+    "FROM_CHECKPOINT",
     "GatedCell",
     "GatedRNN",
     "InformedTwin",
@@ -96,5 +104,6 @@ __all__ = [
     "RecurrentClassifier",
     "TWINS",
     "TextClassifier",
+    "TransformerClassifier",
     "build_model",
 ]

@@ -67,8 +67,10 @@ class EncodedBatch:
     """Texts encoded for a model, with the way back to canonical words.
 
     ``ids``/``mask`` are ``(B, T)``; ``owners[b][t]`` is the canonical-word index of token ``t`` of
-    text ``b`` (real tokens only), or −1 for a token of no word (a transformer's special tokens);
-    ``n_words[b]`` is the number of canonical words of text ``b``.
+    text ``b`` (real tokens only), or ``-1`` for a token of no word (a transformer's [CLS] / [SEP]):
+    such a token is never pooled onto a word, never removed by a perturbation, and kept off the
+    integrated-gradient path (:meth:`word_mask` marks the others). ``n_words[b]`` is the number of
+    canonical words of text ``b``.
     """
 
     ids: torch.Tensor
