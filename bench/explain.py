@@ -323,6 +323,8 @@ def print_tables(results: list[dict]) -> None:
     devices = ", ".join(sorted({r["device"] for r in results}))
     print(f"\nseconds per document ({devices}; column: architecture/words (documents per batch))")
     print(" " * width + "".join(f"{c:>24}" for c in columns))
+    tokens = [f"{r['tokens_per_doc']:.0f}" for r in results]
+    print(f"{'(model tokens per document)':<{width}}" + "".join(f"{c:>24}" for c in tokens))
     for m in methods:
         cells = [r["seconds_per_doc"].get(m) for r in results]
         print(f"{m:<{width}}" + "".join(f"{c:>24.4f}" if c is not None else f"{'-':>24}" for c in cells))
