@@ -156,11 +156,11 @@ def path_gradients(
     *,
     internal_batch_size: int = 512,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """Gradients along the path α·E for each output in ``outputs`` (``"s"``, ``"p"``).
+    """Gradients along the path fixed + α·E (:func:`path_ends`) for each output in ``outputs`` (``"s"``, ``"p"``).
 
-    Returns the moving embeddings E ``(B, T, E)`` (:func:`path_ends`), the weighted sum Σ_i w_i ∂o/∂E(α_i E) per output, and the
-    gradient at α = 1 per output (when 1 is among ``alphas``; an extra point with weight 0 is added
-    by the caller otherwise). One forward pass and ``len(outputs)`` backward passes per chunk.
+    Returns the moving embeddings E ``(B, T, E)``, the weighted sum Σ_i w_i ∂o/∂E(α_i E) per output,
+    and the gradient at α = 1 per output (when 1 is among ``alphas``; an extra point with weight 0 is
+    added by the caller otherwise). One forward pass and ``len(outputs)`` backward passes per chunk.
     """
     ids, mask = batch.ids, batch.mask
     n, length = ids.shape
