@@ -17,6 +17,7 @@ them (Prasad et al. 2021 §4.1), reading ``x SEP e``.
 
 from __future__ import annotations
 
+from explain_engine.extras import available, optional
 from explain_engine.models.attention_rnn import AttentionRNN, RecurrentClassifier
 from explain_engine.models.base import EncodedBatch, ModelOutput, TextClassifier
 from explain_engine.models.cnn import KimCNN
@@ -44,6 +45,9 @@ ARCHITECTURES: dict[str, type[TextClassifier]] = {
 #: Families built from a pre-trained checkpoint (``checkpoint=``) with its own tokenizer, not from sizes.
 FROM_CHECKPOINT: tuple[str, ...] = ("transformer",)
 
+#: The optional extra (the module it installs) that a family needs beyond the engine's base install.
+EXTRAS: dict[str, str] = {"transformer": "transformers"}
+
 #: Models built around a target architecture of :data:`ARCHITECTURES` (``target=`` names it).
 TWINS: dict[str, type[TextClassifier]] = {"informed": InformedTwin}
 
@@ -58,6 +62,18 @@ PRESETS: dict[str, dict] = {
     "gru": {"cell": "gru", "bidirectional": False},
     "bigru": {"cell": "gru", "bidirectional": True},
 }
+
+
+def available_architectures() -> list[str]:
+    """The registered architectures whose optional extra, if any, is installed; sorted."""
+    return sorted(name for name in ARCHITECTURES if name not in EXTRAS or available(EXTRAS[name]))
+
+
+def require_extra(name: str) -> None:
+    """Nothing when architecture ``name`` can be built here; else
+    :class:`~explain_engine.extras.MissingExtra` naming the ``pip install`` it needs."""
+    if name in EXTRAS:
+        optional(EXTRAS[name], extra=EXTRAS[name], family=name)
 
 
 def build_model(name: str, vocab_size: int, num_classes: int, /, **overrides) -> TextClassifier:
@@ -92,6 +108,7 @@ __all__ = [
     "ARCHITECTURES",
     "PRESETS",
     "AttentionRNN",
+    "EXTRAS",
     "EncodedBatch",
     "FROM_CHECKPOINT",
     "GatedCell",
@@ -105,5 +122,7 @@ __all__ = [
     "TWINS",
     "TextClassifier",
     "TransformerClassifier",
+    "available_architectures",
     "build_model",
+    "require_extra",
 ]

@@ -20,6 +20,7 @@ transformer has no soft attention of its own over the input: ``ModelOutput.atten
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -29,6 +30,8 @@ from explain_engine.extras import optional
 from explain_engine.models.base import ModelOutput, TextClassifier
 
 FAMILY = "transformer"
+# A hub repository id: a name, or owner/name (letters, digits, "-", "_", "."), at most 96 characters each.
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?")
 
 
 def hf_transformers() -> ModuleType:
@@ -39,6 +42,24 @@ def hf_transformers() -> ModuleType:
 def offline() -> bool:
     """Whether the hub must not be asked (``HF_HUB_OFFLINE`` set to a true value)."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def check_checkpoint(checkpoint: object) -> str:
+    """``checkpoint`` stripped, when it names a model folder here (with a ``config.json``) or has the
+    form of a hub name; else a ValueError saying what is wrong. Nothing is loaded or fetched."""
+    if not isinstance(checkpoint, str) or not checkpoint.strip():
+        raise ValueError("is required for a transformer: a model folder or a hub name such as 'org/model'")
+    value = checkpoint.strip()
+    folder = Path(value).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise ValueError(f"{value!r} is a folder without a model (no config.json in it)")
+        return value
+    if folder.is_absolute() or value.startswith((".", "~")):
+        raise ValueError(f"{value!r}: no such folder")
+    if not _HUB_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is neither a model folder nor a hub name such as 'org/model'")
+    return value
 
 
 def checkpoint_error(checkpoint: str | Path, what: str, exc: Exception) -> ValueError:

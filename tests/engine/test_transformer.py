@@ -5,8 +5,6 @@ out of pooling and perturbation."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +23,6 @@ from explain_engine.text import pool_to_words, word_spans
 from tests.engine.test_training import make_records
 from tests.engine.tiny_transformer import build_tiny_checkpoint
 
-ROOT = Path(__file__).resolve().parents[2]
 # A word the tiny WordPiece vocabulary has never seen whole: it is split into several pieces.
 RARE = "Unbelievably"
 
@@ -225,41 +222,6 @@ def test_checkpoint_only_with_the_transformer(tmp_path, capsys):
     argv = ["train", "--data", str(data), "--model", "cnn", "--checkpoint", "x", "--out", str(tmp_path / "o")]
     assert main(argv) == 2
     assert "--checkpoint is for --model transformer" in capsys.readouterr().err
-
-
-MISSING_EXTRA = """
-import sys
-sys.modules["transformers"] = None  # the optional extra is not installed
-import explain_engine.api as api
-from explain_engine.__main__ import main
-from explain_engine.extras import MissingExtra
-assert api.build_model("cnn", 50, 2, embedding_dim=8, num_filters=4).architecture == "cnn"
-try:
-    api.build_model("transformer", 0, 2, checkpoint="x")
-except MissingExtra as exc:
-    print("MESSAGE:", exc)
-sys.exit(main(["train", "--data", sys.argv[1], "--model", "transformer", "--checkpoint", "x", "--out", sys.argv[2]]))
-"""
-
-
-def test_without_the_extra_the_engine_works_and_the_family_says_what_to_install(tmp_path):
-    data = tmp_path / "d.jsonl"
-    data.write_text(
-        "".join(json.dumps({"text": t, "label": t.split()[0]}) + "\n" for t in ["good day", "bad day"] * 5),
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", MISSING_EXTRA, str(data), str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
-    sentence = "the transformer family needs the optional extra: pip install 'hatlab[transformers]'"
-    assert f"MESSAGE: {sentence}" in done.stdout
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == f"error: {sentence}"
-    assert "Traceback" not in done.stderr
 
 
 def test_the_model_class_reports_its_family():
