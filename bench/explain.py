@@ -4,7 +4,7 @@
                                       [--docs N] [--transformer-size auto|small|base]
 
 Models have the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2) and random weights (speed does not depend on training);
-the transformer is a BERT built from a config (``bench/transformer_checkpoint.py``): a small one on
+the transformer is a BERT built from a config (``bench/train_infer.py``'s checkpoint): a small one on
 the CPU and BERT-base on a GPU (``--transformer-size``), its WordPiece tokenizer trained on the texts;
 it runs every method declared for the transformer family, the attention maps included. The ``lime``
 package and Captum are compared where they are installed (left out with a note otherwise);
@@ -41,6 +41,7 @@ import csv
 import json
 import platform
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +53,7 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.train_infer import build_bert_checkpoint  # noqa: E402
 from explain_engine.artifacts import TrainedModel  # noqa: E402
 from explain_engine.explainers.gradients import GRADIENT_METHODS  # noqa: E402
 from explain_engine.explainers.lime_text import LIME_BATCH, lime_rows  # noqa: E402
@@ -66,6 +68,7 @@ from explain_engine.explainers.perturbation import (  # noqa: E402
 )
 from explain_engine.explainers.registry import explain_many, get, methods_for, predicted_target  # noqa: E402
 from explain_engine.models import build_model  # noqa: E402
+from explain_engine.subword import SubwordVocabulary  # noqa: E402
 from explain_engine.vocab import Vocabulary  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "yelp-hat" / "processed_chenblair"
@@ -237,12 +240,20 @@ def transformer_size(device: torch.device, size: str) -> str:
     return "base" if device.type == "cuda" else "small"
 
 
+def transformer_bundle(texts: list[str], size: str, device: torch.device) -> TrainedModel:
+    """A two-class BERT of ``size`` with random weights, built from a config with a WordPiece tokenizer
+    trained on ``texts`` (``bench/train_infer.py``'s checkpoint) and loaded through the engine."""
+    with tempfile.TemporaryDirectory(prefix="bench-transformer-") as folder:
+        build_bert_checkpoint(Path(folder), texts, size)
+        model = build_model("transformer", 0, 2, checkpoint=folder)
+        vocab = SubwordVocabulary.from_pretrained(folder, model.max_positions)
+    return TrainedModel(model, vocab, ["neg", "pos"], device=device)
+
+
 def make_bundle(arch: str, texts: list[str], device: torch.device, size: str) -> TrainedModel:
     """A model of ``arch`` with random weights over the texts' vocabulary (the transformer: of ``size``)."""
     torch.manual_seed(0)
     if arch == "transformer":
-        from bench.transformer_checkpoint import transformer_bundle  # the optional extra
-
         return transformer_bundle(texts, size, device)
     vocab = Vocabulary.build(texts)
     return TrainedModel(build_model(arch, len(vocab), 2), vocab, ["neg", "pos"], device=device)

@@ -9,7 +9,7 @@ import torch
 pytest.importorskip("transformers", reason="the optional extra 'transformers' is not installed")
 
 from bench.explain import bench_one, transformer_size  # noqa: E402
-from bench.transformer_checkpoint import SIZES  # noqa: E402
+from bench.train_infer import TRANSFORMER_SIZES  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -18,7 +18,10 @@ def test_transformer_size_follows_the_device():
     assert transformer_size(torch.device("cpu"), "auto") == "small"
     assert transformer_size(torch.device("cuda"), "auto") == "base"
     assert transformer_size(torch.device("cpu"), "base") == "base"
-    assert SIZES["base"]["hidden_size"] == 768 and SIZES["base"]["num_hidden_layers"] == 12
+    assert (
+        TRANSFORMER_SIZES["base"]["hidden_size"] == 768
+        and TRANSFORMER_SIZES["base"]["num_hidden_layers"] == 12
+    )
 
 
 def test_bench_times_transformer_methods_per_document():
