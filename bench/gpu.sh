@@ -35,7 +35,7 @@ if [ "$QUICK" = 1 ]; then
     MOVIES=$WORK/movies.jsonl TWIN="--max-words 60 --epochs 1 --n-boot 100"
 else
     DEVICE=cuda PER_PART=25 EPOCHS="" SIZE="" RNN_SIZE="" LIMIT=""
-    BENCH="--cuda-only" EXPLAIN="--cuda-only --repeat 2"
+    BENCH="--cuda-only" EXPLAIN="--no-cpu --repeat 2"
     SST2=$DATA/sst2-glue
     MOVIES=$DATA/movie-review-rationales-zaidan2007/movie_rationales.jsonl TWIN="--max-words 600 --epochs 20"
 fi

@@ -3,12 +3,21 @@ its YELP-HAT test accuracy).
 
     python bench/train_infer.py                      # throughput on CPU (and on CUDA when present)
     python bench/train_infer.py --accuracy           # also train each model on YELP-HAT raw, 80/10/10
+    python bench/train_infer.py --archs transformer --transformer-size base --cuda-only   # BERT-base on a GPU
 
 Throughput: texts are YELP-HAT raw reviews when ``../shared/data`` is there (else the labelled
 sentences, else random token sequences of 60 tokens); models take their registry defaults
 (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2) and train with their paper batch size and learning rate. Training examples/s
-counts forward + backward + Adam step; inference examples/s counts eval-mode forward passes
-without gradients, 128 texts a batch. Prints a table, then one JSON line.
+counts forward + backward + optimizer step (Adam; AdamW with its schedule for the transformer); inference
+examples/s counts eval-mode forward passes without gradients, 128 texts a batch. Prints a table, then one
+JSON line.
+
+The transformer family needs a checkpoint; nothing is downloaded: unless ``--checkpoint`` names a real one,
+the bench builds a BERT from a configuration (``--transformer-size small``: 2 layers of 128, 2 heads, for a
+CPU; ``base``: BERT-base's 12 layers of 768, 12 heads, 110 M parameters, for a GPU; Devlin et al. 2019 §3)
+with a WordPiece tokenizer trained on the bench texts, saves both, and loads them through the engine like any
+checkpoint. Texts are cut to the family's 256 pieces. Such a model is randomly initialised, so ``--accuracy``
+trains the transformer only from a real ``--checkpoint``.
 """
 
 from __future__ import annotations
@@ -30,12 +39,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from explain_engine.datasets import read_labelled_sentences  # noqa: E402
-from explain_engine.models import ARCHITECTURES, build_model  # noqa: E402
-from explain_engine.training import PAPER_DEFAULTS, TrainConfig, train  # noqa: E402
+from explain_engine.models import ARCHITECTURES, FROM_CHECKPOINT, available_architectures, build_model  # noqa: E402
+from explain_engine.subword import SubwordVocabulary  # noqa: E402
+from explain_engine.training import PAPER_DEFAULTS, TrainConfig, make_optimizer, train  # noqa: E402
 from explain_engine.vocab import TokenizedText, Vocabulary  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 YELP_RAW = DATA / "yelp-hat" / "raw"
+# BERT configurations built from a config (Devlin et al. 2019 §3: BERT-base is L=12, H=768, A=12).
+TRANSFORMER_SIZES = {
+    "small": {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 512},
+    "base": {
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+    },
+}
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def device_name(device: torch.device) -> str:
@@ -72,20 +93,56 @@ def bench_texts(n: int, seed: int) -> tuple[list[str], str]:
     return [texts[i] for i in picked], source
 
 
+def build_bert_checkpoint(folder: Path, texts: list[str], size: str, vocab_size: int = 8000) -> Path:
+    """A randomly initialised BERT of ``size`` (:data:`TRANSFORMER_SIZES`) and a WordPiece tokenizer trained
+    on ``texts``, written with ``save_pretrained`` to ``folder`` (the optional extra ``transformers``)."""
+    import tokenizers
+    import transformers
+
+    tok = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(
+        texts, tokenizers.trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
+    )
+    tok.post_processor = tokenizers.processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+    )
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
+    config = transformers.BertConfig(vocab_size=len(tokenizer), **TRANSFORMER_SIZES[size])
+    torch.manual_seed(0)
+    transformers.BertForSequenceClassification(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
 def throughput(
-    name: str, items: list[TokenizedText], vocab_size: int, device: torch.device, batches: int
+    name: str,
+    items: list[TokenizedText],
+    vocab_size: int,
+    device: torch.device,
+    batches: int,
+    model_args: dict | None = None,
 ) -> dict:
-    """Training and inference examples/s for ``name`` at its default sizes on ``device``."""
+    """Training and inference examples/s for ``name`` at its default sizes (or ``model_args``) on ``device``."""
     torch.manual_seed(0)
-    model = build_model(name, vocab_size, 2).to(device)
+    model = build_model(name, vocab_size, 2, **(model_args or {})).to(device)
     hp = TrainConfig(architecture=name).resolved()
     bs = hp["batch_size"]
-    optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"])
+    optimizer, schedule = make_optimizer(model, hp, batches + 1)
     labels = torch.arange(len(items)) % 2
 
     def batch_at(k: int, size: int):
@@ -102,6 +159,8 @@ def throughput(
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        if schedule is not None:
+            schedule.step()
 
     train_step(0)  # warm-up
     sync(device)
@@ -127,6 +186,7 @@ def throughput(
     return {
         "architecture": name,
         "device": str(device),
+        "mean_tokens": float(np.mean([len(it.ids) for it in items])),
         "batch_size": bs,
         "params": params,
         "train_examples_per_s": train_rate,
@@ -139,15 +199,22 @@ def accuracy_runs(archs: list[str], args: argparse.Namespace) -> list[dict]:
     records = yelp_records()
     rows = []
     for name in archs:
+        pretrained = name in FROM_CHECKPOINT
+        if pretrained and not args.checkpoint:
+            print(
+                f"  {name:<17} skipped: a randomly initialised model; give --checkpoint to fine-tune a real one"
+            )
+            continue
         config = TrainConfig(
             architecture=name,
+            model={"checkpoint": args.checkpoint} if pretrained else {},
             epochs=args.epochs,
-            batch_size=args.batch_size,
-            lr=args.lr,
+            batch_size=None if pretrained else args.batch_size,  # the family's own (Devlin et al. 2019)
+            lr=None if pretrained else args.lr,
             patience=args.patience,
             max_len=args.max_len,
             seed=args.seed,
-            word_dropout=args.word_dropout,
+            word_dropout=0.0 if pretrained else args.word_dropout,
             progress_bar=False,
         )
         start = time.perf_counter()
@@ -186,11 +253,22 @@ def accuracy_runs(archs: list[str], args: argparse.Namespace) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--archs", nargs="*", default=sorted(ARCHITECTURES), choices=sorted(ARCHITECTURES))
+    parser.add_argument(
+        "--archs", nargs="*", default=available_architectures(), choices=sorted(ARCHITECTURES)
+    )
     parser.add_argument("--batches", type=int, default=3, help="timed batches per measurement")
     parser.add_argument("--threads", type=int, default=1, help="CPU threads (torch.set_num_threads)")
     parser.add_argument("--cpu-only", action="store_true")
-    parser.add_argument("--cuda-only", action="store_true", help="time CUDA alone (when present)")
+    parser.add_argument("--cuda-only", action="store_true", help="only the CUDA device (e.g. BERT-base)")
+    parser.add_argument(
+        "--transformer-size",
+        choices=sorted(TRANSFORMER_SIZES),
+        default="small",
+        help="the BERT built from a config: small (CPU) or base (BERT-base, for a GPU)",
+    )
+    parser.add_argument(
+        "--checkpoint", help="transformer: a real checkpoint folder or hub name instead of the built BERT"
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
         "--accuracy", action="store_true", help="also train each model on YELP-HAT and test it"
@@ -206,21 +284,41 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    devices = [] if args.cuda_only and torch.cuda.is_available() else [torch.device("cpu")]
+    devices = [] if args.cuda_only else [torch.device("cpu")]
     if torch.cuda.is_available() and not args.cpu_only:
         devices.append(torch.device("cuda"))
+    if not devices:
+        raise SystemExit("--cuda-only: no CUDA device here")
     n_texts = 128 * (args.batches + 1)
     texts, source = bench_texts(n_texts, args.seed)
     vocab = Vocabulary.build(texts, min_count=1)
     items = [vocab.tokenize(t) for t in texts]
     mean_len = float(np.mean([len(it.ids) for it in items]))
     print(f"texts: {source}, {n_texts} drawn, mean {mean_len:.0f} model tokens; vocabulary {len(vocab)}")
+    inputs = {name: (items, len(vocab), None) for name in args.archs if name not in FROM_CHECKPOINT}
+    scratch = tempfile.TemporaryDirectory()
+    transformer = None
+    if any(name in FROM_CHECKPOINT for name in args.archs):
+        checkpoint = args.checkpoint or str(
+            build_bert_checkpoint(Path(scratch.name), texts, args.transformer_size)
+        )
+        pieces = SubwordVocabulary.from_pretrained(checkpoint)
+        max_len = TrainConfig(architecture="transformer").resolved()["max_len"]
+        sub_items = [pieces.tokenize(t, max_len) for t in texts]
+        transformer = args.checkpoint or f"BERT {args.transformer_size} from a config"
+        print(
+            f"transformer: {transformer}; mean {np.mean([len(it.ids) for it in sub_items]):.0f} pieces"
+            f" (at most {max_len}); vocabulary {len(pieces)}"
+        )
+        for name in args.archs:
+            if name in FROM_CHECKPOINT:
+                inputs[name] = (sub_items, len(pieces), {"checkpoint": checkpoint})
     results = []
     for device in devices:
         print(f"\ndevice: {device_name(device)}")
         print(f"  {'architecture':<17} {'params':>10} {'batch':>5} {'train ex/s':>11} {'infer ex/s':>11}")
         for name in args.archs:
-            row = throughput(name, items, len(vocab), device, args.batches)
+            row = throughput(name, *inputs[name][:2], device, args.batches, inputs[name][2])
             row["device_name"] = device_name(device)
             results.append(row)
             print(
@@ -237,11 +335,13 @@ def main() -> None:
             f"batch {args.batch_size}, lr {args.lr}, word dropout {args.word_dropout}, max tokens {args.max_len}"
         )
         accuracy = accuracy_runs(args.archs, args)
+    scratch.cleanup()
     summary = {
         "bench": "train_infer",
         "text_source": source,
         "mean_tokens": mean_len,
         "threads": args.threads,
+        "transformer": transformer,
         "paper_defaults": PAPER_DEFAULTS,
         "throughput": results,
         "yelphat_accuracy": accuracy,

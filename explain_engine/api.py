@@ -9,7 +9,9 @@ area                   names
 text                   ``word_spans``, ``sentence_spans``, ``words_of`` — the canonical words of a text
 data                   ``read_raw`` (YELP-HAT raw CSV, Sen et al. 2020), ``tag_documents``, ``tag_words``
                        (Penn tags, offline)
-models                 ``ARCHITECTURES``, ``build_model``, ``TrainConfig``, ``train``, ``TrainedModel``
+models                 ``ARCHITECTURES``, ``available_architectures`` (those whose optional extra is
+                       installed), ``require_extra``, ``build_model``, ``check_checkpoint`` (a
+                       transformer's checkpoint reference), ``FROM_CHECKPOINT``, ``MissingExtra``, ``TrainConfig``, ``train``, ``TrainedModel``
                        (load / predict / save)
 explanations           ``METHODS`` (a ``Registry`` of ``MethodSpec``; metadata ``architectures``,
                        ``pooling``, ``group``, ``samples`` and ``fitted_with``, a ``Fitting``),
@@ -138,6 +140,11 @@ _HOMES: dict[str, tuple[str, str]] = {
     "wilson_interval": ("explain_engine.metrics.trust", "wilson_interval"),
     "ARCHITECTURES": ("explain_engine.models", "ARCHITECTURES"),
     "build_model": ("explain_engine.models", "build_model"),
+    "available_architectures": ("explain_engine.models", "available_architectures"),
+    "require_extra": ("explain_engine.models", "require_extra"),
+    "FROM_CHECKPOINT": ("explain_engine.models", "FROM_CHECKPOINT"),
+    "check_checkpoint": ("explain_engine.models.transformer", "check_checkpoint"),
+    "MissingExtra": ("explain_engine.extras", "MissingExtra"),
     "DuplicateName": ("explain_engine.registry", "DuplicateName"),
     "Registry": ("explain_engine.registry", "Registry"),
     "UnknownName": ("explain_engine.registry", "UnknownName"),
@@ -180,6 +187,7 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
         resolve_methods,
     )
     from explain_engine.explainers import get as get_method
+    from explain_engine.extras import MissingExtra
     from explain_engine.jsonsafe import json_safe
     from explain_engine.metrics import METRICS
     from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote, winning_category
@@ -251,7 +259,14 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
         trust_table,
         wilson_interval,
     )
-    from explain_engine.models import ARCHITECTURES, build_model
+    from explain_engine.models import (
+        ARCHITECTURES,
+        FROM_CHECKPOINT,
+        available_architectures,
+        build_model,
+        require_extra,
+    )
+    from explain_engine.models.transformer import check_checkpoint
     from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
     from explain_engine.reports import agreement_report, similarity_report
     from explain_engine.text import sentence_spans, word_spans, words_of
@@ -264,9 +279,11 @@ __all__ = [
     "EXCLUDED",
     "FAITHFULNESS",
     "FAITHFULNESS_BINS",
+    "FROM_CHECKPOINT",
     "LEVEL",
     "METHODS",
     "METRICS",
+    "MissingExtra",
     "NO_PREFERENCE",
     "N_BOOT",
     "PENDING",
@@ -293,10 +310,12 @@ __all__ = [
     "answer_weights",
     "attention_levels",
     "average_k",
+    "available_architectures",
     "behavioral_similarity",
     "build_model",
     "category_counts",
     "category_set",
+    "check_checkpoint",
     "cohen_kappa",
     "confidence_curve",
     "confidence_summary",
@@ -333,6 +352,7 @@ __all__ = [
     "rating_matrix",
     "read_raw",
     "replacement_std",
+    "require_extra",
     "resolve_methods",
     "roc_auc_per_text",
     "score_answers",

@@ -1,7 +1,10 @@
 """A trained model bundle: weights, vocabulary, labels, configuration and metrics in one folder.
 
 Folder layout: ``model.pt`` (the ``state_dict``), ``vocab.json``, ``config.json`` (architecture,
-model arguments, labels, training configuration, seed) and ``metrics.json``.
+model arguments, labels, training configuration, seed) and ``metrics.json``. A transformer keeps its
+network and tokenizer in the ``transformers`` library's own format instead of ``model.pt`` and
+``vocab.json``: both ``save_pretrained`` into the sub-folder :data:`PRETRAINED_FOLDER`, and
+``config.json`` says so (``"weights": {"format": "transformers", "folder": ...}``).
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import torch
 from explain_engine import text as textlib
 from explain_engine.models import TextClassifier, build_model
 from explain_engine.models.base import EncodedBatch
+from explain_engine.models.transformer import TransformerClassifier
+from explain_engine.subword import SubwordVocabulary
 from explain_engine.vocab import Vocabulary
 
 FORMAT_VERSION = 1
+PRETRAINED_FOLDER = "transformer"
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
@@ -35,7 +41,7 @@ class TrainedModel:
     def __init__(
         self,
         model: TextClassifier,
-        vocab: Vocabulary,
+        vocab: Vocabulary | SubwordVocabulary,
         labels: Sequence[str],
         config: dict | None = None,
         metrics: dict | None = None,
@@ -123,8 +129,6 @@ class TrainedModel:
     def save(self, directory: str | Path) -> Path:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        torch.save(self.model.state_dict(), directory / "model.pt")
-        (directory / "vocab.json").write_text(json.dumps(self.vocab.to_dict()), encoding="utf-8")
         config = {
             **self.config,
             "format_version": FORMAT_VERSION,
@@ -132,6 +136,13 @@ class TrainedModel:
             "model": self.model.config,
             "labels": self.labels,
         }
+        if isinstance(self.model, TransformerClassifier):
+            self.model.save_pretrained(directory / PRETRAINED_FOLDER, self.labels)
+            self.vocab.save_pretrained(directory / PRETRAINED_FOLDER)
+            config["weights"] = {"format": "transformers", "folder": PRETRAINED_FOLDER}
+        else:
+            torch.save(self.model.state_dict(), directory / "model.pt")
+            (directory / "vocab.json").write_text(json.dumps(self.vocab.to_dict()), encoding="utf-8")
         (directory / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         (directory / "metrics.json").write_text(json.dumps(self.metrics, indent=2), encoding="utf-8")
         return directory
@@ -142,11 +153,17 @@ class TrainedModel:
         if not (directory / "config.json").exists():
             raise FileNotFoundError(f"{directory}: not a trained model folder (no config.json)")
         config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-        vocab = Vocabulary.from_dict(json.loads((directory / "vocab.json").read_text(encoding="utf-8")))
         labels = config["labels"]
-        model = build_model(config["architecture"], len(vocab), len(labels), **config["model"])
         target = pick_device(device)
-        model.load_state_dict(torch.load(directory / "model.pt", map_location=target, weights_only=True))
+        weights = config.get("weights") or {}
+        if weights.get("format") == "transformers":
+            folder = directory / weights.get("folder", PRETRAINED_FOLDER)
+            model = build_model(config["architecture"], 0, len(labels), **config["model"], weights=folder)
+            vocab = SubwordVocabulary.from_pretrained(folder, model.max_positions)
+        else:
+            vocab = Vocabulary.from_dict(json.loads((directory / "vocab.json").read_text(encoding="utf-8")))
+            model = build_model(config["architecture"], len(vocab), len(labels), **config["model"])
+            model.load_state_dict(torch.load(directory / "model.pt", map_location=target, weights_only=True))
         metrics_path = directory / "metrics.json"
         metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else {}
         return cls(model, vocab, labels, config, metrics, target)

@@ -78,12 +78,16 @@ def pool_to_words(
 ) -> np.ndarray:
     """Pool per-token scores onto canonical words (``sum`` by default, or ``max`` / ``mean``).
 
-    ``token_scores`` may be 1-D (tokens) or 2-D (rows × tokens); pooling is vectorised.
+    ``token_scores`` may be 1-D (tokens) or 2-D (rows × tokens); pooling is vectorised. A token whose
+    owner is negative belongs to no word (a transformer's special tokens, e.g. [CLS] and [SEP]) and is
+    left out.
     """
     scores = np.asarray(token_scores, dtype=np.float64)
     idx = np.asarray(owner, dtype=np.int64)
     squeeze = scores.ndim == 1
     scores = np.atleast_2d(scores)
+    if idx.size and idx.min() < 0:
+        scores, idx = scores[:, idx >= 0], idx[idx >= 0]
     out = np.zeros((scores.shape[0], n_words), dtype=np.float64)
     if how == "max":
         out.fill(-np.inf)

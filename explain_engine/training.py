@@ -4,7 +4,10 @@
 with ``id``, ``text`` and ``label``. Unless they carry their own ``split`` field, they are
 balanced and split 80/10/10 by class with the seed (Sen et al. 2020 §5.1). The vocabulary is built
 from the training split only. Batches group texts of similar length (fewer padded steps), in a
-seeded random order. A "weaker twin" (Lertvittayakumjorn & Toni 2019 §4.2: the same architecture under-trained for
+seeded random order. A transformer (``architecture="transformer"``, ``model={"checkpoint": ...}``) is
+fine-tuned from its checkpoint with the checkpoint's own sub-word tokenizer
+(:class:`explain_engine.subword.SubwordVocabulary`), AdamW with weight decay and a linear warm-up and
+decay of the learning rate (Devlin et al. 2019 App. A.3). A "weaker twin" (Lertvittayakumjorn & Toni 2019 §4.2: the same architecture under-trained for
 one epoch, or trained on a narrower subset) is a config made by :func:`weaker_twin`; its
 validation and test splits are those of the full model, so the two are comparable.
 """
@@ -27,8 +30,9 @@ from tqdm import tqdm
 
 from explain_engine.artifacts import TrainedModel, pick_device
 from explain_engine.datasets.splits import balance, given_splits, split_records
-from explain_engine.models import TWINS, TextClassifier, build_model
-from explain_engine.vocab import UNK_ID, TokenizedText, Vocabulary
+from explain_engine.models import ARCHITECTURES, TWINS, TextClassifier, TransformerClassifier, build_model
+from explain_engine.subword import SubwordVocabulary
+from explain_engine.vocab import TokenizedText, Vocabulary
 
 ProgressCallback = Callable[[float, dict], None]
 
@@ -51,7 +55,20 @@ PAPER_DEFAULTS: dict[str, dict] = {
     "gru": _POERNER_2018,
     "bigru": _POERNER_2018,
     "qrnn": _POERNER_2018,
+    # Devlin et al. 2019 App. A.3 (batch 16 or 32, lr 5e-5 / 3e-5 / 2e-5, 2-4 epochs); weight decay 0.01
+    # and 10 % warm-up as in BERT's fine-tuning code; 256 tokens keep a review's start within BERT's 512
+    "transformer": {
+        "lr": 2e-5,
+        "batch_size": 16,
+        "epochs": 3,
+        "optimizer": "adamw",
+        "weight_decay": 0.01,
+        "warmup": 0.1,
+        "max_len": 256,
+    },
 }
+#: What a family's defaults leave unset: Adam without weight decay, a constant rate, whole texts.
+RECIPE_DEFAULTS = {"optimizer": "adam", "weight_decay": 0.0, "warmup": 0.0, "max_len": None}
 
 
 @dataclasses.dataclass
@@ -64,13 +81,13 @@ class TrainConfig:
     epochs: int | None = None
     batch_size: int | None = None
     lr: float | None = None
-    weight_decay: float = 0.0
+    weight_decay: float | None = None  # None: the architecture's (0.0, or 0.01 for a transformer)
     patience: int | None = 5  # epochs without a better validation loss before stopping; None: never
     grad_clip: float | None = 5.0
     word_dropout: float = 0.0  # share of training tokens replaced by <unk> in each batch (Iyyer et al. 2015)
     min_count: int = 2
     max_vocab: int | None = None
-    max_len: int | None = None  # model tokens kept per text (the first ones)
+    max_len: int | None = None  # model tokens kept per text (the first ones); None: the architecture's
     seed: int = 13
     fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
     balance: bool = True
@@ -81,18 +98,23 @@ class TrainConfig:
     progress_bar: bool = True
 
     def resolved(self) -> dict:
-        """The effective epochs, batch size and learning rate."""
+        """The effective epochs, batch size, learning rate, optimizer, weight decay, warm-up share
+        and token limit."""
         # an explanation-informed twin trains with its target's recipe (Prasad et al. 2021 §4.1)
         name = self.model.get("target", "cnn") if self.architecture in TWINS else self.architecture
         if name not in PAPER_DEFAULTS:
             raise ValueError(
                 f"unknown architecture {name!r}; choose one of {', '.join(sorted(PAPER_DEFAULTS))}"
             )
-        defaults = PAPER_DEFAULTS[name]
+        defaults = {**RECIPE_DEFAULTS, **PAPER_DEFAULTS[name]}
         return {
             "epochs": self.epochs if self.epochs is not None else defaults["epochs"],
             "batch_size": self.batch_size if self.batch_size is not None else defaults["batch_size"],
             "lr": self.lr if self.lr is not None else defaults["lr"],
+            "optimizer": defaults["optimizer"],
+            "weight_decay": self.weight_decay if self.weight_decay is not None else defaults["weight_decay"],
+            "warmup": defaults["warmup"],
+            "max_len": self.max_len if self.max_len is not None else defaults["max_len"],
         }
 
     def to_dict(self) -> dict:
@@ -168,6 +190,40 @@ def _length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Gene
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
+def make_vocabulary(config: TrainConfig, texts: Sequence[str]) -> Vocabulary | SubwordVocabulary:
+    """The tokenizer of a new model: a transformer checkpoint's own, else a vocabulary of ``texts``."""
+    family = ARCHITECTURES.get(config.architecture)
+    if family is not None and issubclass(family, TransformerClassifier):
+        checkpoint = config.model.get("checkpoint")
+        if not checkpoint:
+            raise ValueError(
+                "the transformer family needs a checkpoint: a local model folder or a hub name (--checkpoint)"
+            )
+        return SubwordVocabulary.from_pretrained(checkpoint)
+    return Vocabulary.build(texts, config.min_count, config.max_vocab)
+
+
+def make_optimizer(
+    model: nn.Module, hp: dict, total_steps: int
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler | None]:
+    """Adam (the recurrent and convolutional papers) or AdamW with a linear warm-up over ``hp["warmup"]``
+    of the steps, then linear decay to zero (Devlin et al. 2019 App. A.3); no schedule without warm-up."""
+    if hp["optimizer"] == "adamw":
+        optimizer = torch.optim.AdamW(model.parameters(), lr=hp["lr"], weight_decay=hp["weight_decay"])
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"], weight_decay=hp["weight_decay"])
+    if not hp["warmup"]:
+        return optimizer, None
+    warm = max(1, round(hp["warmup"] * total_steps))
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return max(0.0, (total_steps - step) / max(1, total_steps - warm))
+
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
 def evaluate(
     model: TextClassifier,
     items: Sequence[TokenizedText],
@@ -224,24 +280,27 @@ def train(
     train_recs = _narrow(train_recs, config)
 
     seed_everything(config.seed)
-    vocab = Vocabulary.build((rec["text"] for rec in train_recs), config.min_count, config.max_vocab)
+    vocab = make_vocabulary(config, [rec["text"] for rec in train_recs])
     index = {label: k for k, label in enumerate(labels)}
 
+    model = build_model(config.architecture, len(vocab), len(labels), **config.model).to(device)
+    if isinstance(vocab, SubwordVocabulary):
+        vocab.max_positions = model.max_positions
+
     def tokenized(recs: list[dict]) -> tuple[list[TokenizedText], torch.Tensor]:
-        items = [vocab.tokenize(rec["text"], config.max_len) for rec in recs]
+        items = [vocab.tokenize(rec["text"], hp["max_len"]) for rec in recs]
         return items, torch.tensor([index[rec["label"]] for rec in recs], dtype=torch.long)
 
     (x_train, y_train), (x_val, y_val), (x_test, y_test) = (
         tokenized(r) for r in (train_recs, val_recs, test_recs)
     )
-    model = build_model(config.architecture, len(vocab), len(labels), **config.model).to(device)
     if hasattr(model, "bind_vocabulary"):  # a model that needs a token's id (the informed twin's separator)
         model.bind_vocabulary(vocab)
-    optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"], weight_decay=config.weight_decay)
     rng = np.random.default_rng(config.seed)
     lengths = [len(it.ids) for it in x_train]
     steps_per_epoch = math.ceil(len(x_train) / hp["batch_size"])
     total_steps = hp["epochs"] * steps_per_epoch
+    optimizer, schedule = make_optimizer(model, hp, total_steps)
     history: list[dict] = []
     best_loss, best_epoch, best_state, stale = math.inf, 0, None, 0
     step = 0
@@ -256,7 +315,7 @@ def train(
             ids = batch.ids
             if config.word_dropout > 0:
                 drop = (torch.rand(ids.shape) < config.word_dropout).to(device) & batch.mask
-                ids = ids.masked_fill(drop, UNK_ID)
+                ids = ids.masked_fill(drop, vocab.unk_id)
             output = model(ids, batch.mask)
             example_loss = nn.functional.cross_entropy(output.logits, target, reduction="none")
             loss = example_loss.mean() + model.auxiliary_loss(output, example_loss, batch.mask)
@@ -265,6 +324,8 @@ def train(
             if config.grad_clip:
                 nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
             optimizer.step()
+            if schedule is not None:
+                schedule.step()
             step += 1
             seen += len(idx)
             loss_sum += example_loss.sum().item()
@@ -324,7 +385,7 @@ def train(
         "train": config.to_dict(),
         "hyperparameters": hp,
         "seed": config.seed,
-        "max_len": config.max_len,
+        "max_len": hp["max_len"],
     }
     bundle = TrainedModel(model, vocab, labels, bundle_config, metrics, device)
     if out_dir is not None:

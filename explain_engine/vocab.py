@@ -59,6 +59,11 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.itos)
 
+    @property
+    def unk_id(self) -> int:
+        """The id of ``<unk>`` (word dropout replaces tokens by it)."""
+        return UNK_ID
+
     def tokenize(self, text: str, max_len: int | None = None) -> TokenizedText:
         """``text`` as ids (truncated to the first ``max_len`` tokens) with token→word owners."""
         tokens, owner, n_words = tokenize(text)

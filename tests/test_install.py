@@ -20,8 +20,8 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 OWN = {"annotate", "explain_engine", "config", "tests", "bench", "manage", "tools"}
 SOURCES = ("annotate", "explain_engine", "config", "bench", "tests")
 LOCKS = {
-    "runtime.lock": ("web",),
-    "dev.lock": ("dev", "web", "test"),
+    "runtime.lock": ("web", "transformers"),
+    "dev.lock": ("dev", "web", "test", "transformers"),
     "engine.lock": ("test",),
 }
 PINNED_OUTSIDE_THE_LOCKS = {"torch"}
@@ -91,6 +91,14 @@ def test_each_lock_pins_what_pyproject_declares_with_hashes(lock, extras):
 
 def test_the_engine_lock_has_no_django():
     assert "django" not in locked("engine.lock") and "django" in locked("runtime.lock")
+
+
+def test_the_transformers_extra_is_in_the_app_locks_only():
+    """The engine alone runs without the optional extra; `make demo` and `make test` install it."""
+    extra = {canonicalize_name(r) for r in ("transformers", "tokenizers", "huggingface-hub", "safetensors")}
+    assert not extra & locked("engine.lock").keys()
+    assert extra <= locked("runtime.lock").keys() and extra <= locked("dev.lock").keys()
+    assert "hatlab[transformers]" in PROJECT["optional-dependencies"]["web"]
 
 
 @pytest.mark.parametrize("lock", LOCKS)

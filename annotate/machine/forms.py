@@ -19,11 +19,12 @@ from annotate.machine.explaining import (
 from annotate.machine.method_names import method_name
 from annotate.machine.runs import architecture_choices, check_trainable, clean_params, documents_with_words
 from annotate.models import Dataset, ModelRun
+from explain_engine.api import FROM_CHECKPOINT
 
 DEFAULT_ARCHITECTURE = "bilstm_attention"  # the main model of Sen et al. 2020
 # Form fields that become TrainConfig fields, and those that become model constructor arguments.
 TRAIN_FORM_FIELDS = ("epochs", "batch_size", "lr", "seed", "max_len")
-MODEL_FORM_FIELDS = ("embedding_dim", "hidden_size")
+MODEL_FORM_FIELDS = ("embedding_dim", "hidden_size", "checkpoint")
 
 
 def _apply_error(form: forms.Form, exc: MachineInputError, field_map: dict[str, str]) -> None:
@@ -48,6 +49,12 @@ class ModelRunForm(forms.Form):
     hidden_size = forms.IntegerField(
         min_value=1, required=False, label="Hidden size", help_text="Recurrent models only."
     )
+    checkpoint = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Pre-trained checkpoint",
+        help_text="Transformer only: a model folder on the server or a Hugging Face hub name (org/model).",
+    )
     extra = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -61,6 +68,8 @@ class ModelRunForm(forms.Form):
         datasets = Dataset.objects.all() if is_admin(user) else Dataset.objects.filter(owner=user)
         self.fields["dataset"].queryset = datasets.order_by("name")
         self.fields["architecture"].choices = [(a, a) for a in architecture_choices()]
+        if not any(a in FROM_CHECKPOINT for a in architecture_choices()):
+            del self.fields["checkpoint"]
 
     def clean_extra(self) -> dict:
         raw = (self.cleaned_data.get("extra") or "").strip()
@@ -86,17 +95,19 @@ class ModelRunForm(forms.Form):
         if isinstance(model, dict):
             model = dict(model)
             for name in MODEL_FORM_FIELDS:
-                if data.get(name) is not None:
+                if data.get(name) not in (None, ""):
                     model[name] = data[name]
             if model:
                 params["model"] = model
-        given_model_fields = [n for n in MODEL_FORM_FIELDS if data.get(n) is not None]
+        given_model_fields = [n for n in MODEL_FORM_FIELDS if data.get(n) not in (None, "")]
         field_map = {f"params.{name}": name for name in TRAIN_FORM_FIELDS}
         field_map.update(
             {"architecture": "architecture", "dataset": "dataset", "name": "name", "params": "extra"}
         )
         field_map["params.model"] = given_model_fields[-1] if given_model_fields else "extra"
         field_map.update({f"params.model.{name}": name for name in given_model_fields})
+        if "checkpoint" in self.fields:  # a transformer without one: the error goes on the field
+            field_map["params.model.checkpoint"] = "checkpoint"
         try:
             data["params"] = clean_params(data["architecture"], params)
             check_trainable(data["dataset"])

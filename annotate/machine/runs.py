@@ -3,7 +3,9 @@
 A ``ModelRun`` stores the architecture and the training parameters (the fields of
 :class:`explain_engine.api.TrainConfig`, e.g. ``{"epochs": 3, "model": {"hidden_size": 50}}``);
 the engine's defaults, the hyper-parameters of the papers (Sen et al. 2020 §5.1), fill in whatever is
-left out.
+left out. A transformer run names its pre-trained checkpoint in ``params.model.checkpoint`` (a model
+folder on the server or a hub name); it is offered only where the engine's optional extra
+``transformers`` is installed.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from django.db import transaction
 
 from annotate.machine.errors import MachineInputError
 from annotate.models import Dataset, Document, ModelRun
-from explain_engine.api import ARCHITECTURES, TrainConfig, build_model
+from explain_engine.api import (
+    ARCHITECTURES,
+    FROM_CHECKPOINT,
+    MissingExtra,
+    TrainConfig,
+    available_architectures,
+    build_model,
+    check_checkpoint,
+    require_extra,
+)
 
 # TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the worker.
 TRAIN_FIELDS: tuple[str, ...] = tuple(
@@ -39,6 +50,7 @@ NULLABLE_FIELDS = (
     "max_vocab",
     "max_len",
     "train_where",
+    "weight_decay",
 )
 # Null differs from the default here: no early stopping, no gradient clipping.
 _NULL_MEANS_NEVER = ("patience", "grad_clip")
@@ -66,8 +78,8 @@ MAX_FILTER_SIZES = 8
 
 
 def architecture_choices() -> list[str]:
-    """The engine's registered architectures, sorted."""
-    return sorted(ARCHITECTURES)
+    """The engine's registered architectures whose optional extra is installed, sorted."""
+    return available_architectures()
 
 
 def gpu_queue_enabled() -> bool:
@@ -129,12 +141,30 @@ def _check_model_sizes(model: dict) -> None:
         )
 
 
+def _check_pretrained(architecture: str, model: dict) -> None:
+    """A family built from a checkpoint: the checkpoint named (not loaded here), no other argument."""
+    try:
+        require_extra(architecture)
+    except MissingExtra as exc:
+        raise MachineInputError("architecture", str(exc)) from None
+    others = sorted(set(model) - {"checkpoint"})
+    if others:
+        raise MachineInputError(
+            f"params.model.{others[0]}", f"is not an argument of {architecture}; give only checkpoint"
+        )
+    try:
+        model["checkpoint"] = check_checkpoint(model.get("checkpoint"))
+    except ValueError as exc:
+        raise MachineInputError("params.model.checkpoint", str(exc)) from None
+
+
 def clean_params(architecture: str, params: Any) -> dict:
     """Validate a run's architecture and training parameters; return the parameters as stored.
 
     Raises :class:`MachineInputError` naming the field (``architecture``, ``params`` or
     ``params.<key>``). Model constructor arguments (``params.model``) are checked by building
-    the model once on a two-word vocabulary.
+    the model once on a two-word vocabulary, except a transformer's checkpoint, which is only
+    checked to be a model folder here or a hub name (loading it is the worker's job).
     """
     if architecture not in ARCHITECTURES:
         raise MachineInputError(
@@ -196,6 +226,11 @@ def clean_params(architecture: str, params: Any) -> dict:
     model = cleaned.get("model", {})
     if not isinstance(model, dict):
         raise MachineInputError("params.model", "must be an object of model constructor arguments")
+    if architecture in FROM_CHECKPOINT:
+        model = dict(model)
+        _check_pretrained(architecture, model)
+        cleaned["model"] = model
+        return cleaned
     _check_model_sizes(model)
     try:
         build_model(architecture, 2, 2, **model)

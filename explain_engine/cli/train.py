@@ -4,7 +4,8 @@ The data is any file or folder :func:`explain_engine.datasets.load_records` read
 records carry a ``split`` field they are balanced and split 80/10/10 with ``--seed``. Options
 left unset take the paper's value for the architecture (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 §4.2). The folder written
 holds the weights, vocabulary, configuration, metrics and the ids of each split; the test
-metrics are printed as JSON.
+metrics are printed as JSON. ``--model transformer --checkpoint DIR_OR_HUB_NAME`` fine-tunes a
+pre-trained transformer (the optional extra ``transformers``) with its own tokenizer.
 """
 
 from __future__ import annotations
@@ -18,11 +19,18 @@ from explain_engine.training import TrainConfig, train, weaker_twin
 
 
 def _model_overrides(args: argparse.Namespace) -> dict:
-    names = {"embedding_dim": args.embedding_dim, "hidden_size": args.hidden_size, "dropout": args.dropout}
+    names = {
+        "embedding_dim": args.embedding_dim,
+        "hidden_size": args.hidden_size,
+        "dropout": args.dropout,
+        "checkpoint": args.checkpoint,
+    }
     return {k: v for k, v in names.items() if v is not None}
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.checkpoint and args.model != "transformer":
+        raise ValueError(f"--checkpoint is for --model transformer, not {args.model!r}")
     records = load_records(args.data, text_field=args.text_field, label_field=args.label_field)
     config = TrainConfig(
         architecture=args.model,
@@ -61,10 +69,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lr", type=float)
     p.add_argument("--patience", type=int, default=5, help="early stopping patience in epochs")
     p.add_argument("--min-count", type=int, default=2, help="rarer tokens become <unk>")
-    p.add_argument("--max-len", type=int, help="keep the first N model tokens of each text")
+    p.add_argument(
+        "--max-len", type=int, help="keep the first N model tokens of each text (transformer: 256)"
+    )
     p.add_argument("--embedding-dim", type=int)
     p.add_argument("--hidden-size", type=int)
     p.add_argument("--dropout", type=float)
+    p.add_argument(
+        "--checkpoint", help="transformer: the pre-trained model to fine-tune (a local folder or a hub name)"
+    )
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--device", help="cpu, cuda, cuda:1 … (default: CUDA when present)")
     p.add_argument(

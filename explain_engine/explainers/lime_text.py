@@ -77,13 +77,15 @@ def _doc_rows(batch: EncodedBatch, units: torch.Tensor, doc: int, masks: np.ndar
     keep_units = torch.as_tensor(masks, device=device)
     u = units[doc]
     real = u >= 0
-    keep = keep_units[:, u.clamp_min(0)] & real[None, :]
+    present = batch.mask[doc]
+    pinned = present & ~real  # tokens of no word (special tokens) stay in every sample
+    keep = (keep_units[:, u.clamp_min(0)] & real[None, :]) | pinned[None, :]
     rows = torch.full((len(masks),), doc, dtype=torch.long, device=device)
     ids = batch.ids[doc].expand(len(masks), -1)
     if mode == "drop":
         return dropped(ids, keep, rows)
     if mode == "zero":
-        return Perturbed(ids.clone(), real[None, :].expand_as(keep).clone(), real[None, :] & ~keep, rows)
+        return Perturbed(ids.clone(), present[None, :].expand_as(keep).clone(), real[None, :] & ~keep, rows)
     raise ValueError(f"unknown LIME mode {mode!r}; use 'drop' or 'zero'")
 
 

@@ -34,6 +34,7 @@ from explain_engine.explainers.perturbation import (
     Perturbed,
     chunk_tokens,
     class_output,
+    dropped,
     forward_logits,
     text_rng,
     unit_index,
@@ -65,7 +66,8 @@ def substring_rows(
     """Rows holding only the tokens whose unit lies in ``[start, start + length)`` of text ``doc``.
 
     A unit's tokens are contiguous, so a substring is the token range from the first token of its
-    first unit to the last token of its last unit.
+    first unit to the last token of its last unit. Tokens of no word (a transformer's [CLS] / [SEP])
+    outside that range are added around it, in their order, so that every row keeps them.
     """
     n_texts, n_tokens = units.shape
     width_units = int(units.max()) + 2
@@ -80,8 +82,18 @@ def substring_rows(
     width = int((stop - begin).max())
     positions = begin[:, None] + torch.arange(width, device=units.device)[None, :]
     keep = positions < stop[:, None]
+    pinned = batch.mask & (units < 0)
+    if bool(pinned.any()):
+        pinned_at = torch.where(pinned, position, n_tokens).sort(dim=1).values[:, : int(pinned.sum(1).max())]
+        around = pinned_at[doc]
+        before = around < begin[:, None]
+        after = (around >= stop[:, None]) & (around < n_tokens)
+        positions = torch.cat([around, positions, around], dim=1)
+        keep = torch.cat([before, keep, after], dim=1)
     flat = doc[:, None] * n_tokens + positions.clamp_max(n_tokens - 1)
     ids = batch.ids.reshape(-1)[flat].masked_fill(~keep, 0)
+    if bool(pinned.any()):
+        return dropped(ids, keep, doc)
     return Perturbed(ids, keep, None, doc)
 
 

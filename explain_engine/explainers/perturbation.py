@@ -7,7 +7,8 @@ Omission deletes the N-gram (the sequence gets shorter); occlusion replaces it w
 embeddings. N-grams that run over an edge of the text are clipped to it, so every unit lies in
 exactly N N-grams and all N are averaged. Units are canonical words by default (``unit="word"``:
 all tokens of a word go together) or model tokens (``unit="token"``); a unit's score is placed on
-its first token, so pooling to words (sum) returns it unchanged.
+its first token, so pooling to words (sum) returns it unchanged. Tokens of no word (owner ``-1``, a
+transformer's special tokens) are no unit: every perturbed row keeps them.
 
 Written by hand (Captum's ``Occlusion`` works on fixed-shape sliding windows and has no
 omission); perturbed inputs are built as whole tensors and run in length-sorted chunks, the
@@ -42,22 +43,24 @@ def text_rng(seed: int, text: str) -> np.random.Generator:
 
 
 def unit_index(batch: EncodedBatch, unit: str = "word") -> tuple[torch.Tensor, torch.Tensor]:
-    """Unit of every token ``(B, T)`` (−1 on padding) and the number of units per text ``(B,)``."""
-    mask = batch.mask
-    if unit == "token":
-        units = torch.arange(mask.shape[1], device=mask.device).expand_as(mask).clone()
-    elif unit == "word":
-        table = np.full(mask.shape, -1, dtype=np.int64)
-        counts = np.fromiter((len(o) for o in batch.owners), dtype=np.int64, count=len(batch.owners))
-        rows = np.repeat(np.arange(len(counts)), counts)
-        cols = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-        table[rows, cols] = np.fromiter(
-            (w for owners in batch.owners for w in owners), dtype=np.int64, count=len(rows)
-        )
-        units = torch.from_numpy(table).to(mask.device)
-    else:
+    """Unit of every token ``(B, T)`` and the number of units per text ``(B,)``.
+
+    The unit is −1 on padding and on tokens of no word (owner −1), which perturbations never remove.
+    """
+    if unit not in ("word", "token"):
         raise ValueError(f"unknown unit {unit!r}; use 'word' or 'token'")
-    units = units.masked_fill(~mask, -1)
+    mask = batch.mask
+    table = np.full(mask.shape, -1, dtype=np.int64)
+    counts = np.fromiter((len(o) for o in batch.owners), dtype=np.int64, count=len(batch.owners))
+    rows = np.repeat(np.arange(len(counts)), counts)
+    cols = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    table[rows, cols] = np.fromiter(
+        (w for owners in batch.owners for w in owners), dtype=np.int64, count=len(rows)
+    )
+    units = torch.from_numpy(table).to(mask.device).masked_fill(~mask, -1)
+    if unit == "token":  # the word tokens, numbered in order
+        in_word = units >= 0
+        units = torch.where(in_word, torch.cumsum(in_word, dim=1) - 1, -1)
     return units, (units.max(dim=1).values + 1).clamp_min(0)
 
 
@@ -191,7 +194,7 @@ def ngram_perturbations(batch: EncodedBatch, n: int, mode: str, unit: str = "wor
     doc = torch.cat([doc, texts])
     start = torch.cat([start, torch.full_like(texts, -(n + 1))])
     u = units[doc]
-    removed = (u >= start[:, None]) & (u < start[:, None] + n) & batch.mask[doc]
+    removed = (u >= start[:, None]) & (u < start[:, None] + n) & (u >= 0)
     if mode == "occ":
         perturbed = Perturbed(batch.ids[doc], batch.mask[doc], removed, doc)
     elif mode == "omit":

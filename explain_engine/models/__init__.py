@@ -7,7 +7,9 @@ with the papers' sizes (Sen et al. 2020 App. A; Lertvittayakumjorn & Toni 2019 �
   attention over a (Bi)LSTM / (Bi)GRU (Sen et al. 2020 eq. 1–4);
 * ``lstm``, ``bilstm``, ``gru``, ``bigru``: final-state classifiers (Poerner et al. 2018 §4.1);
 * ``cnn``: Kim 1D CNN (Lertvittayakumjorn & Toni 2019 §4.2); ``qrnn``: bidirectional QLSTM (Poerner et al. 2018 §4.1;
-  ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016).
+  ``pooling='f'`` for the QGRU); ``rationale``: generator + encoder (Lei et al. 2016);
+* ``transformer``: a pre-trained Hugging Face sequence classifier (BERT and kin; Devlin et al. 2019),
+  built from ``checkpoint=`` (a local folder or a hub name); it needs the optional extra ``transformers``.
 
 ``informed`` (:data:`TWINS`, not a classifier of its own) is the explanation-informed twin of one of
 them (Prasad et al. 2021 §4.1), reading ``x SEP e``.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 
+from explain_engine.extras import available, optional
 from explain_engine.models.attention_rnn import AttentionRNN, RecurrentClassifier
 from explain_engine.models.base import EncodedBatch, ModelOutput, TextClassifier
 from explain_engine.models.cnn import KimCNN
@@ -24,6 +27,7 @@ from explain_engine.models.informed import InformedTwin
 from explain_engine.models.qrnn import QRNN
 from explain_engine.models.rationale import RationaleModel
 from explain_engine.models.recurrent import GatedCell, GatedRNN
+from explain_engine.models.transformer import TransformerClassifier
 
 ARCHITECTURES: dict[str, type[TextClassifier]] = {
     "lstm_attention": AttentionRNN,
@@ -37,7 +41,14 @@ ARCHITECTURES: dict[str, type[TextClassifier]] = {
     "cnn": KimCNN,
     "qrnn": QRNN,
     "rationale": RationaleModel,
+    "transformer": TransformerClassifier,
 }
+
+#: Families built from a pre-trained checkpoint (``checkpoint=``) with its own tokenizer, not from sizes.
+FROM_CHECKPOINT: tuple[str, ...] = ("transformer",)
+
+#: The optional extra (the module it installs) that a family needs beyond the engine's base install.
+EXTRAS: dict[str, str] = {"transformer": "transformers"}
 
 #: Models built around a target architecture of :data:`ARCHITECTURES` (``target=`` names it).
 TWINS: dict[str, type[TextClassifier]] = {"informed": InformedTwin}
@@ -53,6 +64,18 @@ PRESETS: dict[str, dict] = {
     "gru": {"cell": "gru", "bidirectional": False},
     "bigru": {"cell": "gru", "bidirectional": True},
 }
+
+
+def available_architectures() -> list[str]:
+    """The registered architectures whose optional extra, if any, is installed; sorted."""
+    return sorted(name for name in ARCHITECTURES if name not in EXTRAS or available(EXTRAS[name]))
+
+
+def require_extra(name: str) -> None:
+    """Nothing when architecture ``name`` can be built here; else
+    :class:`~explain_engine.extras.MissingExtra` naming the ``pip install`` it needs."""
+    if name in EXTRAS:
+        optional(EXTRAS[name], extra=EXTRAS[name], family=name)
 
 
 def build_model(name: str, vocab_size: int, num_classes: int, /, **overrides) -> TextClassifier:
@@ -95,7 +118,9 @@ __all__ = [
     "ARCHITECTURES",
     "PRESETS",
     "AttentionRNN",
+    "EXTRAS",
     "EncodedBatch",
+    "FROM_CHECKPOINT",
     "GatedCell",
     "GatedRNN",
     "InformedTwin",
@@ -106,5 +131,8 @@ __all__ = [
     "RecurrentClassifier",
     "TWINS",
     "TextClassifier",
+    "TransformerClassifier",
+    "available_architectures",
     "build_model",
+    "require_extra",
 ]

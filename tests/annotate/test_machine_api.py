@@ -92,7 +92,7 @@ def test_creating_a_run_queues_its_training(
 @pytest.mark.parametrize(
     ("payload", "errors"),
     [
-        ({"architecture": "transformer"}, {"architecture"}),
+        ({"architecture": "svm"}, {"architecture"}),
         ({"architecture": "cnn", "params": {"epochs": 0}}, {"params"}),
         ({"architecture": "cnn", "params": {"dropout": 0.1}}, {"params"}),
         ({"architecture": "cnn", "dataset": None}, {"dataset"}),

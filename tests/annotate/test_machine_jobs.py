@@ -86,7 +86,7 @@ def trained_run(user, dataset, queued, django_capture_on_commit_callbacks):
 @pytest.mark.parametrize(
     ("architecture", "params", "field"),
     [
-        ("transformer", {}, "architecture"),
+        ("svm", {}, "architecture"),
         ("cnn", [], "params"),
         ("cnn", {"optimizer": "sgd"}, "params.optimizer"),
         ("cnn", {"epochs": 0}, "params.epochs"),

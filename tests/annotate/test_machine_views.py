@@ -101,7 +101,7 @@ def test_the_form_starts_training(client, dataset, sent, django_capture_on_commi
         ({"architecture": "cnn", "epochs": 0}, "epochs", "greater than or equal to 1"),
         ({"architecture": "cnn", "extra": "{nope"}, "extra", "Not valid JSON"),
         ({"architecture": "cnn", "extra": '{"warmup": 3}'}, "extra", "warmup"),
-        ({"architecture": "transformer"}, "architecture", "Select a valid choice"),
+        ({"architecture": "svm"}, "architecture", "Select a valid choice"),
     ],
 )
 def test_form_errors_stay_on_their_field(client, dataset, sent, data, field, message):

@@ -195,6 +195,20 @@ def test_paper_defaults_cover_every_architecture():
         "epochs": 64,
         "batch_size": 128,
         "lr": 1e-4,
+        "optimizer": "adam",
+        "weight_decay": 0.0,
+        "warmup": 0.0,
+        "max_len": None,
+    }
+    transformer = TrainConfig(architecture="transformer", max_len=64, weight_decay=0.0).resolved()
+    assert transformer == {
+        "epochs": 3,
+        "batch_size": 16,
+        "lr": 2e-5,
+        "optimizer": "adamw",
+        "weight_decay": 0.0,
+        "warmup": 0.1,
+        "max_len": 64,
     }
 
 
