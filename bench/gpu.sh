@@ -23,7 +23,7 @@ export PYTHONUNBUFFERED=1
 
 if [ "$QUICK" = 1 ]; then
     DEVICE=cpu PER_PART=1 EPOCHS="--epochs 1" SIZE="--embedding-dim 16" RNN_SIZE="--hidden-size 8" LIMIT=4
-    BENCH="--cpu-only --batches 1 --archs lstm cnn" EXPLAIN="--no-cuda --repeat 1 --lengths 50 --docs 1 --archs cnn"
+    BENCH="--cpu-only --batches 1" ARCHS="--archs lstm cnn" BERT=small EXPLAIN="--no-cuda --repeat 1 --lengths 50 --docs 1 --archs cnn"
     mkdir -p "$WORK/sst2"
     head -1500 "$DATA/sst2-glue/train.tsv" >"$WORK/sst2/train.tsv"
     head -300 "$DATA/sst2-glue/dev.tsv" >"$WORK/sst2/dev.tsv"
@@ -34,8 +34,9 @@ if [ "$QUICK" = 1 ]; then
     done
     MOVIES=$WORK/movies.jsonl TWIN="--max-words 60 --epochs 1 --n-boot 100"
 else
-    DEVICE=cuda PER_PART=25 EPOCHS="" SIZE="" RNN_SIZE="" LIMIT=""
-    BENCH="--cuda-only" EXPLAIN="--no-cpu --repeat 2"
+    DEVICE=cuda PER_PART=15 EPOCHS="" SIZE="" RNN_SIZE="" LIMIT=""
+    BENCH="--cuda-only" EXPLAIN="--no-cpu --repeat 2" BERT=base
+    ARCHS="--archs $($PY -c 'from explain_engine.models import ARCHITECTURES as A; print(*sorted(set(A) - {"transformer"}))')"
     SST2=$DATA/sst2-glue
     MOVIES=$DATA/movie-review-rationales-zaidan2007/movie_rationales.jsonl TWIN="--max-words 600 --epochs 20"
 fi
@@ -54,28 +55,31 @@ step() { # step NAME SECONDS COMMAND...
     $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
 } >>"$LOG" 2>&1
 
-step convert 30 $PY -m explain_engine yelphat convert "$DATA"/yelp-hat/raw/*.csv --out "$WORK/yelp.jsonl" --quiet
+step convert 20 $PY -m explain_engine yelphat convert "$DATA"/yelp-hat/raw/*.csv --out "$WORK/yelp.jsonl" --quiet
 for arch in bilstm_attention cnn; do
     extra=$SIZE
     [ "$arch" = cnn ] || extra="$SIZE $RNN_SIZE"
-    step "train-yelphat-$arch" 60 $PY -m explain_engine train --data "$WORK/yelp.jsonl" --model "$arch" \
+    step "train-yelphat-$arch" 40 $PY -m explain_engine train --data "$WORK/yelp.jsonl" --model "$arch" \
         --out "$WORK/yelp-$arch" --device "$DEVICE" --quiet $EPOCHS $extra
 done
 for arch in bilstm_attention cnn; do
-    step "yelphat-methods-$arch" 80 $PY bench/yelphat_methods.py --model "$WORK/yelp-$arch" --per-part "$PER_PART" \
+    step "yelphat-methods-$arch" 55 $PY bench/yelphat_methods.py --model "$WORK/yelp-$arch" --per-part "$PER_PART" \
         --train "$WORK/yelp.jsonl" --device "$DEVICE"
 done
-step train-infer 50 $PY bench/train_infer.py $BENCH
-step explain-bench 70 $PY bench/explain.py $EXPLAIN
+step train-infer 40 $PY bench/train_infer.py $BENCH $ARCHS
+step explain-bench 60 $PY bench/explain.py $EXPLAIN
+step train-infer-transformer 45 $PY bench/train_infer.py $BENCH --archs transformer --transformer-size $BERT
+step explain-bench-transformer 60 $PY bench/explain.py $EXPLAIN --archs transformer --transformer-size $BERT \
+    --lengths 50 200 --repeat 1
 for arch in lstm bilstm_attention gru; do
-    step "train-sst2-$arch" 90 $PY -m explain_engine train --data "$SST2" --model "$arch" --out "$WORK/sst2-$arch" \
+    step "train-sst2-$arch" 50 $PY -m explain_engine train --data "$SST2" --model "$arch" --out "$WORK/sst2-$arch" \
         --device "$DEVICE" --quiet --epochs 3 $SIZE $RNN_SIZE
     $PY -c "import json, sys; print('validation', json.load(open(sys.argv[1]))['validation'])" \
         "$WORK/sst2-$arch/metrics.json" >>"$LOG" 2>&1
     methods=lrp,deeplift,grad_dot_1s,grad_dot_int_s,limsse_ms_s,occ_1
     [ "$arch" = bilstm_attention ] && methods=$methods,attention
     [ "$arch" = bilstm_attention ] || methods=$methods,cell_decomposition
-    step "pointing-sst2-$arch" 60 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
+    step "pointing-sst2-$arch" 40 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
         --subset validation --methods "$methods" --device "$DEVICE" ${LIMIT:+--limit $LIMIT}
 done
 # The soft oracle (Prasad et al. 2021 §3.3) on whole movie reviews, with a target trained to convergence.
