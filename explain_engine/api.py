@@ -26,6 +26,10 @@ human vs machine       ``HumanMaps``, ``consensus_maps`` (CAM / SAM of one text,
                        ``human_human_similarity``, ``average_k`` (Sen et al. 2020 §4);
                        ``METRICS`` — metrics by name, one call shape
                        ``(human, machine, *, n_boot, seed) -> Estimate``
+faithfulness           ``faithfulness`` (comprehensiveness and sufficiency per bin and their AOPC,
+                       DeYoung et al. 2020 §4; Kendall's τ with leave-one-word-out, Jain & Wallace
+                       2019 §4), ``FAITHFULNESS`` (a ``Registry`` of them), ``FAITHFULNESS_BINS``,
+                       ``summarize_faithfulness`` (means with n and intervals from stored per-text values)
 reports                ``agreement_report``, ``similarity_report`` (Sen et al. 2020 Tables 2–5)
 alignment              ``hard_oracle``, ``expert_oracle``, ``random_derangement``,
                        ``importance_alignment``, ``marking_alignment`` (the NLI importance-alignment
@@ -88,6 +92,10 @@ _HOMES: dict[str, tuple[str, str]] = {
     "marking_alignment": ("explain_engine.metrics.alignment", "marking_alignment"),
     "random_derangement": ("explain_engine.metrics.alignment", "random_derangement"),
     "HumanMaps": ("explain_engine.metrics.behavioral", "HumanMaps"),
+    "FAITHFULNESS": ("explain_engine.metrics.faithfulness", "FAITHFULNESS"),
+    "FAITHFULNESS_BINS": ("explain_engine.metrics.faithfulness", "BINS"),
+    "faithfulness": ("explain_engine.metrics.faithfulness", "faithfulness"),
+    "summarize_faithfulness": ("explain_engine.metrics.faithfulness", "summarize"),
     "average_k": ("explain_engine.metrics.behavioral", "average_k"),
     "behavioral_similarity": ("explain_engine.metrics.behavioral", "behavioral_similarity"),
     "consensus_maps": ("explain_engine.metrics.behavioral", "consensus_maps"),
@@ -209,6 +217,9 @@ if TYPE_CHECKING:  # the same names, imported for type checkers and editors
         roc_auc_per_text,
     )
     from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate
+    from explain_engine.metrics.faithfulness import BINS as FAITHFULNESS_BINS
+    from explain_engine.metrics.faithfulness import FAITHFULNESS, faithfulness
+    from explain_engine.metrics.faithfulness import summarize as summarize_faithfulness
     from explain_engine.metrics.forced_choice import (
         NO_PREFERENCE,
         TESTS,
@@ -266,6 +277,8 @@ __all__ = [
     "DEFAULT_KAPPA",
     "DEFAULT_TRUST_THRESHOLD",
     "EXCLUDED",
+    "FAITHFULNESS",
+    "FAITHFULNESS_BINS",
     "FROM_CHECKPOINT",
     "LEVEL",
     "METHODS",
@@ -314,6 +327,7 @@ __all__ = [
     "encode_ratings",
     "evidence_and_counter",
     "expert_oracle",
+    "faithfulness",
     "explain",
     "explain_many",
     "fleiss_kappa",
@@ -346,6 +360,7 @@ __all__ = [
     "sentence_scores",
     "sentence_spans",
     "similarity_report",
+    "summarize_faithfulness",
     "summarize_scores",
     "tag_documents",
     "tag_words",

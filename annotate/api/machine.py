@@ -154,6 +154,7 @@ class ExplanationSerializer(serializers.ModelSerializer):
             "counter_evidence",
             "counter_scores",
             "diagnostics",
+            "faithfulness",
             "created",
         ]
         read_only_fields = fields

@@ -4,7 +4,10 @@ answering a request from here, inline or by a job: :mod:`annotate.dashboards.ser
 The cache key of a dashboard is ``(study, name, digest of its params)``; the stored row carries the
 *fingerprint* of the data it was computed from: counts and largest ids of the study's verified
 responses (and the sum of their ids, so that an answer verified or set aside changes it even when
-another one's change keeps the count), items and trust rows (and, for human vs machine, of the selected runs' predictions and explanations).
+another one's change keeps the count), of its items, every worker's trust row as far as whose answers
+count reads it (status, trust, risk exclusion: :func:`annotate.quality.exclusion.standing`, so a trust
+refresh that lets a pending worker's answers in makes the row stale even when no answer changed), and
+for human vs machine, of the selected runs' predictions and explanations.
 A request whose current fingerprint equals the stored one is answered from the row; otherwise the
 dashboard is recomputed. The study's POS tags (slow to compute, fixed per document) are cached
 per document, and a new document is tagged once.
@@ -27,7 +30,7 @@ from annotate.models.dashboards import DashboardCache
 from explain_engine.api import tag_documents
 
 # Bump when the shape or the meaning of a computed dashboard changes: every cached row goes stale.
-VERSION = 2
+VERSION = 3
 STUDY = "study"
 SIMILARITY = "similarity"
 POS_TAGS = "pos_tags"
@@ -48,9 +51,8 @@ def digest(value: Any) -> str:
 
 
 def study_fingerprint(study: Study) -> dict:
-    """What the study dashboard depends on (three aggregate queries). Only verified responses enter a
-    dashboard, so a provisional answer arriving leaves it current, and one verified or set aside makes
-    it stale."""
+    """What the study dashboard depends on (three queries). Only verified responses enter a dashboard,
+    so a provisional answer arriving leaves it current, and one verified or set aside makes it stale."""
     responses = (
         Response.objects.filter(study=study)
         .counted()
@@ -68,11 +70,10 @@ def study_fingerprint(study: Study) -> dict:
         retired=Count("id", filter=Q(retired=True)),
         gold=Count("id", filter=Q(is_gold=True)),
     )
-    trust = WorkerTrust.objects.filter(study=study).aggregate(
-        n=Count("id"),
-        excluded=Count("id", filter=Q(status="excluded")),
-        risk_excluded=Count("id", filter=Q(risk_exclusion__in=WorkerTrust.RISK_EXCLUDED)),
-        updated=Max("updated"),
+    trust = list(
+        WorkerTrust.objects.filter(study=study)
+        .order_by("worker_id")
+        .values_list("worker_id", "status", "trust", "risk_exclusion")
     )
     return {"v": VERSION, "config": study.config, "responses": responses, "items": items, "trust": trust}
 

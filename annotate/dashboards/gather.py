@@ -3,7 +3,9 @@
 Everything comes from a few indexed queries (responses by study, items by study, explanations by
 ``(model_run, method)``, predictions by model run); the numbers are the engine's. Only verified
 answers are read (``Response.objects.counted()``); they count when they answer a non-gold, non-retired
-item and their worker is not excluded by gold trust (the same rule as :mod:`annotate.quality.aggregation`).
+item and their worker's answers count (:func:`annotate.quality.exclusion.standing`, the rule of the
+results pages, the aggregation and the exports: a pending worker's answers wait, an excluded one's are
+out).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import Any
 
 from django.db.models import Count
 
-from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, Worker, WorkerTrust
+from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, Worker
+from annotate.quality.exclusion import Standing, standing
 from annotate.tasks import get_kind
-from explain_engine.api import EXCLUDED
 
 ATTENTION = "attention (training)"
 #: The registry's attention method: the weights the training attention map already shows.
@@ -52,20 +54,44 @@ class StudyData:
     answers: list[Answer]
     items: list[dict]
     workers: dict[int, dict]
-    trust_status: dict[int, str]
+    standing: Standing
     categories: list
     agreement_value: Any = field(repr=False, default=None)
-    risk_excluded: set[int] = field(default_factory=set)
 
     @property
-    def excluded(self) -> set[int]:
-        """Workers left out: excluded by their gold trust or, by the policy or a researcher, for risk."""
-        return {w for w, s in self.trust_status.items() if s == EXCLUDED} | self.risk_excluded
+    def excluded(self) -> frozenset[int]:
+        """Workers whose answers are out: excluded by their gold trust or, by the policy or a researcher,
+        for risk."""
+        return self.standing.excluded
+
+    @property
+    def waiting(self) -> frozenset[int]:
+        """Workers whose answers wait: pending their minimum number of golds (they count once qualified)."""
+        return self.standing.waiting
+
+    def status(self, worker: int) -> str:
+        """The worker's trust status for the annotator table (``pending`` while their answers wait)."""
+        return self.standing.status.get(worker, "pending" if worker in self.waiting else "")
+
+    def scored(self) -> list[Answer]:
+        """Answers to non-gold, non-retired items, whoever gave them."""
+        return [a for a in self.answers if not a.is_gold and not a.retired]
 
     def counted(self) -> list[Answer]:
-        """Answers to non-gold, non-retired items from workers not excluded by their trust."""
-        excluded = self.excluded
-        return [a for a in self.answers if not a.is_gold and not a.retired and a.worker not in excluded]
+        """Answers to non-gold, non-retired items whose worker's answers count."""
+        left_out = self.standing.left_out
+        return [a for a in self.scored() if a.worker not in left_out]
+
+    def left_out(self) -> dict[str, int]:
+        """How many workers (with answers to non-gold, non-retired items) wait or are excluded, and how
+        many such answers each group gave."""
+        scored = self.scored()
+        return {
+            "waiting_workers": len({a.worker for a in scored} & self.waiting),
+            "waiting_answers": sum(1 for a in scored if a.worker in self.waiting),
+            "excluded_workers": len({a.worker for a in scored} & self.excluded),
+            "excluded_answers": sum(1 for a in scored if a.worker in self.excluded),
+        }
 
 
 def _time(read_ms: int | None, answer_ms: int | None) -> int | None:
@@ -77,8 +103,9 @@ def _time(read_ms: int | None, answer_ms: int | None) -> int | None:
 def study_data(study: Study, with_text: bool = False) -> StudyData:
     """Every verified response of ``study`` (ordered by item, then assignment slot), its items and workers.
 
-    Four queries: responses (joined to their assignment and item), items (joined to their document),
-    workers, trust statuses. ``with_text`` also loads each document's text (POS tags, CSSR).
+    Five queries: responses (joined to their assignment and item), items (joined to their document),
+    workers, and their standing (trust rows, whether the study has gold items). ``with_text`` also
+    loads each document's text (POS tags, CSSR).
     """
     kind = get_kind(study.kind)
     rows = (
@@ -149,15 +176,13 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
             "id", "provider", "external_id"
         )
     }
-    trust, risk_excluded = {}, set()
-    for worker_id, status, risk in WorkerTrust.objects.filter(study=study).values_list(
-        "worker_id", "status", "risk_exclusion"
-    ):
-        trust[worker_id] = status
-        if risk in WorkerTrust.RISK_EXCLUDED:
-            risk_excluded.add(worker_id)
     return StudyData(
-        answers, items, workers, trust, list(kind.categories(study)), kind.agreement_value, risk_excluded
+        answers,
+        items,
+        workers,
+        standing(study, worker_ids),
+        list(kind.categories(study)),
+        kind.agreement_value,
     )
 
 

@@ -121,3 +121,28 @@ def ratio_notes(name: str, estimate: dict) -> list[str]:
             return [f"{name} is undefined: no text of that class."]
         return [f"{name} is undefined: no selected word of the text's own sentiment is in the lexicon."]
     return []
+
+
+def _many(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def left_out_notes(
+    counts: dict[str, int], figures: str = "every figure except the annotator table"
+) -> list[str]:
+    """What the figures leave out by the trust rule (:meth:`annotate.dashboards.gather.StudyData.left_out`):
+    the answers of excluded workers, and those of workers still short of the minimum number of golds,
+    which wait until they qualify."""
+    out = []
+    if counts["excluded_workers"]:
+        out.append(
+            f"{_many(counts['excluded_answers'], 'answer')} of {_many(counts['excluded_workers'], 'worker')} "
+            f"excluded by their gold trust or for risk are left out of {figures}."
+        )
+    if counts["waiting_workers"]:
+        out.append(
+            f"{_many(counts['waiting_answers'], 'answer')} of {_many(counts['waiting_workers'], 'worker')} "
+            f"short of the minimum number of golds wait: they are left out of {figures}, "
+            "and count once their workers qualify."
+        )
+    return out

@@ -1,7 +1,8 @@
 """Human vs machine (Sen et al. 2020 §4): for a study and one or more (model run, method) selections, the
 behavioral similarity (Table 2), lexical similarity with its random baseline (Table 3), the
 cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
-tags (Table 5) — and the drill-down to one text with its human maps, CAM, SAM and the machine maps.
+tags (Table 5), plausibility against faithfulness (:mod:`~annotate.dashboards.faithfulness`) — and the
+drill-down to one text with its human maps, CAM, SAM and the machine maps.
 
 The engine computes every figure (:func:`explain_engine.api.similarity_report` per selection,
 ``human_human_similarity``, ``roc_auc_per_text``); this module gathers the maps and shapes the result.
@@ -12,19 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db.models import Q
-
-from annotate.dashboards import gather, notes
+from annotate.dashboards import faithfulness, gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, table
 from annotate.lexicon import lexicon_dir
 from annotate.machine.heatmap import signed_levels
 from annotate.machine.method_names import method_name
 from annotate.machine.progress import Progress, no_progress
-from annotate.models import Item, Response, Study, WorkerTrust
+from annotate.models import Item, Response, Study
+from annotate.quality.exclusion import standing
 from annotate.tasks.words import word_breaks
 from explain_engine.api import (
-    EXCLUDED,
     N_BOOT,
     HumanMaps,
     Ragged,
@@ -101,21 +100,28 @@ def similarity_dashboard(
                 "texts_without_map": report["texts_without_prediction"],
                 "unusable_maps": unusable,
                 "targets": sorted(set(used.values())),
+                "faithfulness": faithfulness.faithfulness_figures(
+                    faithfulness.stored_faithfulness(sel.run, sel.method, used), n_boot, seed
+                ),
             }
         )
         per_text.append(_auc_against_sam(records, predictions))
         progress(0.5 + 0.45 * (i + 1) / len(selections), f"compared {sels[-1]['name']}")
     humans = HumanMaps.from_records(records)
+    left_out = data.left_out()
     result = {
         "kind": "similarity",
         "study": {"uid": str(study.uid), "name": study.name, "kind": study.kind, "status": study.status},
         "target": target,
         "texts": len(records),
+        "answers": {"counted": len(data.counted()), **left_out},
         "selections": sels,
         "reports": reports,
         "human_human": human_human_similarity(humans, n_boot, seed=seed) if records else [],
         "cssr_available": lexicon is not None,
-        "notes": _notes(sels, reports, bad_maps, lexicon is not None, len(records)),
+        "notes": notes.left_out_notes(left_out, "the human maps")
+        + _notes(sels, reports, bad_maps, lexicon is not None, len(records))
+        + faithfulness.faithfulness_notes(sels),
     }
     result["charts"], result["tables"] = _presentation(result, records, per_text, text_url)
     progress(1.0, "done")
@@ -369,6 +375,9 @@ def _presentation(
                 ],
             )
         )
+    more_charts, more_tables = faithfulness.presentation(sels, reports)
+    charts += more_charts
+    tables += more_tables
     hh = r["human_human"]
     tables.append(
         table(
@@ -409,26 +418,24 @@ def _est(e: dict) -> list[Any]:
 def text_detail(
     study: Study, item: Item, selections: Sequence[gather.Selection], target: str
 ) -> dict[str, Any]:
-    """One text of the study: its words, each counted human map (slot order), CAM and SAM, and each
-    selection's machine map with signed levels for the overlay (Sen et al. 2020 Figure 1)."""
+    """One text of the study: its words, each counted human map (slot order; the trust rule of
+    :func:`annotate.quality.exclusion.standing`), CAM and SAM, and each selection's machine map with
+    signed levels for the overlay (Sen et al. 2020 Figure 1)."""
     doc = item.document
     words = [doc.text[s:e] for s, e in doc.words]
     n = len(words)
-    excluded = set(
-        WorkerTrust.objects.filter(study=study)
-        .filter(Q(status=EXCLUDED) | Q(risk_exclusion__in=WorkerTrust.RISK_EXCLUDED))
-        .values_list("worker_id", flat=True)
-    )
-    human = []
-    for worker_id, provider, external, answer in (
+    rows = list(
         Response.objects.filter(study=study, item=item)
         .counted()
         .order_by("assignment__slot", "id")
         .values_list("worker_id", "worker__provider", "worker__external_id", "answer")
-    ):
+    )
+    left_out = standing(study, [row[0] for row in rows]).left_out
+    human = []
+    for worker_id, provider, external, answer in rows:
         answer = answer if isinstance(answer, dict) else {}
         word_map = answer.get("map")
-        if worker_id in excluded or not isinstance(word_map, list) or len(word_map) != n:
+        if worker_id in left_out or not isinstance(word_map, list) or len(word_map) != n:
             continue
         human.append(
             {

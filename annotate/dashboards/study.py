@@ -51,16 +51,17 @@ def majority_agreement(
     """Per worker: ``(answers equal to the majority of the other answers, answers with such a majority)``.
 
     The majority is leave-one-out (the answer under test is not part of it) and must be unique; an
-    item counts for a worker only when the others' answers have one. Answers of excluded workers are
-    compared with the counted majority too, so the table shows how far they were from it.
+    item counts for a worker only when the others' answers have one. Answers that do not count (their
+    worker is excluded, or pending their minimum golds) are compared with the counted majority too, so
+    the table shows how far they were from it.
     """
     index = {item: i for i, item in enumerate(counted_items)}
     cat_index = {c: i for i, c in enumerate(data.categories)}
-    excluded = data.excluded
+    left_out = data.standing.left_out
     rows = [
-        (index[a.item], cat_index[a.label], a.worker, a.worker not in excluded)
-        for a in data.answers
-        if not a.is_gold and not a.retired and a.item in index and a.label in cat_index
+        (index[a.item], cat_index[a.label], a.worker, a.worker not in left_out)
+        for a in data.scored()
+        if a.item in index and a.label in cat_index
     ]
     if not rows:
         return {}
@@ -119,7 +120,7 @@ def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]
                     "ci_low": float(g_low[i]),
                     "ci_high": float(g_high[i]),
                 },
-                "status": data.trust_status.get(w, ""),
+                "status": data.status(w),
             }
         )
     return rows
@@ -172,12 +173,8 @@ def study_dashboard(
     total = counts.sum()
     shares = (counts.sum(axis=0) / total).tolist() if total else [0.0] * len(categories)
     observed = notes.observed_agreement(counts)
-    text_notes = []
-    if len(data.excluded):
-        text_notes.append(
-            f"Answers of {len(data.excluded)} workers excluded by their gold trust are left out of every figure "
-            "except the annotator table."
-        )
+    left_out = data.left_out()
+    text_notes = notes.left_out_notes(left_out)
     cat_names = [str(c) for c in categories]
     text_notes += notes.chance_corrected_notes("Fleiss κ", fleiss, shares, cat_names, observed)
     text_notes += [
@@ -224,7 +221,7 @@ def study_dashboard(
             "counted": len(counted),
             "items": len(counted_items),
             "gold_answers": sum(1 for a in data.answers if a.is_gold),
-            "excluded_workers": len(data.excluded),
+            **left_out,
         },
         "label_distribution": {
             "categories": categories,

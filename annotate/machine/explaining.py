@@ -9,12 +9,17 @@ it keeps: the top-``m`` words, or with ``ngram_sizes`` the top-``m`` non-overlap
 text is stored with it (``diagnostics``: integrated gradients' completeness, with ``warnings`` when it
 was not met at the step cap; the job's result counts those flagged), and so are the scores a method
 ranks counter-evidence by when they are not its word scores (``counter_scores``, Grad-CAM-Text).
+Unless ``faithfulness`` is false, each explanation is also measured against the run's model while it is
+loaded (``faithfulness``: ERASER's comprehensiveness and sufficiency per bin and their AOPC, DeYoung et
+al. 2020 §4, and Kendall's τ with leave-one-word-out importance, Jain & Wallace 2019 §4, for the
+explained class): the dashboards read the stored values instead of loading every run's model.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from typing import Any
 
 from annotate.machine.errors import MachineInputError
@@ -26,6 +31,7 @@ from explain_engine.api import (
     METHODS,
     evidence_and_counter,
     explain_many,
+    faithfulness,
     json_safe,
     methods_for,
     resolve_methods,
@@ -49,7 +55,8 @@ def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
     Fields: ``methods`` (list of names or ``"all"``), ``documents`` (list of document ids of the
     run's dataset, or omitted for all), ``target`` (``predicted``, ``gold`` or a label), ``m``
     (evidence count, default 3), ``ngram_sizes`` (list of n, or omitted for single words),
-    ``method_params`` (``{method: {keyword: value}}``), ``batch_size``.
+    ``method_params`` (``{method: {keyword: value}}``), ``batch_size``, ``faithfulness`` (measure each
+    explanation's faithfulness, default true).
     """
     if model_run.status != ModelRun.Status.DONE:
         raise MachineInputError("model_run", "the model run has not finished training")
@@ -114,6 +121,9 @@ def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
     if unknown:
         raise MachineInputError("method_params", f"parameters for a method not requested: {unknown[0]!r}")
     batch_size = _int_in("batch_size", data.get("batch_size", 16), 1, 1024)
+    measure = data.get("faithfulness", True)
+    if not isinstance(measure, bool):
+        raise MachineInputError("faithfulness", "must be true or false")
     return {
         "methods": names,
         "documents": documents,
@@ -122,6 +132,7 @@ def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
         "ngram_sizes": sizes,
         "method_params": method_params,
         "batch_size": batch_size,
+        "faithfulness": measure,
     }
 
 
@@ -177,6 +188,20 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
                 batch_size=params.get("batch_size", 16),
                 params=params.get("method_params") or {},
             )
+            faithful = {}
+            # a map with a non-finite score has no ranking of its words: it is not measured
+            measured_methods = [
+                m for m in methods if all(math.isfinite(v) for values in scores[m] for v in values)
+            ]
+            if params.get("faithfulness", True) and measured_methods:
+                measured = faithfulness(
+                    trained,
+                    [doc.text for doc, _ in kept],
+                    {method: scores[method] for method in measured_methods},
+                    [t for _, t in kept],
+                    batch_size=params.get("batch_size", 16),
+                )
+                faithful = {method: measured.per_text(method) for method in measured_methods}
             rows = []
             for i, (doc, target) in enumerate(kept):
                 for method in methods:
@@ -198,13 +223,21 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
                             counter_evidence=json_safe([e.to_dict() for e in chosen["counter_evidence"]]),
                             counter_scores=None if counter is None else json_safe(counter),
                             diagnostics=json_safe(report),
+                            faithfulness=json_safe(faithful[method][i]) if method in faithful else None,
                         )
                     )
             Explanation.objects.bulk_create(
                 rows,
                 update_conflicts=True,
                 unique_fields=["model_run", "document", "method", "target"],
-                update_fields=["scores", "evidence", "counter_evidence", "counter_scores", "diagnostics"],
+                update_fields=[
+                    "scores",
+                    "evidence",
+                    "counter_evidence",
+                    "counter_scores",
+                    "diagnostics",
+                    "faithfulness",
+                ],
             )
             stored += len(rows)
         done = first + len(chunk)

@@ -136,6 +136,13 @@ class ExplainForm(forms.Form):
     documents = forms.IntegerField(
         min_value=1, required=False, label="Only the first N documents", help_text="Empty: every document."
     )
+    faithfulness = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Measure faithfulness",
+        help_text="Comprehensiveness, sufficiency and Kendall's τ of every map (DeYoung et al. 2020; "
+        "Jain & Wallace 2019), for the human-vs-machine dashboard; a few forward passes per word.",
+    )
     gpu = forms.BooleanField(required=False, label="Run on a GPU worker")
 
     def __init__(self, *args, model_run: ModelRun, **kwargs):
@@ -156,7 +163,12 @@ class ExplainForm(forms.Form):
         data = super().clean()
         if self.errors:
             return data
-        request = {"methods": data["methods"], "target": data["target"], "m": data["m"]}
+        request = {
+            "methods": data["methods"],
+            "target": data["target"],
+            "m": data["m"],
+            "faithfulness": bool(data.get("faithfulness")),
+        }
         if data["unit"] == "ngram":
             try:
                 request["ngram_sizes"] = [

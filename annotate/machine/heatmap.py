@@ -1,6 +1,7 @@
 """What the heat-map page shows: one document's words shaded by a method's relevance, beside the
 human attention maps of the document (Sen et al. 2020 §3: each annotator's 0/1 map, their Consensus
-Attention Map = AND and Super Attention Map = OR).
+Attention Map = AND and Super Attention Map = OR). The maps are those whose answers count in their study
+(:func:`annotate.quality.exclusion.standing`, the rule of the results and the dashboards).
 
 Relevance is shown on a signed scale of :data:`LEVELS` steps per sign: each word's score divided
 by the largest absolute score of the document, so the strongest word of either sign gets the full
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotate.models import Document, Explanation, ModelRun, Prediction, Response
+from annotate.quality.exclusion import standing
 from annotate.tasks import TASK_KINDS
 from explain_engine.api import consensus_maps
 
@@ -58,19 +60,28 @@ def level_class(level: int) -> str:
 def human_rows(document: Document) -> list[MapRow]:
     """The 0/1 maps of the responses on ``document`` in studies whose kind collects human attention
     maps (registered with ``attention_maps=True``), one row each, then CAM and SAM when there are
-    at least two maps."""
+    at least two maps. A map whose worker's answers do not count in its study (excluded, or pending
+    their minimum golds) is left out."""
     n_words = len(document.words)
-    responses = (
+    responses = list(
         Response.objects.filter(
             item__document=document, study__kind__in=TASK_KINDS.where(attention_maps=True)
         )
         .counted()
-        .select_related("worker")
+        .select_related("worker", "study")
         .order_by("id")
     )
+    studies = {r.study_id: r.study for r in responses}
+    left_out = {
+        (pk, worker)
+        for pk, study in studies.items()
+        for worker in standing(study, [r.worker_id for r in responses if r.study_id == pk]).left_out
+    }
     rows: list[MapRow] = []
     maps: list[list[int]] = []
     for response in responses:
+        if (response.study_id, response.worker_id) in left_out:
+            continue
         answer = response.answer if isinstance(response.answer, dict) else {}
         word_map = answer.get("map")
         if not isinstance(word_map, list) or len(word_map) != n_words:

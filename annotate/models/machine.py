@@ -66,6 +66,10 @@ class Explanation(models.Model):
     # What the method reported about this text, e.g. integrated gradients' completeness
     # ({"completeness": {...}, "warnings": [...]} when it missed 1 % at the step cap).
     diagnostics = models.JSONField(default=dict, blank=True)
+    # How faithful the map is to the run's model, for ``target``: ERASER's comprehensiveness and
+    # sufficiency per bin and their AOPC, Kendall's τ with leave-one-word-out (the per-text dict of
+    # explain_engine's faithfulness); null: not measured.
+    faithfulness = models.JSONField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

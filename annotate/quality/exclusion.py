@@ -94,26 +94,56 @@ def judges_by_gold(study: Study) -> bool:
     return Item.objects.filter(study=study, is_gold=True, retired=False).exists()
 
 
-def answer_weights(study: Study, worker_ids: Iterable[int]) -> dict[int, float]:
-    """Each worker's answer weight in ``study`` (0.0: the answers do not count, or not yet).
+@dataclass(frozen=True)
+class Standing:
+    """Whose answers count in a study, as :func:`answer_weights` weighs them: ``weights`` per worker,
+    the workers whose answers ``wait`` (pending, in a study with gold items: they count once they
+    qualify) and those ``excluded`` (by their gold trust, or for risk). ``status`` is each worker's
+    stored trust status (none for a worker without a trust row)."""
 
-    A worker without a trust row is pending. See the module docstring for the rule."""
+    weights: dict[int, float]
+    waiting: frozenset[int]
+    excluded: frozenset[int]
+    status: dict[int, str]
+
+    @property
+    def left_out(self) -> frozenset[int]:
+        """Workers whose answers do not count now (weight 0): waiting or excluded."""
+        return self.waiting | self.excluded
+
+
+def standing(study: Study, worker_ids: Iterable[int]) -> Standing:
+    """The standing of ``worker_ids`` in ``study`` (two queries). A worker without a trust row is pending.
+    See the module docstring for the rule."""
     wanted = sorted(set(worker_ids))
     rows = {
-        w: (status, trust)
-        for w, status, trust in WorkerTrust.objects.filter(study=study, worker_id__in=wanted).values_list(
-            "worker_id", "status", "trust"
-        )
+        w: (status, trust, risk)
+        for w, status, trust, risk in WorkerTrust.objects.filter(
+            study=study, worker_id__in=wanted
+        ).values_list("worker_id", "status", "trust", "risk_exclusion")
     }
     status = [rows[w][0] if w in rows else PENDING for w in wanted]
     trust = [float("nan") if w not in rows or rows[w][1] is None else rows[w][1] for w in wanted]
     weights = engine_answer_weights(status, trust, judged=judges_by_gold(study))
-    risky = set(
-        WorkerTrust.objects.filter(
-            study=study, worker_id__in=wanted, risk_exclusion__in=RISK_EXCLUDED
-        ).values_list("worker_id", flat=True)
+    risky = {w for w, (_, _, risk) in rows.items() if risk in RISK_EXCLUDED}
+    weighed = {w: 0.0 if w in risky else float(x) for w, x in zip(wanted, weights, strict=True)}
+    waiting = frozenset(
+        w
+        for w, s in zip(wanted, status, strict=True)
+        if weighed[w] <= 0.0 and s == PENDING and w not in risky
     )
-    return {w: 0.0 if w in risky else float(x) for w, x in zip(wanted, weights, strict=True)}
+    return Standing(
+        weights=weighed,
+        waiting=waiting,
+        excluded=frozenset(w for w, x in weighed.items() if x <= 0.0) - waiting,
+        status={w: row[0] for w, row in rows.items()},
+    )
+
+
+def answer_weights(study: Study, worker_ids: Iterable[int]) -> dict[int, float]:
+    """Each worker's answer weight in ``study`` (0.0: the answers do not count, or not yet); see
+    :func:`standing`."""
+    return standing(study, worker_ids).weights
 
 
 def excluded_worker_ids(study: Study) -> set[int]:
@@ -121,7 +151,7 @@ def excluded_worker_ids(study: Study) -> set[int]:
     the excluded ones (by their gold trust, or for risk), and while the study has gold items, those still
     pending."""
     answered = Response.objects.filter(study=study).counted().values_list("worker_id", flat=True).distinct()
-    return {w for w, weight in answer_weights(study, answered).items() if weight <= 0.0}
+    return set(standing(study, answered).left_out)
 
 
 def apply_local(study: Study, changes: Iterable[TrustChange]) -> QualitySummary:

@@ -38,6 +38,11 @@ points left 7 of 12 such reviews above 1 %). Pieces that shrink around the jump 
 hundred points. A ReLU CNN's integrand has kinks (max-pool switching windows), which the pieces
 localise the same way.
 
+Tokens of no word (a transformer's classification and separator tokens, owner −1) are not on the
+path: they keep their embeddings from baseline to X, so only the words' embeddings move (the
+baseline is the text with every word embedding zeroed), those tokens get no relevance, and
+completeness holds over the words alone.
+
 The rationale model's selection z is a step function of the embeddings with zero gradient; along
 the path it would jump and completeness could not hold, so it is held at its value on X (a forward
 hook on the generator's ``selector`` layer) and the methods explain the encoder given the rationale.
@@ -123,6 +128,18 @@ def frozen_selection(model: torch.nn.Module, batch: EncodedBatch) -> Iterator[No
         handle.remove()
 
 
+def path_ends(model: torch.nn.Module, batch: EncodedBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The path's fixed part (the embeddings of tokens of no word, zero elsewhere) and moving part
+    E (the embeddings of the words and of padding) ``(B, T, E)``; the path is fixed + α·E."""
+    with torch.no_grad():
+        embeds = model.embed(batch.ids).detach()
+    fixed = batch.mask.bool() & ~batch.word_mask()
+    if not bool(fixed.any()):
+        return torch.zeros_like(embeds), embeds
+    anchor = embeds * fixed[..., None].to(embeds.dtype)
+    return anchor, embeds - anchor
+
+
 def _outputs(logits: torch.Tensor, target: torch.Tensor, output: str) -> torch.Tensor:
     if output == "s":
         return logits.gather(1, target[:, None]).squeeze(1)
@@ -139,16 +156,15 @@ def path_gradients(
     *,
     internal_batch_size: int = 512,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """Gradients along the path α·E for each output in ``outputs`` (``"s"``, ``"p"``).
+    """Gradients along the path fixed + α·E (:func:`path_ends`) for each output in ``outputs`` (``"s"``, ``"p"``).
 
-    Returns the embeddings E ``(B, T, E)``, the weighted sum Σ_i w_i ∂o/∂E(α_i E) per output, and the
-    gradient at α = 1 per output (when 1 is among ``alphas``; an extra point with weight 0 is added
-    by the caller otherwise). One forward pass and ``len(outputs)`` backward passes per chunk.
+    Returns the moving embeddings E ``(B, T, E)``, the weighted sum Σ_i w_i ∂o/∂E(α_i E) per output,
+    and the gradient at α = 1 per output (when 1 is among ``alphas``; an extra point with weight 0 is
+    added by the caller otherwise). One forward pass and ``len(outputs)`` backward passes per chunk.
     """
     ids, mask = batch.ids, batch.mask
     n, length = ids.shape
-    with torch.no_grad():
-        embeds = model.embed(ids).detach()
+    anchor, embeds = path_ends(model, batch)
     dim = embeds.shape[-1]
     integral = {o: torch.zeros_like(embeds) for o in outputs}
     at_one = {o: torch.zeros_like(embeds) for o in outputs}
@@ -161,7 +177,8 @@ def path_gradients(
             a = alpha_t[start : start + per_chunk]
             w = weight_t[start : start + per_chunk]
             steps = a.shape[0]
-            x = (a[:, None, None, None] * embeds[None]).reshape(steps * n, length, dim).requires_grad_(True)
+            x = anchor[None] + a[:, None, None, None] * embeds[None]
+            x = x.reshape(steps * n, length, dim).requires_grad_(True)
             logits = model(ids.repeat(steps, 1), mask.repeat(steps, 1), embeds=x).logits
             tgt = target.repeat(steps)
             for i, o in enumerate(outputs):
@@ -189,9 +206,9 @@ def endpoint_outputs(
     model: torch.nn.Module, batch: EncodedBatch, target: torch.Tensor, outputs: Sequence[str]
 ) -> dict[str, torch.Tensor]:
     """o(k, X) − o(k, baseline) per text for each output (the value completeness asks for)."""
+    anchor, embeds = path_ends(model, batch)
     with torch.no_grad(), frozen_selection(model, batch):
-        embeds = model.embed(batch.ids)
-        both = torch.cat([embeds, torch.zeros_like(embeds)])
+        both = torch.cat([anchor + embeds, anchor])
         logits = model(batch.ids.repeat(2, 1), batch.mask.repeat(2, 1), embeds=both).logits
     n = batch.ids.shape[0]
     return {o: _outputs(logits[:n], target, o) - _outputs(logits[n:], target, o) for o in outputs}
@@ -271,10 +288,10 @@ def path_points(
     *,
     internal_batch_size: int = 512,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """For one text: E ``(T, E)``, o(α·E) ``(A,)`` and ∂o/∂E at α·E ``(A, T, E)`` for each α and output."""
+    """For one text: E ``(T, E)``, o(α·E) ``(A,)`` and ∂o/∂E at α·E ``(A, T, E)`` for each α and output
+    (the path fixed + α·E of :func:`path_ends`)."""
     ids, mask = one.ids, one.mask
-    with torch.no_grad():
-        embeds = model.embed(ids).detach()[0]
+    anchor, embeds = (part[0] for part in path_ends(model, one))
     values: dict[str, list[torch.Tensor]] = {o: [] for o in outputs}
     grads: dict[str, list[torch.Tensor]] = {o: [] for o in outputs}
     alpha_t = torch.as_tensor(alphas, dtype=embeds.dtype, device=embeds.device)
@@ -282,7 +299,7 @@ def path_points(
     with torch.enable_grad(), cudnn_off, frozen_selection(model, one):
         for start in range(0, len(alphas), max(1, internal_batch_size)):
             a = alpha_t[start : start + internal_batch_size]
-            x = (a[:, None, None] * embeds[None]).requires_grad_(True)
+            x = (anchor[None] + a[:, None, None] * embeds[None]).requires_grad_(True)
             logits = model(ids.repeat(len(a), 1), mask.repeat(len(a), 1), embeds=x).logits
             tgt = target.repeat(len(a))
             for i, o in enumerate(outputs):
@@ -506,7 +523,7 @@ def gradients(
     result: dict[str, torch.Tensor | Attribution] = {}
     for name, v in variants.items():
         grad = integral[v.output] if v.integrated else at_one[v.output]
-        scores = reduce_gradient(grad, embeds, v.reduction) * batch.mask
+        scores = reduce_gradient(grad, embeds, v.reduction) * batch.word_mask()
         if not v.integrated:
             result[name] = scores
             continue

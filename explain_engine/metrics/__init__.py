@@ -11,6 +11,9 @@ cites its paper:
 * :mod:`.alignment` — importance alignment C, C_R, ΔA (the NLI importance-alignment paper, §3)
 * :mod:`.plausibility` — token F1, IoU, AUPRC
 * :mod:`.pointing_game` — the pointing game (Poerner, Roth & Schütze 2018 §4)
+* :mod:`.faithfulness` — comprehensiveness, sufficiency and their AOPC (DeYoung et al. 2020 §4), Kendall's τ
+  with leave-one-word-out importance (Jain & Wallace 2019 §4); its own registry ``FAITHFULNESS``, since
+  these need the model (and torch, which this package's importers do not load)
 * :mod:`.ratings` — crowd labels and annotator agreement on sentence ratings (Pappas & Popescu-Belis 2016)
 * :mod:`.aggregation` — majority vote and Dawid & Skene (1979); :mod:`.trust` — gold-question trust
 * :mod:`.forced_choice` — answer scores and method comparison (Lertvittayakumjorn & Toni 2019 §5)

@@ -17,6 +17,8 @@ them (Prasad et al. 2021 §4.1), reading ``x SEP e``.
 
 from __future__ import annotations
 
+import inspect
+
 from explain_engine.extras import available, optional
 from explain_engine.models.attention_rnn import AttentionRNN, RecurrentClassifier
 from explain_engine.models.base import EncodedBatch, ModelOutput, TextClassifier
@@ -99,6 +101,14 @@ def build_model(name: str, vocab_size: int, num_classes: int, /, **overrides) ->
     kwargs = {**preset, **overrides}
     kwargs.pop("vocab_size", None)
     kwargs.pop("num_classes", None)
+    accepted = inspect.signature(ARCHITECTURES[name]).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        unknown = sorted(set(kwargs) - set(accepted))
+        if unknown:
+            known = sorted(set(accepted) - {"vocab_size", "num_classes"})
+            raise ValueError(
+                f"{name!r} has no setting {', '.join(map(repr, unknown))}; its settings: {', '.join(known)}"
+            )
     model = ARCHITECTURES[name](vocab_size=vocab_size, num_classes=num_classes, **kwargs)
     model.architecture = name
     return model

@@ -18,6 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -67,8 +68,9 @@ class EncodedBatch:
 
     ``ids``/``mask`` are ``(B, T)``; ``owners[b][t]`` is the canonical-word index of token ``t`` of
     text ``b`` (real tokens only), or ``-1`` for a token of no word (a transformer's [CLS] / [SEP]):
-    such a token is never pooled onto a word and never removed by a perturbation. ``n_words[b]`` is
-    the number of canonical words of text ``b``.
+    such a token is never pooled onto a word, never removed by a perturbation, and kept off the
+    integrated-gradient path (:meth:`word_mask` marks the others). ``n_words[b]`` is the number of
+    canonical words of text ``b``.
     """
 
     ids: torch.Tensor
@@ -79,3 +81,12 @@ class EncodedBatch:
 
     def to(self, device: torch.device | str) -> EncodedBatch:
         return EncodedBatch(self.ids.to(device), self.mask.to(device), self.owners, self.n_words, self.texts)
+
+    def word_mask(self) -> torch.Tensor:
+        """``(B, T)`` bool: True on the real tokens that belong to a canonical word (owner ≥ 0)."""
+        counts = np.fromiter((len(o) for o in self.owners), dtype=np.int64, count=len(self.owners))
+        owned = np.zeros(tuple(self.mask.shape), dtype=bool)
+        rows = np.repeat(np.arange(len(counts)), counts)
+        cols = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+        owned[rows, cols] = np.fromiter((w >= 0 for o in self.owners for w in o), dtype=bool, count=len(rows))
+        return torch.from_numpy(owned).to(self.mask.device) & self.mask.bool()

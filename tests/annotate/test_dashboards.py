@@ -18,8 +18,10 @@ from django.utils import timezone
 from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
+from annotate.machine.heatmap import human_rows
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
+from annotate.quality import grading
 from annotate.tasks.highlight.yelphat import import_yelphat
 from explain_engine.api import (
     agreement_report,
@@ -74,7 +76,13 @@ def noisy(word_map, rng, flips=2):
 
 @pytest.fixture
 def answered(researcher):
-    """A highlight study of 10 texts (2 gold), three workers on every text, known labels and maps."""
+    """A highlight study of 10 texts (2 gold), three workers on every text, known labels and maps.
+
+    Workers 0 and 1 pass both golds, worker 2 misses both. Every worker answered every gold of the study,
+    which is the minimum (the policy's 4 golds, capped at the study's 2: ``refresh_trust``), and trust is
+    recomputed as the quality job does: workers 0 and 1 are trusted, worker 2 is excluded (0 of 2) and
+    their answers count nowhere — so ``plan`` keeps every worker's answers, and ``counted_plan`` those
+    of workers 0 and 1."""
     dataset = make_dataset(researcher, n=10, gold_every=5)
     study = make_study(researcher, dataset, annotators_per_item=3)
     workers = [make_worker(f"w{i}") for i in range(3)]
@@ -92,7 +100,18 @@ def answered(researcher):
             gold = (slot != 2) if item.is_gold else None
             answer(item, worker, slot, labels[slot], word_map, gold_passed=gold, read_ms=1000 * (slot + 1))
             plan.setdefault(item.pk, []).append((labels[slot], word_map))
+    grading.refresh_trust(study)
+    assert dict(WorkerTrust.objects.filter(study=study).values_list("worker__external_id", "status")) == {
+        "w0": "trusted",
+        "w1": "trusted",
+        "w2": "excluded",
+    }
     return study, workers, plan
+
+
+def counted_plan(plan):
+    """The answers that count: those of workers 0 and 1 (worker 2 is excluded by their gold trust)."""
+    return {item: given[:2] for item, given in plan.items()}
 
 
 def records_of(study, plan):
@@ -125,8 +144,10 @@ def test_study_dashboard_equals_the_engine(answered, client, researcher):
     data = response.json()
     assert data["status"] == "done"
 
-    records = records_of(study, plan)
-    expected = json_safe(agreement_report(records, n_boot=1000, seed=0))
+    # worker 2 is excluded by their gold trust: the figures are the engine's on workers 0 and 1's answers,
+    # two maps per text (max_maps=None: the paper's three maps per text would keep no text)
+    records = records_of(study, counted_plan(plan))
+    expected = json_safe(agreement_report(records, max_maps=None, n_boot=1000, seed=0))
     assert data["maps"]["human_human"] == expected["human_human"]
     assert data["maps"]["k"] == expected["k"]
     assert data["maps"]["texts"] == expected["texts"] == 8
@@ -140,12 +161,16 @@ def test_study_dashboard_equals_the_engine(answered, client, researcher):
     # label distribution over the counted (non-gold) answers
     flat = [lab for r in ratings for lab in r]
     assert data["label_distribution"]["counts"] == [flat.count(c) for c in LABELS]
+    # 30 answers, 6 of them to the 2 golds; of the 24 to the 8 other texts, worker 2's 8 are left out
     assert data["answers"] == {
         "total": 30,
-        "counted": 24,
+        "counted": 16,
         "items": 8,
         "gold_answers": 6,
-        "excluded_workers": 0,
+        "excluded_workers": 1,
+        "excluded_answers": 8,
+        "waiting_workers": 0,
+        "waiting_answers": 0,
     }
 
     # a chart per figure, its numbers those of the tables
@@ -175,29 +200,96 @@ def test_annotator_table(answered, client, researcher):
             "ci_high": w2["majority_agreement"]["ci_high"],
         }
     )
-    # worker 0 is compared only where the other two agree: not on the three texts of the tie
-    assert w0["majority_agreement"]["value"] == 1.0 and w0["majority_agreement"]["n"] == 5
+    # worker 2 is excluded, so worker 0 is compared with worker 1 alone, who always gives the document's
+    # label as worker 0 does: agreement on all 8 texts
+    assert w0["majority_agreement"]["value"] == 1.0 and w0["majority_agreement"]["n"] == 8
     assert 0 < w2["majority_agreement"]["ci_low"] < 5 / 8 < w2["majority_agreement"]["ci_high"] < 1
     # gold accuracy from the graded golds: workers 0 and 1 pass both, worker 2 misses both
     assert w0["gold"]["passed"] == 2 and w0["gold"]["seen"] == 2 and w0["gold"]["accuracy"] == 1.0
     assert w2["gold"]["accuracy"] == 0.0 and w2["gold"]["ci_high"] > 0
+    assert (w0["status"], w1["status"], w2["status"]) == ("trusted", "trusted", "excluded")
+
+    # worker 2's golds re-graded as passed and trust refreshed: they count, and worker 0 is compared only
+    # where the other two agree: not on the three texts of the tie (items 3, 6, 9)
+    Response.objects.filter(study=study, worker=workers[2], item__is_gold=True).update(gold_passed=True)
+    grading.refresh_trust(study)
+    rows = {r["worker"]: r for r in client.get(f"/api/dashboards/studies/{study.uid}/").json()["annotators"]}
+    w0, w2 = rows[workers[0].anonymous_id], rows[workers[2].anonymous_id]
+    assert w0["majority_agreement"]["value"] == 1.0 and w0["majority_agreement"]["n"] == 5
+    assert w2["majority_agreement"]["value"] == 5 / 8 and w2["status"] == "trusted"
 
 
-def test_excluded_workers_leave_the_figures_but_stay_in_the_table(answered, client, researcher):
+def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(answered, client, researcher):
+    """Worker 2 is excluded (0 of 2 golds); a fourth worker who has answered one of the two golds is
+    pending: their 3 answers wait. Both stay in the annotator table, and the page says how many answers
+    of how many workers are left out and why; once the fourth worker answers the other gold (and trust
+    is refreshed) their answers count."""
     study, workers, plan = answered
-    WorkerTrust.objects.create(
-        study=study, worker=workers[2], golds_seen=2, golds_passed=0, trust=0.0, status="excluded"
-    )
+    late = make_worker("w3")
+    golds = list(Item.objects.filter(study=study, is_gold=True).order_by("position"))
+    texts = list(Item.objects.filter(study=study, is_gold=False).order_by("position")[:3])
+    for item in [golds[0], *texts]:
+        n = len(item.payload["words"])
+        answer(item, late, 3, "negative", [1] * n, gold_passed=True if item.is_gold else None)
+    grading.refresh_trust(study)
     client.force_login(researcher)
     data = client.get(f"/api/dashboards/studies/{study.uid}/").json()
-    assert data["answers"]["counted"] == 16 and data["answers"]["excluded_workers"] == 1
-    assert any("excluded by their gold trust" in n for n in data["notes"])
-    assert {r["status"] for r in data["annotators"]} == {"", "excluded"}
-    for r in (records := records_of(study, plan)):
-        r["annotations"] = r["annotations"][:2]
-    assert data["maps"]["human_human"] == json_safe(
-        agreement_report(records, max_maps=None, min_maps=1)["human_human"]
+    assert data["answers"] == {
+        "total": 34,
+        "counted": 16,
+        "items": 8,
+        "gold_answers": 7,
+        "excluded_workers": 1,
+        "excluded_answers": 8,
+        "waiting_workers": 1,
+        "waiting_answers": 3,
+    }
+    assert "8 answers of 1 worker excluded by their gold trust or for risk are left out" in " ".join(
+        data["notes"]
     )
+    assert any(
+        n.startswith("3 answers of 1 worker short of the minimum number of golds wait") for n in data["notes"]
+    )
+    assert sorted(r["status"] for r in data["annotators"]) == ["excluded", "pending", "trusted", "trusted"]
+    records = records_of(study, counted_plan(plan))
+    negative = sum(a["label"] == "negative" for r in records for a in r["annotations"])
+    assert data["label_distribution"]["counts"][1] == negative  # none of the 3 waiting "negative" answers
+    assert data["maps"]["human_human"] == json_safe(agreement_report(records, max_maps=None)["human_human"])
+    # human vs machine and the drill-down leave the same maps out
+    run = machine_run(researcher, study.dataset)
+    select = {"select": f"{run.pk}:attention (training)"}
+    similarity = client.get(f"/api/dashboards/studies/{study.uid}/similarity/", select).json()
+    assert similarity["answers"] == {
+        "counted": 16,
+        "excluded_workers": 1,
+        "excluded_answers": 8,
+        "waiting_workers": 1,
+        "waiting_answers": 3,
+    }
+    assert any(
+        n.startswith("3 answers of 1 worker short of the minimum number of golds wait")
+        for n in similarity["notes"]
+    )
+    text = f"/api/dashboards/studies/{study.uid}/texts/{texts[0].pk}/"
+    assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
+        w.anonymous_id for w in workers[:2]
+    ]
+    assert heatmap_annotators(texts[0]) == [w.anonymous_id for w in workers[:2]]  # the model run's page
+
+    answer(golds[1], late, 3, "negative", [1] * len(golds[1].payload["words"]), gold_passed=True)
+    grading.refresh_trust(study)
+    data = client.get(f"/api/dashboards/studies/{study.uid}/").json()
+    assert (data["answers"]["counted"], data["answers"]["waiting_workers"]) == (19, 0)
+    assert not any("short of the minimum number of golds" in n for n in data["notes"])
+    assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
+        w.anonymous_id for w in (*workers[:2], late)
+    ]
+    assert heatmap_annotators(texts[0]) == [w.anonymous_id for w in (*workers[:2], late)]
+
+
+def heatmap_annotators(item) -> list[str]:
+    """Whose maps the heat-map page of a model run shows beside the machine's for ``item``'s document."""
+    return [r.name.removeprefix("annotator ") for r in human_rows(item.document) if r.kind == "human"]
 
 
 def test_notes_for_misleading_values():
@@ -222,6 +314,11 @@ def test_notes_for_misleading_values():
         "The figures rest on as few as 12 texts: their intervals are wide."
     ]
     assert notes.few_texts_note([40, 0]) == []
+    left_out = {"excluded_workers": 2, "excluded_answers": 5, "waiting_workers": 0, "waiting_answers": 0}
+    assert notes.left_out_notes(left_out, "the maps") == [
+        "5 answers of 2 workers excluded by their gold trust or for risk are left out of the maps."
+    ]
+    assert notes.left_out_notes(left_out | {"excluded_workers": 0, "excluded_answers": 0}) == []
     lexical = notes.lexical_notes(
         [
             ("m against HAM1", {"value": 0.8}, 300),
@@ -343,17 +440,35 @@ def test_results_are_cached_until_the_data_changes(answered, client, researcher,
     assert calls == ["study"] and first["fingerprint"] == again["fingerprint"]
     assert DashboardCache.objects.filter(study=study, name="study").count() == 1
 
-    # a new answer changes the fingerprint: recomputed, and the figures follow the data
+    # a new answer changes the fingerprint: recomputed, and the figures follow the data. Its worker has
+    # answered one of the two golds (trust refreshed: pending), so the answer waits
     extra = make_worker("late")
     item = Item.objects.filter(study=study, is_gold=False).order_by("position").first()
+    golds = list(Item.objects.filter(study=study, is_gold=True).order_by("position"))
+    answer(golds[0], extra, 3, "positive", [0] * len(golds[0].payload["words"]), gold_passed=True)
+    grading.refresh_trust(study)
     answer(item, extra, 3, "negative", [1] * len(item.payload["words"]))
     later = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert calls == ["study", "study"] and later["fingerprint"] != first["fingerprint"]
-    assert later["answers"]["counted"] == first["answers"]["counted"] + 1
+    assert later["answers"]["counted"] == first["answers"]["counted"]
+    assert later["answers"]["waiting_answers"] == first["answers"]["waiting_answers"] + 1
+    # the other gold answered: recomputed, still waiting until trust is refreshed
+    answer(golds[1], extra, 3, "positive", [0] * len(golds[1].payload["words"]), gold_passed=True)
+    assert client.get(f"/api/dashboards/studies/{study.uid}/").json()["answers"]["waiting_answers"] == 1
+    assert calls == ["study"] * 3
+    # a trust refresh alone (the worker's row goes from pending to trusted, no answer changes) makes the
+    # cached dashboard stale: the answer that waited now counts
+    fp = cache.fingerprint(study, "study", {})
+    assert grading.refresh_trust(study) == [grading.TrustChange(extra.pk, "pending", "trusted")]
+    assert cache.fingerprint(study, "study", {}) != fp
+    trusted = client.get(f"/api/dashboards/studies/{study.uid}/").json()
+    assert calls == ["study"] * 4
+    assert trusted["answers"]["counted"] == first["answers"]["counted"] + 1
+    assert trusted["answers"]["waiting_answers"] == 0
     # a re-graded gold changes it too
     Response.objects.filter(study=study, gold_passed=False).update(gold_passed=True)
     client.get(f"/api/dashboards/studies/{study.uid}/")
-    assert calls == ["study"] * 3
+    assert calls == ["study"] * 5
     assert DashboardCache.objects.filter(study=study, name="study").count() == 1
 
 
@@ -472,7 +587,8 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     data = client.get(url, query).json()
     assert data["status"] == "done" and len(data["reports"]) == 2
 
-    records = records_of(study, plan)
+    # the human maps that count: workers 0 and 1's (worker 2 is excluded by their gold trust)
+    records = records_of(study, counted_plan(plan))
     for r in records:
         r["pos"] = tag_words(r["text"], r["words"])
     docs = {str(i.pk): i.document_id for i in Item.objects.filter(study=study)}
@@ -506,7 +622,7 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     charts_by_id = {c["id"]: c for c in data["charts"]}
     assert set(charts_by_id) == {"behavioral", "lexical", "cssr", "pos"}
     behavioral = charts_by_id["behavioral"]
-    assert behavioral["labels"] == ["HAM1", "HAM2", "HAM3", "CAM", "SAM"]
+    assert behavioral["labels"] == ["HAM1", "HAM2", "CAM", "SAM"]  # two counted maps per text
     assert behavioral["series"][0]["values"] == [
         r["behavioral"]["value"] for r in data["reports"][0]["references"]
     ]
@@ -531,7 +647,7 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
 
     csv_text = client.get(charts_by_id["behavioral"]["csv"]).content.decode()
     assert csv_text.splitlines()[1].startswith("HAM1,")
-    assert len(list(csv.reader(io.StringIO(csv_text)))) == 6
+    assert len(list(csv.reader(io.StringIO(csv_text)))) == 5  # a header and the four references
 
 
 def test_similarity_without_lexicon_says_how_to_get_cssr(answered, client, researcher, settings, tmp_path):
@@ -580,9 +696,10 @@ def test_text_drill_down(answered, client, researcher):
     client.force_login(researcher)
     url = f"/api/dashboards/studies/{study.uid}/texts/{item.pk}/"
     data = client.get(url, {"select": [f"{run.pk}:attention (training)", f"{run.pk}:grad_l2_1s"]}).json()
-    maps = [m for _, m in plan[item.pk]]
+    maps = [m for _, m in counted_plan(plan)[item.pk]]  # worker 2's map is left out: excluded
     assert [h["map"] for h in data["human"]] == maps
-    assert [h["name"] for h in data["human"]] == ["HAM1", "HAM2", "HAM3"]
+    assert [h["name"] for h in data["human"]] == ["HAM1", "HAM2"]
+    assert [h["annotator"] for h in data["human"]] == [w.anonymous_id for w in workers[:2]]
     assert data["cam"] == np.all(maps, axis=0).astype(int).tolist()
     assert data["sam"] == np.any(maps, axis=0).astype(int).tolist()
     assert data["words"] == item.payload["words"]

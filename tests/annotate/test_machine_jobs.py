@@ -318,6 +318,35 @@ def test_explanations_for_gold_targets_with_ngram_evidence(trained_run, dataset)
         assert piece["score"] == pytest.approx(sum(row.scores[piece["first_word"] : piece["end_word"]]))
 
 
+def test_explanations_store_their_faithfulness_for_the_explained_class(trained_run, dataset):
+    from annotate.machine import run_explanations
+
+    docs = list(dataset.documents.order_by("id")[:3])
+    request = {"methods": ["omit_1", "grad_l2_1s"], "documents": [d.pk for d in docs], "target": "gold"}
+    run_explanations(trained_run.pk, clean_explanation_params(trained_run, request))
+    bundle = load_trained(trained_run)
+    for doc in docs:
+        for method in ("omit_1", "grad_l2_1s"):
+            row = Explanation.objects.get(model_run=trained_run, document=doc, method=method)
+            stored = row.faithfulness
+            assert stored["target"] == doc.label and len(stored["comprehensiveness"]) == 5
+            # the gold class's probability with the top ⌈n/2⌉ words removed, re-encoded from the string
+            words = doc.text.split()
+            k = -(-len(words) // 2)
+            top = set(sorted(range(len(words)), key=lambda j: (-row.scores[j], j))[:k])
+            c = bundle.labels.index(doc.label)
+            full, without = bundle.scores(
+                [doc.text, " ".join(w for j, w in enumerate(words) if j not in top)], kind="probs"
+            )[:, c]
+            assert stored["comprehensiveness"][-1] == pytest.approx(full - without, abs=1e-5)
+            assert stored["probability"] == pytest.approx(full, abs=1e-6)
+    off = {**request, "faithfulness": False}
+    run_explanations(trained_run.pk, clean_explanation_params(trained_run, off))
+    assert not Explanation.objects.filter(model_run=trained_run, faithfulness__isnull=False).exists()
+    with pytest.raises(MachineInputError):
+        clean_explanation_params(trained_run, {**request, "faithfulness": "yes"})
+
+
 def test_explanations_store_integrated_gradients_completeness_and_flag_a_low_cap(trained_run, dataset):
     from annotate.machine import run_explanations
 

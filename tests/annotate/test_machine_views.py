@@ -121,6 +121,7 @@ def test_detail_polls_the_api_and_lists_predictions(client, trained):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert(1)</script>" not in html
     assert 'name="methods"' in html and 'value="attention"' in html
+    assert 'id="id_faithfulness" checked' in html  # measured unless unticked
 
 
 def test_the_explain_form_queues_a_job_or_shows_errors(
@@ -139,12 +140,14 @@ def test_the_explain_form_queues_a_job_or_shows_errors(
                 "unit": "ngram",
                 "ngram_sizes": "2",
                 "documents": 3,
+                "faithfulness": "on",
             },  # fmt: skip
         )
     assert good.status_code == 302
     job = Job.objects.get(kind=jobs.EXPLAIN_KIND)
     assert job.params["request"]["methods"] == ["attention", "omit_1"]
     assert job.params["request"]["ngram_sizes"] == [2] and len(job.params["request"]["documents"]) == 3
+    assert job.params["request"]["faithfulness"] is True
     assert sent[-1] == ("annotate.machine.explain_model", [job.pk], "cpu")
     html = client.get(f"/models/{trained.pk}/").content.decode()
     assert f'data-progress-url="/api/jobs/{job.pk}/"' in html

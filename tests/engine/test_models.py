@@ -278,7 +278,11 @@ def test_rationale_penalties_match_their_expectations():
 
 def test_build_model_checks_names_and_presets():
     with pytest.raises(ValueError, match="unknown architecture"):
-        build_model("svm", 10, 2)
+        build_model("perceptron", 10, 2)
+    with pytest.raises(
+        ValueError, match="'cnn' has no setting 'hidden_size'; its settings: dropout, embedding_dim"
+    ):
+        build_model("cnn", 10, 2, hidden_size=8)
     with pytest.raises(ValueError, match="fixes bidirectional"):
         build_model("lstm_attention", 10, 2, bidirectional=True)
     model = build_model("bigru_attention", 10, 3, hidden_size=6, embedding_dim=5)

@@ -1,0 +1,130 @@
+"""Plausibility against faithfulness, per selection of the human-vs-machine dashboard.
+
+Plausibility is how well a machine map matches the people's maps (here the behavioral similarity the
+dashboard already computes, mean ROC AUC against the super map SAM, or CAM, or the first annotator's maps
+when a study has too few maps per text for them; Sen et al. 2020 §4.1). Faithfulness is how much the model
+depends on the words the map ranks first: ERASER's comprehensiveness AOPC (DeYoung et al. 2020 §4), with
+sufficiency AOPC and Kendall's τ against leave-one-word-out (Jain & Wallace 2019 §4) in the table.
+
+The faithfulness of each explanation is measured by the explanation job, which has the run's model loaded,
+and stored with it (``Explanation.faithfulness``); the dashboard averages the stored values over the texts
+whose maps it compares — measuring them here would load every selected run's model and run several
+forward passes per word of every text inside a request. The training attention (read from the run's
+predictions) and explanations stored before the measure existed have none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.models import Explanation
+from explain_engine.api import FAITHFULNESS_BINS, N_BOOT, summarize_faithfulness
+
+PLAUSIBILITY_REFERENCES = ("SAM", "CAM", "HAM1")
+
+
+def stored_faithfulness(run: int, method: str, used: dict[int, str]) -> list[dict]:
+    """The stored per-text faithfulness of ``method``'s explanations of run ``run``, for the documents and
+    explained classes in ``used`` (document → target, as the dashboard chose its maps). One query."""
+    rows = Explanation.objects.filter(
+        model_run_id=run, method=method, document_id__in=list(used), faithfulness__isnull=False
+    ).values_list("document_id", "target", "faithfulness")
+    return [f for doc, target, f in rows if used.get(doc) == target and isinstance(f, dict)]
+
+
+def faithfulness_figures(per_text: Sequence[dict], n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
+    """Means with n and intervals (``Estimate.to_dict()``) of every faithfulness metric, and the texts."""
+    summary = summarize_faithfulness(per_text, n_boot, seed=seed)
+    figures: dict[str, Any] = {
+        name: [e.to_dict() for e in est] if isinstance(est, list) else est.to_dict()
+        for name, est in summary.items()
+    }
+    figures["texts"] = len(per_text)
+    figures["bins"] = (
+        list(per_text[0].get("bins", FAITHFULNESS_BINS)) if per_text else list(FAITHFULNESS_BINS)
+    )
+    return figures
+
+
+def plausibility_of(report: dict) -> tuple[str | None, dict | None]:
+    """The reference and behavioral similarity (mean ROC AUC) that stand for a selection's plausibility:
+    against SAM, else CAM, else HAM1 — the first with a value."""
+    rows = {row["reference"]: row for row in report.get("references", ())}
+    for ref in PLAUSIBILITY_REFERENCES:
+        est = rows.get(ref, {}).get("behavioral")
+        if est and est.get("n") and est.get("value") is not None:
+            return ref, est
+    return None, None
+
+
+def presentation(sels: Sequence[dict], reports: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+    """The plausibility-versus-faithfulness chart (one group of bars per selection) and its table;
+    nothing when no selection has a stored faithfulness."""
+    if not any((s.get("faithfulness") or {}).get("texts") for s in sels):
+        return [], []
+    plaus = [plausibility_of(rep) for rep in reports]
+    faith = [s.get("faithfulness") or {} for s in sels]
+    labels = [s["name"] for s in sels]
+    refs = sorted({ref for ref, _ in plaus if ref})
+    x_name = f"plausibility: behavioral similarity vs {'/'.join(refs) or 'humans'} (ROC AUC)"
+    series = [
+        estimate_series(x_name, [est for _, est in plaus]),
+        estimate_series(
+            "faithfulness: comprehensiveness AOPC", [f.get("comprehensiveness_aopc") for f in faith]
+        ),
+    ]
+    charts = [
+        chart(
+            "plausibility_faithfulness",
+            "Plausibility (agreement with the human maps) against faithfulness (the model's drop in p of the "
+            "explained class without the map's top words, averaged over 1–50 % of the words)",
+            labels,
+            series,
+            "value",
+        )
+    ]
+    rows = []
+    for s, (ref, est), f in zip(sels, plaus, faith, strict=True):
+        cells: list[Any] = [s["name"], ref, *(_est(est) if est else [None] * 4), f.get("texts", 0)]
+        for name in ("comprehensiveness_aopc", "sufficiency_aopc", "kendall_tau_loo"):
+            cells += _est(f.get(name))
+        rows.append(cells)
+    columns = ["selection", "reference", "ROC AUC", "ci_low", "ci_high", "n", "texts measured"]
+    for name in ("comprehensiveness AOPC", "sufficiency AOPC", "Kendall τ vs leave-one-out"):
+        columns += [name, "ci_low", "ci_high", "n"]
+    tables = [
+        table(
+            "plausibility_faithfulness",
+            "Plausibility and faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
+            columns,
+            rows,
+        )
+    ]
+    return charts, tables
+
+
+def faithfulness_notes(sels: Sequence[dict]) -> list[str]:
+    """A note for each selection with maps but no stored faithfulness, and how the figures are read."""
+    out = []
+    missing = [s["name"] for s in sels if s["texts"] and not (s.get("faithfulness") or {}).get("texts")]
+    if missing:
+        out.append(
+            f"{', '.join(missing)}: no faithfulness measured for these maps (the training attention, or "
+            "explanations computed before it was measured): run the explanation job again to add it."
+        )
+    if len(missing) < len(sels):
+        out.append(
+            "Faithfulness: comprehensiveness is p(x) − p(x without the map's top k words), sufficiency "
+            "p(x) − p(only those words), k = ⌈f·n⌉ for f = 1, 5, 10, 20, 50 % of the words, averaged over the "
+            "bins (AOPC, DeYoung et al. 2020 §4); higher comprehensiveness and lower sufficiency are more "
+            "faithful. τ is Kendall's τ-b between the map and leave-one-word-out (Jain & Wallace 2019 §4)."
+        )
+    return out
+
+
+def _est(e: dict | None) -> list[Any]:
+    if not e:
+        return [None, None, None, None]
+    return [e.get("value"), e.get("ci_low"), e.get("ci_high"), e.get("n")]

@@ -1,0 +1,120 @@
+"""The human-vs-machine dashboard's plausibility-versus-faithfulness chart: its faithfulness is the mean of
+the values stored with the explanations of the counted texts, for the class the dashboard chose, with the
+engine's intervals; its plausibility is the dashboard's own behavioral similarity against SAM."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from annotate.dashboards.similarity import similarity_dashboard
+from annotate.models import Explanation, Item
+from explain_engine.api import FAITHFULNESS_BINS, summarize_faithfulness
+from tests.annotate.conftest import make_dataset, make_study, make_worker
+from tests.annotate.test_dashboards import answer, machine_run, noisy
+
+pytestmark = [pytest.mark.django_db]
+
+
+@pytest.fixture
+def study(researcher):
+    """A highlight study of 10 texts (2 gold), three workers' maps on every text."""
+    dataset = make_dataset(researcher, n=10, gold_every=5)
+    study = make_study(researcher, dataset, annotators_per_item=3)
+    workers = [make_worker(f"w{i}") for i in range(3)]
+    rng = random.Random(3)
+    for item in Item.objects.filter(study=study).select_related("document").order_by("position"):
+        base = [int(w.strip(".,!?").lower() in ("delicious", "bland")) for w in item.payload["words"]]
+        for slot, worker in enumerate(workers):
+            word_map = base if slot == 0 else noisy(base, rng, flips=slot)
+            answer(
+                item, worker, slot, item.document.label, word_map, gold_passed=True if item.is_gold else None
+            )
+    return study
+
+
+def measured(doc_id: int, target: str) -> dict:
+    """A stored per-text faithfulness whose values differ by document and by class."""
+    shift = 0.5 if target == "positive" else 0.0
+    comp = [round(0.01 * doc_id + shift + 0.1 * b, 4) for b in range(len(FAITHFULNESS_BINS))]
+    suff = [round(0.2 - 0.01 * doc_id, 4)] * len(FAITHFULNESS_BINS)
+    return {
+        "comprehensiveness": comp,
+        "sufficiency": suff,
+        "comprehensiveness_aopc": float(np.mean(comp)),
+        "sufficiency_aopc": float(np.mean(suff)),
+        "kendall_tau_loo": round(0.3 + shift - 0.02 * doc_id, 4),
+        "bins": list(FAITHFULNESS_BINS),
+        "target": target,
+        "probability": 0.9,
+    }
+
+
+@pytest.mark.parametrize("target", ["gold", "predicted"])
+def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, researcher, target):
+    run = machine_run(researcher, study.dataset, methods=("omit_1", "grad_l2_1s"))
+    for row in Explanation.objects.filter(model_run=run, method="omit_1"):
+        row.faithfulness = measured(row.document_id, row.target)
+        row.save(update_fields=["faithfulness"])
+    counted = Item.objects.filter(study=study, is_gold=False).select_related("document")
+    predicted = {p.document_id: p.label for p in run.predictions.all()}
+    chosen = {
+        i.document_id: i.document.label if target == "gold" else predicted[i.document_id] for i in counted
+    }
+    expected = [measured(doc, label) for doc, label in chosen.items()]
+
+    result = similarity_dashboard(
+        study, {"selections": [[run.pk, "omit_1"], [run.pk, "grad_l2_1s"]], "target": target}, n_boot=200
+    )
+    charts = {c["id"]: c for c in result["charts"]}
+    chart = charts["plausibility_faithfulness"]
+    assert chart["labels"] == [s["name"] for s in result["selections"]]
+    plausibility, faithfulness = chart["series"]
+    sam = {r["reference"]: r for r in result["reports"][0]["references"]}["SAM"]["behavioral"]
+    assert plausibility["values"][0] == sam["value"] and plausibility["lower"][0] == sam["ci_low"]
+    assert "SAM" in plausibility["name"]
+    aopc = [e["comprehensiveness_aopc"] for e in expected]
+    assert len(aopc) == 8  # the two gold texts are not compared
+    assert faithfulness["values"] == [pytest.approx(np.mean(aopc)), None]
+    engine = summarize_faithfulness(expected, 200, seed=0)["comprehensiveness_aopc"]
+    assert faithfulness["lower"][0] == pytest.approx(engine.ci_low)
+    assert faithfulness["upper"][0] == pytest.approx(engine.ci_high)
+
+    figures = result["selections"][0]["faithfulness"]
+    assert figures["texts"] == 8 and len(figures["comprehensiveness"]) == len(FAITHFULNESS_BINS)
+    assert figures["kendall_tau_loo"]["value"] == pytest.approx(
+        np.mean([e["kendall_tau_loo"] for e in expected])
+    )
+    assert result["selections"][1]["faithfulness"]["texts"] == 0
+    table = {t["id"]: t for t in result["tables"]}["plausibility_faithfulness"]
+    row = table["rows"][0]
+    assert row[:3] == [result["selections"][0]["name"], "SAM", sam["value"]]
+    assert row[table["columns"].index("sufficiency AOPC")] == pytest.approx(
+        np.mean([e["sufficiency_aopc"] for e in expected])
+    )
+    assert any("no faithfulness measured" in n for n in result["notes"])
+    assert any(result["selections"][1]["name"] in n for n in result["notes"])
+
+
+def test_no_chart_without_measured_faithfulness(study, researcher):
+    run = machine_run(researcher, study.dataset)
+    result = similarity_dashboard(study, {"selections": [[run.pk, "grad_l2_1s"]], "target": "gold"}, n_boot=0)
+    assert "plausibility_faithfulness" not in {c["id"] for c in result["charts"]}
+    assert any("run the explanation job again" in n for n in result["notes"])
+
+
+def test_the_chart_comes_with_the_page_and_its_csv(study, researcher, client):
+    run = machine_run(researcher, study.dataset, methods=("omit_1",))
+    for row in Explanation.objects.filter(model_run=run):
+        row.faithfulness = measured(row.document_id, row.target)
+        row.save(update_fields=["faithfulness"])
+    client.force_login(researcher)
+    url = f"/api/dashboards/studies/{study.uid}/similarity/"
+    data = client.get(url, {"select": [f"{run.pk}:omit_1"], "target": "gold"}).json()
+    chart = {c["id"]: c for c in data["charts"]}["plausibility_faithfulness"]
+    lines = client.get(chart["csv"]).content.decode().splitlines()
+    assert lines[0].startswith("label,plausibility: behavioral similarity vs SAM (ROC AUC),")
+    assert lines[1].startswith(data["selections"][0]["name"])
+    assert float(lines[1].split(",")[4]) == pytest.approx(chart["series"][1]["values"][0])
