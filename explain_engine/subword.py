@@ -83,6 +83,11 @@ class SubwordVocabulary:
         unk = self.tokenizer.unk_token_id
         return int(unk if unk is not None else self.tokenizer.pad_token_id or 0)
 
+    @property
+    def special_ids(self) -> tuple[int, ...]:
+        """The ids of the tokenizer's special tokens ([CLS], [SEP], …), which word dropout never replaces."""
+        return tuple(sorted(self.tokenizer.all_special_ids))
+
     def limit(self, max_len: int | None) -> int | None:
         """The number of tokens kept: ``max_len`` bounded by the model's positions."""
         bounds = [n for n in (max_len, self.max_positions) if n is not None]

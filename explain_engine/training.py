@@ -315,6 +315,8 @@ def train(
             ids = batch.ids
             if config.word_dropout > 0:
                 drop = (torch.rand(ids.shape) < config.word_dropout).to(device) & batch.mask
+                if vocab.special_ids:  # a transformer's [CLS] / [SEP] are never dropped
+                    drop &= ~torch.isin(ids, torch.tensor(vocab.special_ids, device=device))
                 ids = ids.masked_fill(drop, vocab.unk_id)
             output = model(ids, batch.mask)
             example_loss = nn.functional.cross_entropy(output.logits, target, reduction="none")

@@ -59,6 +59,9 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.itos)
 
+    #: Ids word dropout never replaces (a word vocabulary has none: ``<pad>`` is never a real token).
+    special_ids: tuple[int, ...] = ()
+
     @property
     def unk_id(self) -> int:
         """The id of ``<unk>`` (word dropout replaces tokens by it)."""

@@ -20,6 +20,7 @@ from explain_engine.explainers.perturbation import ngram_perturbations
 from explain_engine.models import TransformerClassifier, build_model
 from explain_engine.subword import NO_WORD, SubwordVocabulary, piece_owners
 from explain_engine.text import pool_to_words, word_spans
+from explain_engine.training import TrainConfig, train
 from tests.engine.test_training import make_records
 from tests.engine.tiny_transformer import build_tiny_checkpoint
 
@@ -153,6 +154,39 @@ def test_embedding_is_the_word_embedding_and_gradients_reach_it(bundle, records)
     model(batch.ids, batch.mask, embeds=embeds).logits[:, 0].sum().backward()
     real = embeds.grad.norm(dim=-1)[batch.mask]
     assert bool((real > 0).all())
+
+
+def test_word_dropout_never_drops_special_tokens(records, checkpoint, monkeypatch):
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    forward = TransformerClassifier.forward
+
+    def spy(self, ids, mask, embeds=None):
+        if self.training:
+            seen.append((ids.clone(), mask.clone()))
+        return forward(self, ids, mask, embeds)
+
+    monkeypatch.setattr(TransformerClassifier, "forward", spy)
+    config = TrainConfig(
+        architecture="transformer",
+        model={"checkpoint": str(checkpoint)},
+        epochs=1,
+        batch_size=8,
+        word_dropout=0.8,
+        progress_bar=False,
+    )
+    bundle = train(records[:40], config)
+    cls, sep, unk = (
+        bundle.vocab.tokenizer.cls_token_id,
+        bundle.vocab.tokenizer.sep_token_id,
+        bundle.vocab.unk_id,
+    )
+    assert seen
+    for ids, mask in seen:
+        assert _special_kept(ids, mask, cls, sep)
+        inner = mask.clone()
+        inner[:, 0] = False
+        inner[torch.arange(len(ids)), mask.sum(1) - 1] = False
+        assert 0.6 < float((ids[inner] == unk).double().mean()) < 0.95  # the words are dropped
 
 
 def _special_kept(ids: torch.Tensor, mask: torch.Tensor, cls: int, sep: int) -> bool:
