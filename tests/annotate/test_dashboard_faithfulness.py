@@ -11,6 +11,7 @@ import pytest
 
 from annotate.dashboards.similarity import similarity_dashboard
 from annotate.models import Explanation, Item
+from annotate.quality import grading
 from explain_engine.api import FAITHFULNESS_BINS, summarize_faithfulness
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.annotate.test_dashboards import answer, machine_run, noisy
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.django_db]
 
 @pytest.fixture
 def study(researcher):
-    """A highlight study of 10 texts (2 gold), three workers' maps on every text."""
+    """A highlight study of 10 texts (2 gold), three workers' maps on every text; every worker passed both
+    golds and their trust is current, so all their maps count."""
     dataset = make_dataset(researcher, n=10, gold_every=5)
     study = make_study(researcher, dataset, annotators_per_item=3)
     workers = [make_worker(f"w{i}") for i in range(3)]
@@ -32,6 +34,7 @@ def study(researcher):
             answer(
                 item, worker, slot, item.document.label, word_map, gold_passed=True if item.is_gold else None
             )
+    grading.refresh_trust(study)
     return study
 
 
