@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from itertools import groupby
+from itertools import groupby, islice
 from typing import Any
 
 from django.conf import settings
@@ -127,24 +127,36 @@ def response_columns(study: Study, unverified: bool = False, text: bool = False)
     return lead + kind_columns + TAIL_COLUMNS + ((VERIFICATION_COLUMN,) if unverified else ())
 
 
-class _Documents(dict):
-    """document id → ``(words, text)``, loaded once per document."""
+def _pages(rows: Iterable[tuple], size: int) -> Iterator[list[tuple]]:
+    """``rows`` in lists of at most ``size``, read lazily."""
+    remaining = iter(rows)
+    while page := list(islice(remaining, size)):
+        yield page
 
-    def __missing__(self, pk: int | None) -> tuple[list[str], str]:
-        if pk is None:
-            return [], ""
-        text, offsets = Document.objects.filter(pk=pk).values_list("text", "words").get()
-        value = self[pk] = (words_of(text, offsets), text)
-        return value
+
+def _documents(ids: set[int]) -> dict[int, tuple[list[str], str]]:
+    """document id → ``(words, text)`` for the documents ``ids``, in one query."""
+    found = Document.objects.filter(pk__in=ids).values_list("pk", "text", "words")
+    return {pk: (words_of(text, offsets), text) for pk, text, offsets in found}
+
+
+def _items(ids: set[int], documents: dict[int, tuple[list[str], str]]) -> dict[int, ExportItem]:
+    """item id → what its kind may read of it (:class:`ExportItem`) for the items ``ids``, in one query;
+    ``documents`` holds their documents' words."""
+    found = Item.objects.filter(pk__in=ids).values_list("pk", "payload", "secret", "document_id")
+    return {
+        pk: ExportItem(payload or {}, secret or {}, documents[doc_id][0] if doc_id in documents else [])
+        for pk, payload, secret, doc_id in found
+    }
 
 
 def response_rows(study: Study, unverified: bool = False, text: bool = False) -> Iterator[dict[str, Any]]:
     """One dict per verified response of ``study`` (every response, with its ``verification``, when
-    ``unverified``), in submission order; ``text`` adds the document's text."""
+    ``unverified``), in submission order; ``text`` adds the document's text. The responses are read
+    :data:`CHUNK` at a time, with the items and documents of each chunk in one query each, so the number of
+    queries grows with the chunks, not with the documents, and only one chunk's documents are held."""
     kind = get_kind(study.kind)
     anonymous = _AnonymousIds()
-    documents = _Documents()
-    items: dict[int, ExportItem] = {}
     trust = {
         worker: (value, status)
         for worker, value, status in WorkerTrust.objects.filter(study=study).values_list(
@@ -161,37 +173,37 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
             "answer_ms", "gold_passed", "created", "verification",
         )
     )  # fmt: skip
-    for (
-        rid, item_id, position, is_gold, doc_id, doc, worker_id, provider, external, unit, assigned_at,
-        answer, read_ms, answer_ms, gold, created, verification,
-    ) in rows.iterator(CHUNK):  # fmt: skip
-        answer = answer if isinstance(answer, dict) else {}
-        words, doc_text = documents[doc_id]
-        if item_id not in items:
-            payload, secret = Item.objects.filter(pk=item_id).values_list("payload", "secret").get()
-            items[item_id] = ExportItem(payload or {}, secret or {}, words)
-        worker_trust, trust_status = trust.get(worker_id, (None, ""))
-        row = {
-            "response": rid,
-            "study": str(study.uid),
-            "item": item_id,
-            "position": position,
-            "document": doc,
-            "words": words,
-            **({"text": doc_text} if text else {}),
-            "worker": anonymous[provider, external],
-            "platform_assignment": platform_pseudonym(provider, unit),
-            **kind.export_answer(study, items[item_id], answer),
-            "read_ms": read_ms,
-            "answer_ms": answer_ms,
-            "assigned_at": assigned_at.isoformat() if assigned_at else None,
-            "submitted_at": created.isoformat(),
-            "gold": is_gold,
-            "gold_passed": gold,
-            "trust": None if worker_trust is None else round(worker_trust, 4),
-            "trust_status": trust_status,
-        }
-        yield (row | {"verification": verification}) if unverified else row
+    for page in _pages(rows.iterator(CHUNK), CHUNK):
+        documents = _documents({row[4] for row in page if row[4] is not None})
+        items = _items({row[1] for row in page}, documents)
+        for (
+            rid, item_id, position, is_gold, doc_id, doc, worker_id, provider, external, unit, assigned_at,
+            answer, read_ms, answer_ms, gold, created, verification,
+        ) in page:  # fmt: skip
+            answer = answer if isinstance(answer, dict) else {}
+            words, doc_text = documents.get(doc_id, ([], ""))
+            worker_trust, trust_status = trust.get(worker_id, (None, ""))
+            row = {
+                "response": rid,
+                "study": str(study.uid),
+                "item": item_id,
+                "position": position,
+                "document": doc,
+                "words": words,
+                **({"text": doc_text} if text else {}),
+                "worker": anonymous[provider, external],
+                "platform_assignment": platform_pseudonym(provider, unit),
+                **kind.export_answer(study, items[item_id], answer),
+                "read_ms": read_ms,
+                "answer_ms": answer_ms,
+                "assigned_at": assigned_at.isoformat() if assigned_at else None,
+                "submitted_at": created.isoformat(),
+                "gold": is_gold,
+                "gold_passed": gold,
+                "trust": None if worker_trust is None else round(worker_trust, 4),
+                "trust_status": trust_status,
+            }
+            yield (row | {"verification": verification}) if unverified else row
 
 
 def item_rows(study: Study, unverified: bool = False) -> Iterator[dict[str, Any]]:

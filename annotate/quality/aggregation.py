@@ -26,10 +26,22 @@ import pandas as pd
 from annotate.models import Item, Response, Study
 from annotate.quality.exclusion import answer_weights, excluded_worker_ids
 from annotate.tasks import get_kind
+from annotate.tasks.export_spec import Column, ExportTable
 from explain_engine.api import dawid_skene, majority_vote
 
 COLUMNS = ("task", "worker", "label")
-FIELDS = ("item", "document", "responses", "majority", "confidence", "ds_label", "ds_probability", "labels")
+#: The columns of :func:`aggregation_rows`, with what each holds (listed in the datasheet).
+LABEL_COLUMNS: tuple[Column, ...] = (
+    ("item", "the item's id"),
+    ("document", "the document's id"),
+    ("responses", "counted answers (non-gold items; workers kept by their gold trust)"),
+    ("majority", "the most frequent answer (ties: more trust behind it, then the first in sorted order)"),
+    ("confidence", "the trust-weighted share of the majority answer (Pappas & Popescu-Belis 2016, §3)"),
+    ("ds_label", "Dawid & Skene's (1979) estimate of the true answer"),
+    ("ds_probability", "its posterior probability"),
+    ("labels", "every counted answer, in submission order"),
+)
+FIELDS = tuple(name for name, _ in LABEL_COLUMNS)
 
 
 def label_frame(study: Study, *, include_excluded: bool = False) -> pd.DataFrame:
@@ -104,3 +116,20 @@ def aggregation_rows(study: Study) -> Iterator[dict[str, Any]]:
             "ds_probability": None if row is None else round(float(row["ds_probability"]), 4),
             "labels": list(labels.get(item_id, [])),
         }
+
+
+def label_table(study: Study, unverified: bool = False) -> tuple[tuple[str, ...], Iterator[dict[str, Any]]]:
+    """The ``labels`` export: :data:`FIELDS` and :func:`aggregation_rows` (verified answers only)."""
+    return FIELDS, aggregation_rows(study)
+
+
+#: The aggregated export a kind with one answer category per item may offer
+#: (:meth:`annotate.tasks.base.TaskKind.export_tables`): each item's label by majority vote, its
+#: trust-weighted confidence and Dawid & Skene's estimate, over the kind's ``agreement_value``.
+LABEL_TABLE = ExportTable(
+    "labels",
+    "Labels per item",
+    "majority answer, its trust-weighted confidence, Dawid & Skene",
+    LABEL_COLUMNS,
+    label_table,
+)

@@ -8,6 +8,11 @@ with :func:`register`), its ``urls.py`` (gathered by :func:`task_urlpatterns`), 
 (found through ``TEMPLATES["DIRS"]`` in the settings) and its ``demo.py``, whose
 ``seed_demo(owner, reviews)`` makes the kind's running demo studies (called by ``manage.py seed_demo``).
 Adding a kind is a new folder here plus one page script in ``frontend/src/kinds/``.
+
+The folders are imported by :func:`load_kinds` once the app is ready (:meth:`annotate.apps.AnnotateConfig.ready`),
+not when this package is: the modules that look kinds up (quality, exports) import this package, and a kind
+imports them in turn (its export tables read the quality measures), so loading the kinds as a side effect of
+importing the registry would make every such import a circle.
 """
 
 from __future__ import annotations
@@ -53,7 +58,14 @@ def default_kind() -> str:
     return TASK_KINDS.where(default=True)[0]
 
 
-KIND_PACKAGES = discover(__name__, skip=SHARED_MODULES)
+#: The kind folders, in discovery order (filled by :func:`load_kinds`).
+KIND_PACKAGES: list[str] = []
+
+
+def load_kinds() -> list[str]:
+    """Import every kind folder, which registers its kinds; returns the folders' names."""
+    KIND_PACKAGES[:] = discover(__name__, skip=SHARED_MODULES)
+    return KIND_PACKAGES
 
 
 def folder_modules(name: str) -> list[ModuleType]:
@@ -77,6 +89,7 @@ __all__ = [
     "default_kind",
     "folder_modules",
     "get_kind",
+    "load_kinds",
     "register",
     "task_urlpatterns",
 ]

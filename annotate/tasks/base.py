@@ -22,25 +22,6 @@ from rest_framework.exceptions import ValidationError
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.words import payload_words
 
-#: The aggregated export every kind with one answer category per item offers (see :meth:`TaskKind.export_tables`).
-LABEL_COLUMNS: tuple[Column, ...] = (
-    ("item", "the item's id"),
-    ("document", "the document's id"),
-    ("responses", "counted answers (non-gold items; workers kept by their gold trust)"),
-    ("majority", "the most frequent answer (ties: more trust behind it, then the first in sorted order)"),
-    ("confidence", "the trust-weighted share of the majority answer (Pappas & Popescu-Belis 2016, §3)"),
-    ("ds_label", "Dawid & Skene's (1979) estimate of the true answer"),
-    ("ds_probability", "its posterior probability"),
-    ("labels", "every counted answer, in submission order"),
-)
-
-
-def _label_rows(study, unverified: bool):
-    """Majority, confidence and Dawid & Skene per item (:mod:`annotate.quality.aggregation`)."""
-    from annotate.quality.aggregation import FIELDS, aggregation_rows
-
-    return FIELDS, aggregation_rows(study)
-
 
 class BaseConfigSerializer(serializers.Serializer):
     """Config options every kind understands."""
@@ -164,17 +145,10 @@ class TaskKind(ABC):
         return {"answer": answer}
 
     def export_tables(self, study) -> tuple[ExportTable, ...]:
-        """The aggregated exports a study of this kind offers. By default the label of each item by
+        """The aggregated exports a study of this kind offers; none by default. A kind with one answer
+        category per item can offer :data:`annotate.quality.aggregation.LABEL_TABLE`: each item's label by
         majority vote with its confidence and Dawid & Skene's estimate, over :meth:`agreement_value`."""
-        return (
-            ExportTable(
-                "labels",
-                "Labels per item",
-                "majority answer, its trust-weighted confidence, Dawid & Skene",
-                LABEL_COLUMNS,
-                _label_rows,
-            ),
-        )
+        return ()
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         """The fixed answering strategies ``answer`` agrees with, by name: answers a script gives without

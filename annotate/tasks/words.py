@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from explain_engine.api import sentence_spans
+
 
 def word_breaks(text: str, words: list[list[int]]) -> list[int]:
     """Indices of the words preceded by a line break in ``text`` (the first word never is)."""
@@ -20,6 +22,14 @@ def word_breaks(text: str, words: list[list[int]]) -> list[int]:
 def word_payload(text: str, words: list[list[int]]) -> dict[str, list]:
     """The browser's view of a document: its word strings and where lines break."""
     return {"words": [text[s:e] for s, e in words], "breaks": word_breaks(text, words)}
+
+
+def document_sentences(doc) -> list[list[int]]:
+    """The document's stored sentences as ``[first_word, end_word)`` ranges; split them from its words when
+    none were stored."""
+    if doc.sentences:
+        return [list(s) for s in doc.sentences]
+    return [list(s) for s in sentence_spans(doc.text, doc.words)]
 
 
 def map_overlap(a: list[int], b: list[int], measure: str = "f1") -> float:

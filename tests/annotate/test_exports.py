@@ -8,11 +8,15 @@ import json
 import uuid
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from annotate import exports
 from annotate.assignment import next_assignment
 from annotate.exports import UnknownExport, item_rows, response_rows, stream
+from annotate.models import Document
 from annotate.submission import submit
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 
@@ -44,6 +48,49 @@ def answered(researcher):
             )
             maps.setdefault(a.item_id, []).append(word_map)
     return study, workers, maps
+
+
+def answered_once(researcher, n: int):
+    """A study over ``n`` documents whose every item one worker answered, marking a different word each."""
+    study = make_study(researcher, make_dataset(researcher, n=n, name=f"docs-{n}"), name=f"docs-{n}")
+    worker = make_worker(f"reader-{n}")
+    for k in range(n):
+        a = next_assignment(study, worker)
+        word_map = [0] * len(a.item.payload["words"])
+        word_map[k % len(word_map)] = 1
+        submit(a.uid, {worker.pk}, uuid.uuid4(), {"label": "positive", "map": word_map}, TIMINGS)
+    return study
+
+
+def test_response_export_queries_do_not_grow_with_the_documents(researcher):
+    """The items and documents of a chunk of responses come in one query each: 3 and 30 documents cost the
+    same number of queries, and every row still has its own document's words and text."""
+    queries = {}
+    for n in (3, 30):
+        study = answered_once(researcher, n)
+        with CaptureQueriesContext(connection) as captured:
+            rows = list(response_rows(study, text=True))
+        queries[n] = len(captured)
+        texts = dict(Document.objects.filter(dataset=study.dataset).values_list("external_id", "text"))
+        assert len(rows) == n and {row["document"] for row in rows} == set(texts)
+        for row in rows:
+            assert row["text"] == texts[row["document"]]
+            assert row["words"] and all(word in row["text"] for word in row["words"])
+            assert row["highlighted"] == [w for w, on in zip(row["words"], row["map"], strict=True) if on]
+    assert queries[3] == queries[30]
+
+
+def test_response_export_reads_chunk_by_chunk_the_same_rows(researcher, monkeypatch):
+    """With chunks smaller than the export, every chunk reads its own items and documents (the same
+    document recurs in later chunks) and the rows are those of one chunk."""
+    study = answered_once(researcher, 7)
+    whole = list(response_rows(study, text=True))
+    monkeypatch.setattr(exports, "CHUNK", 3)
+    with CaptureQueriesContext(connection) as captured:
+        chunked = list(response_rows(study, text=True))
+    assert chunked == whole
+    documents = [q["sql"] for q in captured if 'FROM "annotate_document"' in q["sql"]]
+    assert len(documents) == 3  # chunks of 3, 3 and 1 responses
 
 
 def test_response_rows_are_anonymised(answered):

@@ -25,6 +25,7 @@ from annotate.access import visible_to
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
+from annotate.tasks.forced_choice.exports import METHOD_COLUMNS, QUESTION_COLUMNS, method_rows, question_rows
 from annotate.tasks.forced_choice.generation import Question, build_items
 from annotate.tasks.gold_format import cell, yes_no
 from explain_engine.api import NO_PREFERENCE, answer_categories, category_set, get_method, score_answers
@@ -348,13 +349,6 @@ class ForcedChoiceKind(TaskKind):
     def export_tables(self, study) -> tuple[ExportTable, ...]:
         """Per method and split the mean score with its interval and test against the best method
         (Lertvittayakumjorn & Toni 2019, Table 4), and per question its mean score."""
-        from annotate.tasks.forced_choice.exports import (
-            METHOD_COLUMNS,
-            QUESTION_COLUMNS,
-            method_rows,
-            question_rows,
-        )
-
         return (
             ExportTable(
                 "methods", "Scores per method", "per method and split: mean score, interval, test against the best",

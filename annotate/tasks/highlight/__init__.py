@@ -13,7 +13,9 @@ from typing import Any
 
 from rest_framework.exceptions import ValidationError
 
+from annotate.exports import ITEM_COLUMNS, ITEM_VERIFICATIONS, item_table
 from annotate.models import Item
+from annotate.quality.aggregation import LABEL_TABLE
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable, highlighted_words
@@ -184,8 +186,6 @@ class HighlightKind(TaskKind):
     def export_tables(self, study) -> tuple[ExportTable, ...]:
         """The items with their consensus and super attention maps (Sen et al. 2020, Defs. 2.4, 2.5),
         then the labels by majority."""
-        from annotate.exports import ITEM_COLUMNS, ITEM_VERIFICATIONS, item_table
-
         items = ExportTable(
             "items",
             "Items with CAM and SAM",
@@ -195,4 +195,4 @@ class HighlightKind(TaskKind):
             takes_unverified=True,
             unverified_columns=((ITEM_VERIFICATIONS, "the verification state of each of its labels"),),
         )
-        return (items, *super().export_tables(study))
+        return (items, LABEL_TABLE)

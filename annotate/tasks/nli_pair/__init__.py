@@ -33,19 +33,16 @@ from annotate.tasks.nli_pair.config import (
     REQUIRED,
     SIDES,
     NliPairConfigSerializer,
+    map_field,
     rule_for,
 )
 from annotate.tasks.nli_pair.forms import PairEditForm
+from annotate.tasks.nli_pair.results import export_rows
 from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
 from explain_engine.api import word_spans
 
 HYPOTHESIS_FIELD = "hypothesis"
 GOLD_FIELD = "gold"
-
-
-def map_field(side: str) -> str:
-    """The answer's field of ``side``'s map: ``premise_map`` or ``hypothesis_map``."""
-    return f"{side}_map"
 
 
 def pair_payload(premise: str, hypothesis: str, premise_words: list[list[int]] | None = None) -> dict:
@@ -276,6 +273,4 @@ class NliPairKind(TaskKind):
 
 
 def _pair_rows(study, unverified: bool):
-    from annotate.tasks.nli_pair.results import export_rows
-
     return export_rows(study, "pairs")

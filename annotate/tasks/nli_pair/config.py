@@ -1,5 +1,5 @@
-"""The NLI pair study's config: the labels, which text each label's highlights may or must lie in, and
-how a gold answer is graded.
+"""The NLI pair study's config: the labels, which text each label's highlights may or must lie in (each
+text's map is its own field of the answer), and how a gold answer is graded.
 
 The default rules follow the e-SNLI collection guideline (Camburu et al. 2018): an entailment is
 justified by at least one word of the premise, a contradiction by at least one word of each text,
@@ -26,6 +26,11 @@ DEFAULT_RULES: dict[str, dict[str, str]] = {
     "contradiction": {"premise": REQUIRED, "hypothesis": REQUIRED},
 }
 OPEN_RULE = {"premise": ALLOWED, "hypothesis": ALLOWED}
+
+
+def map_field(side: str) -> str:
+    """The answer's field of ``side``'s map: ``premise_map`` or ``hypothesis_map``."""
+    return f"{side}_map"
 
 
 def rule_for(config: dict, label: str) -> dict[str, str]:

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from annotate.models import Response, Study
-from annotate.tasks.nli_pair import map_field
-from annotate.tasks.nli_pair.config import SIDES
+from annotate.tasks.nli_pair.config import SIDES, map_field
 from annotate.tasks.results import counted_responses, worker_names
 from explain_engine.api import (
     N_BOOT,

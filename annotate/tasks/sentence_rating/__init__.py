@@ -17,76 +17,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from annotate.models import Item
 from annotate.tasks import register
-from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.base import TaskKind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.gold_format import cell
+from annotate.tasks.sentence_rating.config import (
+    KIND,
+    LEVELS,
+    RATING_LABELS,
+    SentenceRatingConfigSerializer,
+)
 from annotate.tasks.sentence_rating.forms import SentenceRatingStudyForm
-from annotate.tasks.words import word_payload
-from explain_engine.api import sentence_spans
+from annotate.tasks.sentence_rating.results import rating_results, rating_table
+from annotate.tasks.words import document_sentences, word_payload
 
-#: Pappas & Popescu-Belis 2016, Figure 2: the five answers, level 1 (not at all) to 5 (very well).
-KIND = "sentence_rating"
-RATING_LABELS = ("not at all", "a little", "moderately", "rather well", "very well")
-LEVELS = tuple(range(1, len(RATING_LABELS) + 1))
 QUESTION = "How much does the highlighted sentence explain the given aspect rating?"
 GOLD_FIELD = "gold_ratings"
-#: Pappas & Popescu-Belis 2016 §3: at least four reliable judges per sentence.
-PAPER_JUDGES = 4
-
-
-class AspectSerializer(serializers.Serializer):
-    name = serializers.RegexField(
-        r"^[A-Za-z0-9_\-]{1,40}$",
-        help_text="Short id, e.g. overall.",
-        error_messages={"invalid": "a name is 1 to 40 letters, digits, “_” or “-”, without spaces"},
-    )
-    rating_field = serializers.CharField(
-        max_length=100, required=False, help_text="Key of the rating in Document.metadata (default: name)."
-    )
-    title = serializers.CharField(max_length=100, required=False, help_text="Shown to annotators.")
-    description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-
-    def validate(self, data: dict) -> dict:
-        data.setdefault("rating_field", data["name"])
-        data.setdefault("title", data["name"].replace("_", " ").capitalize())
-        return data
-
-
-class SentenceRatingConfigSerializer(BaseConfigSerializer):
-    aspects = serializers.ListField(
-        child=AspectSerializer(),
-        min_length=1,
-        max_length=20,
-        default=lambda: [
-            {"name": "overall", "rating_field": "overall", "title": "Overall", "description": ""}
-        ],
-    )
-    rating_max = serializers.IntegerField(
-        min_value=2,
-        max_value=10,
-        default=5,
-        help_text="Stars of the review's rating scale (Pappas & Popescu-Belis 2016: 5).",
-    )
-    gold_tolerance = serializers.IntegerField(
-        min_value=0, max_value=4, default=0, help_text="Levels a gold answer may be off and still pass."
-    )
-    min_judges = serializers.IntegerField(
-        min_value=1,
-        max_value=50,
-        default=PAPER_JUDGES,
-        help_text="Trusted judges a sentence needs before its label counts in the results (Pappas & Popescu-Belis 2016: 4).",
-    )
-
-    def validate_aspects(self, aspects: list[dict]) -> list[dict]:
-        names = [a["name"] for a in aspects]
-        if len(set(names)) != len(names):
-            raise ValidationError("aspect names must be distinct")
-        return aspects
 
 
 def star_rating(value: Any, rating_max: int) -> int | None:
@@ -96,13 +45,6 @@ def star_rating(value: Any, rating_max: int) -> int | None:
     if value != int(value) or not 1 <= value <= rating_max:
         return None
     return int(value)
-
-
-def document_sentences(doc) -> list[list[int]]:
-    """The document's stored sentences; split them from its words when none were stored."""
-    if doc.sentences:
-        return [list(s) for s in doc.sentences]
-    return [list(s) for s in sentence_spans(doc.text, doc.words)]
 
 
 @register(label="Rate how much a highlighted sentence explains an aspect rating")
@@ -314,7 +256,5 @@ class SentenceRatingKind(TaskKind):
 
 
 def _rating_rows(study, unverified: bool):
-    from annotate.tasks.sentence_rating.results import rating_results, rating_table
-
     columns, rows = rating_table(rating_results(study), "labels")
     return columns, [dict(zip(columns, row, strict=True)) for row in rows]

@@ -12,7 +12,8 @@ import numpy as np
 
 from annotate.models import Document, ModelRun, Prediction, Study
 from annotate.tasks.results import N_BOOT, counted_responses, finite_or_none, worker_names, worker_trust
-from annotate.tasks.sentence_rating import PAPER_JUDGES, RATING_LABELS, document_sentences
+from annotate.tasks.sentence_rating.config import PAPER_JUDGES, RATING_LABELS
+from annotate.tasks.words import document_sentences
 from explain_engine.api import (
     DEFAULT_KAPPA,
     attention_levels,

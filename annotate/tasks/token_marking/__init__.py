@@ -20,39 +20,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from annotate.models import Item
 from annotate.tasks import register
-from annotate.tasks.base import BaseConfigSerializer, TaskKind
+from annotate.tasks.base import TaskKind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable, highlighted_words
 from annotate.tasks.gold_format import marked_words, word_map
+from annotate.tasks.token_marking.config import (
+    CONTROL_SECRET,
+    CONTROL_SEED,
+    EXPLANATION_FIELD,
+    GOLD_FIELD,
+    KIND,
+    TokenMarkingConfigSerializer,
+)
 from annotate.tasks.token_marking.forms import TokenMarkingStudyForm
+from annotate.tasks.token_marking.results import marking_results, marking_table
 from annotate.tasks.words import is_binary_map, map_overlap, map_strategies, word_payload
+from explain_engine.api import random_derangement
 
-KIND = "token_marking"
-EXPLANATION_FIELD = "explanation"
-GOLD_FIELD = "gold_marks"
-CONTROL_SECRET = "control"
-#: Seed of the derangement that pairs each input with another input's explanation.
-CONTROL_SEED = 0
 QUESTION = "Mark the words of the input that the explanation's author thought were important."
-
-
-class TokenMarkingConfigSerializer(BaseConfigSerializer):
-    require_mark = serializers.BooleanField(default=True, help_text="An answer must mark at least one word.")
-    gold_overlap = serializers.FloatField(
-        min_value=0.0, max_value=1.0, default=0.5, help_text="Least overlap with a gold map that passes."
-    )
-    overlap_measure = serializers.ChoiceField(choices=["f1", "jaccard"], default="f1")
-    random_controls = serializers.BooleanField(
-        default=False,
-        help_text=(
-            "Also show every input with a random other input's explanation, so that the expert oracle's "
-            "C_R comes from marks against a random explanation (Prasad et al. 2021 eq. 6)."
-        ),
-    )
 
 
 @register(label="Mark the words a written explanation refers to")
@@ -126,8 +114,6 @@ class TokenMarkingKind(TaskKind):
             raise ValidationError(
                 {"config": {"random_controls": ["needs at least two inputs that are not gold items"]}}
             )
-        from explain_engine.api import random_derangement  # the engine loads on first use
-
         partner = random_derangement(len(own), seed=CONTROL_SEED)
         controls = []
         for item, j in zip(own, partner, strict=True):
@@ -221,7 +207,5 @@ class TokenMarkingKind(TaskKind):
 
 
 def _oracle_rows(study, unverified: bool):
-    from annotate.tasks.token_marking.results import marking_results, marking_table
-
     columns, rows = marking_table(marking_results(study), "oracle")
     return columns, [dict(zip(columns, row, strict=True)) for row in rows]

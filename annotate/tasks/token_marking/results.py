@@ -12,7 +12,7 @@ import numpy as np
 
 from annotate.models import Explanation, ModelRun, Study
 from annotate.tasks.results import N_BOOT, counted_responses
-from annotate.tasks.token_marking import CONTROL_SECRET
+from annotate.tasks.token_marking.config import CONTROL_SECRET
 from explain_engine.api import expert_oracle, marking_agreement, marking_alignment
 
 TABLES = ("oracle", "examples")
