@@ -59,13 +59,32 @@ class SubmissionConflict(Exception):
 
 @dataclass(frozen=True)
 class Submitted:
+    """What storing an answer did: the response, whether this call created it (not a retry), and, when
+    known, its study (with the fields the annotator API reads), worker, gold grade (``None``: not a gold)
+    and verification, which tell whether the worker's trust may have moved (:attr:`moves_trust`)."""
+
     response_id: int
     created: bool
-    study: Study | None = None  # with the fields the annotator API reads, when known
+    study: Study | None = None
     worker_id: int | None = None
+    gold_passed: bool | None = None
+    verification: str = ""
 
     def body(self) -> dict[str, int]:
         return {"response": self.response_id}
+
+    @property
+    def moves_trust(self) -> bool:
+        """Whether this answer may change its worker's trust: a newly stored, graded gold answer that
+        counts. A provisional one counts only once verified (reconciliation refreshes trust then), and a
+        retry was counted by the call that stored it."""
+        return (
+            self.created
+            and self.gold_passed is not None
+            and self.verification == Response.Verification.VERIFIED
+            and self.study is not None
+            and self.worker_id is not None
+        )
 
 
 def submit(
@@ -225,6 +244,7 @@ def _submit_fast(
     kind = get_kind(kind_name)
     cleaned = kind.validate_answer(item, answer, timings)
     read_ms, moments = _timings(timings)
+    grade = kind.grade_gold(item, cleaned)
     args = [
         assignment_id,
         study_id,
@@ -235,14 +255,14 @@ def _submit_fast(
         read_ms,
         timings.get("answer_ms"),
         json.dumps(_signals(signals, moments, study.uid, worker_id)),
-        kind.grade_gold(item, cleaned),
+        grade,
         now,
         seat.verification,
     ]
     with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
         _WRITE.execute(cursor, args)
         stored = cursor.fetchone()
-    return None if stored is None else Submitted(stored[0], True, study, worker_id)
+    return None if stored is None else Submitted(stored[0], True, study, worker_id, grade, seat.verification)
 
 
 def _timings(timings: dict[str, Any]) -> tuple[int | None, dict[str, int]]:
@@ -345,4 +365,6 @@ def _submit(
     )
     Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
     Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
-    return Submitted(response.pk, True, assignment.study, assignment.worker_id)
+    return Submitted(
+        response.pk, True, assignment.study, assignment.worker_id, response.gold_passed, response.verification
+    )

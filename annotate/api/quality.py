@@ -51,7 +51,9 @@ class QualityAPI(APIView):
 
 class QualityWorkerAPI(APIView):
     """A researcher's decision on one worker of a study: ``exclude`` leaves their answers out of the
-    results, ``include`` keeps them in whatever their risk score; either stands over the risk policy."""
+    results, ``include`` keeps them in whatever their risk score; either stands over the risk policy.
+    Answers the worker's standing after it (:func:`annotate.quality.exclusion.standing`): ``excluded``
+    (by gold trust or for risk), or ``pending`` (their answers wait until they qualify), or neither."""
 
     permission_classes = [IsAuthenticated, IsAdmin]
 
@@ -60,4 +62,11 @@ class QualityWorkerAPI(APIView):
         study = get_object_or_404(Study, uid=uid)
         worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
         exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
-        return Response({"worker": worker.pk, "excluded": worker.pk in exclusion.excluded_worker_ids(study)})
+        standing = exclusion.standing(study, [worker.pk])
+        return Response(
+            {
+                "worker": worker.pk,
+                "excluded": worker.pk in standing.excluded,
+                "pending": worker.pk in standing.waiting,
+            }
+        )

@@ -41,6 +41,7 @@ from annotate.api.serializers import (
 from annotate.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
 from annotate.completion import completion_for
 from annotate.models import Study, Worker
+from annotate.quality.hooks import on_submitted
 from annotate.sql import Prepared
 from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
@@ -246,7 +247,9 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
 @csrf_exempt  # checked in _guard, to answer with the API's error shape
 def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     """POST: store an answer; 201 ``{"response": id}``, or 200 with the same body for a retry. With
-    ``"next": true`` the body also carries the next item under ``next`` (what ``next`` would answer)."""
+    ``"next": true`` the body also carries the next item under ``next`` (what ``next`` would answer).
+    A new, verified gold answer refreshes the worker's trust at once
+    (:func:`~annotate.quality.hooks.on_submitted`); any other answer costs no query more."""
     if (refused := _guard(request)) is not None:
         return refused
     try:
@@ -266,6 +269,9 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         return error(404, {"assignment": ["no such assignment for this session"]})
     except SubmissionConflict as exc:
         return error(409, {exc.field: [exc.message]})
+    # A new gold answer moves the worker's trust now (and may block them before the next item); the
+    # answer is already committed, and a failed refresh leaves it so (the quality job catches up).
+    on_submitted(result)
     body: dict[str, Any] = result.body()
     if data["next"]:
         # The next item in the same round trip; ``null`` sends the page to ``next`` for the error

@@ -4,6 +4,12 @@ For every gold item we count who saw it and who missed it, overall and among the
 the *other* golds (leave-one-out trust, so a wrong gold cannot hide by pulling its own judges' trust
 down). When enough trusted workers saw it and too many of them missed it, it is flagged; an admin then
 fixes its answer or retires it, and the study's answers to it are re-graded and trust refreshed.
+
+"Trusted on the other golds" is the trust rule of :mod:`annotate.quality.grading` applied to them: at
+least ``min_golds`` of them seen, capped, as grading caps it, at how many there are to see (every
+counted gold but this one), so that a study with no more golds than ``min_golds`` can still have a gold
+flagged (without the cap nobody could ever be trusted on the others); and a worker whose answers are
+excluded for risk (:mod:`annotate.quality.exclusion`) judges no gold.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import numpy as np
 from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
-from annotate.models import GoldReview, Item, Response, Study
+from annotate.models import GoldReview, Item, Response, Study, WorkerTrust
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, prepare_gold_items
 from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
 from annotate.quality.policy import policy_for
@@ -50,7 +56,14 @@ def review_golds(study: Study) -> list[GoldReview]:
             np.where(total_seen > 0, total_passed / np.maximum(total_seen, 1), np.nan),
         )
         rest = np.where(in_totals, total_seen - 1, total_seen)
-        trusted = (rest >= policy.min_golds) & (np.nan_to_num(loo, nan=0.0) >= policy.trust_threshold - 1e-12)
+        counted = sum(not g.retired for g in golds)
+        needed = np.minimum(policy.min_golds, np.where(in_totals, counted - 1, counted))
+        risky = WorkerTrust.objects.filter(study=study, risk_exclusion__in=WorkerTrust.RISK_EXCLUDED)
+        trusted = (
+            (rest >= needed)
+            & (np.nan_to_num(loo, nan=0.0) >= policy.trust_threshold - 1e-12)
+            & ~np.isin(workers, list(risky.values_list("worker_id", flat=True)))
+        )
     else:
         items = workers = np.array([], dtype=int)
         passed = trusted = np.array([], dtype=bool)

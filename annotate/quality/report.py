@@ -10,6 +10,7 @@ from typing import Any
 
 from annotate.models import GoldReview, Item, Study, Worker, WorkerTrust
 from annotate.quality import gold_review
+from annotate.quality.exclusion import standing
 from annotate.quality.risk import WorkerRisk
 from annotate.quality.signals import worker_signals
 
@@ -20,11 +21,14 @@ def _round(value: float | None, digits: int = 3) -> float | None:
 
 def worker_rows(study: Study, risks: dict[int, WorkerRisk] | None = None) -> list[dict[str, Any]]:
     """One row per worker who answered in the study: gold record, trust, status, behaviour, and the risk
-    score with its reasons (``risks``: :func:`annotate.quality.risk.study_risks`)."""
+    score with its reasons (``risks``: :func:`annotate.quality.risk.study_risks`). ``excluded`` is the
+    results' own verdict (:func:`annotate.quality.exclusion.standing`): their answers are left out, by
+    gold trust or for risk (a pending worker's answers wait, and are not excluded)."""
     behaviour = worker_signals(study)
     risks = risks or {}
     trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
-    workers = Worker.objects.filter(pk__in=set(behaviour) | set(trust)).order_by("id")
+    workers = list(Worker.objects.filter(pk__in=set(behaviour) | set(trust)).order_by("id"))
+    excluded = standing(study, [w.pk for w in workers]).excluded
     rows = []
     for worker in workers:
         t = trust.get(worker.pk)
@@ -52,8 +56,7 @@ def worker_rows(study: Study, risks: dict[int, WorkerRisk] | None = None) -> lis
                 "risk_flagged": bool(risk and risk.flagged),
                 "risk_reasons": [r.as_dict() for r in risk.reasons] if risk else [],
                 "risk_exclusion": risk_exclusion,
-                "excluded": (t is not None and t.status == "excluded")
-                or risk_exclusion in ("auto", "researcher"),
+                "excluded": worker.pk in excluded,
             }
         )
     return rows

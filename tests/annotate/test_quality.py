@@ -18,7 +18,7 @@ from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, W
 from annotate.providers import get_provider
 from annotate.providers.base.retry import Backoff
 from annotate.providers.mturk import client as mturk_client
-from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, signals
+from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, report, signals
 from annotate.quality.hooks import on_response_stored
 from annotate.quality.policy import policy_for
 from annotate.submission import submit
@@ -254,6 +254,36 @@ def test_kept_gold_is_not_flagged_again(study):
     assert gold_review.review_golds(study)[0].flagged
     gold_review.keep_gold(items[0], "checked, the answer is right")
     assert not gold_review.review_golds(study)[0].flagged
+
+
+def test_a_gold_can_be_flagged_when_the_study_has_no_more_golds_than_min_golds(researcher):
+    """Three golds, a minimum of three: three careful workers all miss the first (its answer is wrong)
+    and pass the other two, which drops them to 2 of 3 (excluded). Judged on the other golds they are
+    trusted (both of the two there are to see, capped as grading caps ``min_golds``), so the wrong gold
+    is flagged; a worker excluded for risk judges no gold."""
+    study = crowd_study(researcher, n=6, gold_every=2, annotators_per_item=4)
+    items = golds(study)
+    assert len(items) == 3
+    policy = policy_for(study)
+    policy.min_golds, policy.gold_flag_min_trusted = 3, 2
+    policy.save()
+    careful = [make_worker(f"careful{i}") for i in range(3)]
+    for worker in careful:
+        answer(study, worker, items[0], correct=False)
+        for gold in items[1:]:
+            answer(study, worker, gold, correct=True)
+    grading.refresh_trust(study)
+    assert set(WorkerTrust.objects.filter(study=study).values_list("status", flat=True)) == {"excluded"}
+    reviews = gold_review.review_golds(study)
+    assert (reviews[0].trusted_seen, reviews[0].trusted_missed, reviews[0].flagged) == (3, 3, True)
+    assert not reviews[1].flagged and reviews[1].trusted_seen == 0  # 1 of the 2 others: under 0.70
+
+    exclusion.set_risk_exclusion(study, careful[0], exclude=True)
+    exclusion.set_risk_exclusion(study, careful[1], exclude=True)
+    reviews = gold_review.review_golds(study)
+    assert (reviews[0].trusted_seen, reviews[0].flagged) == (1, False)
+    exclusion.set_risk_exclusion(study, careful[1], exclude=False)  # kept in by the researcher
+    assert gold_review.review_golds(study)[0].trusted_seen == 2
 
 
 # --- aggregation ------------------------------------------------------------------------------------
@@ -516,3 +546,48 @@ def test_dashboard_actions(graded_study, admin_user, client):
     first = next(line for line in lines if line.startswith(f"{ordinary(study)[0].pk},"))
     assert f",1,{ordinary(study)[0].secret['label']},1.0," in first  # the excluded worker does not count
     assert client.get(f"{base}regrade/").status_code == 405
+
+
+def test_quality_rows_and_the_worker_api_say_excluded_or_pending_as_results_do(study, admin_user, client):
+    """``excluded`` in the quality rows and in the answer to a researcher's decision is the results' own
+    verdict (:func:`annotate.quality.exclusion.standing`): a pending worker's answers wait, they are not
+    excluded; a worker under the threshold, or excluded for risk, is."""
+    policy = policy_for(study)
+    policy.min_golds = 2
+    policy.save()
+    steady, newcomer, failing, zero = (make_worker(n) for n in ("steady", "newcomer", "failing", "zero"))
+    for gold in golds(study)[:2]:
+        answer(study, steady, gold, correct=True)
+        answer(study, failing, gold, correct=False)
+    answer(study, newcomer, golds(study)[0], correct=True)
+    for worker in (steady, newcomer, failing):
+        answer(study, worker, ordinary(study)[0])
+    grading.refresh_trust(study)
+    client.force_login(admin_user)
+    rows = {w["id"]: w for w in client.get(f"/api/crowd/studies/{study.uid}/quality/").json()["workers"]}
+    assert {w: (r["status"], r["excluded"]) for w, r in rows.items()} == {
+        steady.pk: ("trusted", False),
+        newcomer.pk: ("pending", False),
+        failing.pk: ("excluded", True),
+    }
+    assert exclusion.standing(study, rows).excluded == {failing.pk}
+
+    def decide(worker, action: str) -> dict:
+        return client.post(f"/api/crowd/studies/{study.uid}/quality/workers/{worker.pk}/{action}/").json()
+
+    assert decide(newcomer, "include") == {"worker": newcomer.pk, "excluded": False, "pending": True}
+    assert decide(failing, "include") == {"worker": failing.pk, "excluded": True, "pending": False}
+    assert decide(steady, "include") == {"worker": steady.pk, "excluded": False, "pending": False}
+    assert decide(newcomer, "exclude") == {"worker": newcomer.pk, "excluded": True, "pending": False}
+    assert {r["id"]: r["excluded"] for r in report.worker_rows(study)}[newcomer.pk]
+
+    # a trust of 0 meets a threshold of 0, but weighs nothing: the results leave the answers out
+    policy.trust_threshold = 0.0
+    policy.save()
+    for gold in golds(study)[:2]:
+        answer(study, zero, gold, correct=False)
+    answer(study, zero, ordinary(study)[0])
+    grading.refresh_trust(study)
+    row = next(r for r in report.worker_rows(study) if r["id"] == zero.pk)
+    assert (row["status"], row["trust"], row["excluded"]) == ("trusted", 0.0, True)
+    assert zero.pk in exclusion.excluded_worker_ids(study)

@@ -283,7 +283,7 @@ def test_quality_page_and_api_show_the_reasons_and_exclude(client, admin_user, r
     assert client.post(url).status_code == 302
     assert exclusion.excluded_worker_ids(study) == {bot.pk}
     api = reverse("api-crowd-quality-worker", args=[study.uid, bot.pk, "include"])
-    assert client.post(api).json() == {"worker": bot.pk, "excluded": False}
+    assert client.post(api).json() == {"worker": bot.pk, "excluded": False, "pending": False}
     assert client.get(reverse("api-crowd-quality", args=[study.uid])).json()["workers"][0]["risk_exclusion"]
 
 
