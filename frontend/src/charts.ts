@@ -332,25 +332,24 @@ function withInterval(value: number, lo?: number | null, hi?: number | null): st
  */
 export function scatterChartConfig(data: ScatterChartData): ChartConfiguration<"scatter"> {
   validateScatterData(data);
-  const datasets = data.points.flatMap((p, i) => {
-    if (p.x === null || p.y === null) return [];
+  const shown = data.points.flatMap((p, i) =>
+    p.x === null || p.y === null ? [] : [{ p, i, x: p.x, y: p.y }],
+  );
+  const datasets = shown.map(({ p, i, x, y }) => {
     const color = PALETTE[i % PALETTE.length];
     const interval: Interval2D = { x: bounds(p.xLower, p.xUpper), y: bounds(p.yLower, p.yUpper) };
-    return [
-      {
-        label: p.label,
-        data: [{ x: p.x, y: p.y }],
-        backgroundColor: color,
-        borderColor: color,
-        pointStyle: POINT_STYLES[i % POINT_STYLES.length],
-        pointRadius: 6,
-        borderWidth: 2,
-        pointHoverRadius: 8,
-        hatlabIntervals: [interval],
-      },
-    ];
+    return {
+      label: p.label,
+      data: [{ x, y }],
+      backgroundColor: color,
+      borderColor: color,
+      pointStyle: POINT_STYLES[i % POINT_STYLES.length],
+      pointRadius: 6,
+      borderWidth: 2,
+      pointHoverRadius: 8,
+      hatlabIntervals: [interval],
+    };
   });
-  const byLabel = new Map(data.points.map((p) => [p.label, p]));
   const axis = (text: string, range: [number, number] | null) => ({
     type: "linear" as const,
     title: { display: true, text },
@@ -368,12 +367,13 @@ export function scatterChartConfig(data: ScatterChartData): ChartConfiguration<"
         tooltip: {
           callbacks: {
             label: (item: TooltipItem<"scatter">) => {
-              const p = byLabel.get(item.dataset.label ?? "");
-              if (!p || p.x === null || p.y === null) return item.dataset.label ?? "";
+              const point = shown[item.datasetIndex];
+              if (!point) return item.dataset.label ?? "";
+              const { p, x, y } = point;
               return [
-                item.dataset.label ?? "",
-                `${data.xLabel}: ${withInterval(p.x, p.xLower, p.xUpper)}`,
-                `${data.yLabel}: ${withInterval(p.y, p.yLower, p.yUpper)}`,
+                p.label,
+                `${data.xLabel}: ${withInterval(x, p.xLower, p.xUpper)}`,
+                `${data.yLabel}: ${withInterval(y, p.yLower, p.yUpper)}`,
               ];
             },
           },

@@ -141,7 +141,11 @@ describe("config", () => {
     const label = scatterChartConfig(DATA).options!.plugins!.tooltip!.callbacks!.label as unknown as (
       item: unknown,
     ) => string[];
-    expect(label({ dataset: { label: "LIME" } })).toEqual([
+    // LIME is the second drawn dataset; the third ("random") comes after the undrawn point
+    expect(label({ datasetIndex: 2, dataset: { label: "random" } })[1]).toBe(
+      "plausibility (ROC AUC vs SAM): 0.500",
+    );
+    expect(label({ datasetIndex: 1, dataset: { label: "LIME" } })).toEqual([
       "LIME",
       "plausibility (ROC AUC vs SAM): 0.710 [0.650, 0.800]",
       "comprehensiveness AOPC: 0.300 [0.220, 0.350]",
