@@ -1,10 +1,13 @@
-"""The shapes a dashboard hands the browser: bar charts (the ``BarChartData`` of
-``frontend/src/charts.ts``) and tables, and their CSV.
+"""The shapes a dashboard hands the browser: bar and scatter charts (the ``BarChartData`` and
+``ScatterChartData`` of ``frontend/src/charts.ts``) and tables, and their CSV.
 
-A chart is ``{"id", "title", "yLabel", "labels", "series": [{"name", "values", "lower"?, "upper"?}]}``;
-a table is ``{"id", "title", "columns", "rows"}`` where a cell may be ``{"text", "href"}`` (a link).
-The CSV of a chart has the columns of ``tableToCsv`` in ``charts.ts`` (label, then each series' value
-and bounds), so the server's file and the page's download link hold the same numbers.
+A bar chart is ``{"id", "title", "yLabel", "labels", "series": [{"name", "values", "lower"?, "upper"?}]}``;
+a scatter chart is ``{"id", "kind": "scatter", "title", "xLabel", "yLabel", "points": [{"label", "x",
+"xLower", "xUpper", "y", "yLower", "yUpper"}], "better"?: {"corner", "text"}}``; a table is ``{"id",
+"title", "columns", "rows"}`` where a cell may be ``{"text", "href"}`` (a link). The CSV of a chart has
+the columns of ``tableToCsv`` / ``scatterToCsv`` in ``charts.ts`` (label, then each series' value and
+bounds, or each axis' value and bounds), so the server's file and the page's download link hold the
+same numbers.
 """
 
 from __future__ import annotations
@@ -29,12 +32,74 @@ def chart(chart_id: str, title: str, labels: Sequence[str], series: list[dict], 
     return {"id": chart_id, "title": title, "yLabel": y_label, "labels": list(labels), "series": series}
 
 
+def estimate_point(label: str, x: dict | None, y: dict | None) -> dict:
+    """A scatter point from two engine estimates (``Estimate.to_dict()``), each with its interval."""
+
+    def part(e: dict | None, key: str) -> Any:
+        return None if e is None else e.get(key)
+
+    return {
+        "label": label,
+        "x": part(x, "value"),
+        "xLower": part(x, "ci_low"),
+        "xUpper": part(x, "ci_high"),
+        "y": part(y, "value"),
+        "yLower": part(y, "ci_low"),
+        "yUpper": part(y, "ci_high"),
+    }
+
+
+SCATTER_CORNERS = ("top right", "top left", "bottom right", "bottom left")
+
+
+def scatter(
+    chart_id: str,
+    title: str,
+    points: list[dict],
+    x_label: str,
+    y_label: str,
+    better: tuple[str, str] | None = None,
+) -> dict:
+    """A scatter chart: one point per label with intervals on both axes (``estimate_point``), titled
+    axes, and ``better`` = (corner, what the points there are), e.g. ("top right", "plausible and
+    faithful")."""
+    if not x_label.strip() or not y_label.strip():
+        raise ValueError(f"scatter {chart_id!r}: both axes need a title")
+    data = {
+        "id": chart_id,
+        "kind": "scatter",
+        "title": title,
+        "xLabel": x_label,
+        "yLabel": y_label,
+        "points": points,
+    }
+    if better is not None:
+        corner, text = better
+        if corner not in SCATTER_CORNERS:
+            raise ValueError(
+                f"scatter {chart_id!r}: better corner must be one of {SCATTER_CORNERS}, not {corner!r}"
+            )
+        data["better"] = {"corner": corner, "text": text}
+    return data
+
+
 def table(table_id: str, title: str, columns: Sequence[str], rows: list[list[Any]]) -> dict:
     return {"id": table_id, "title": title, "columns": list(columns), "rows": rows}
 
 
+def scatter_rows(data: dict) -> tuple[list[str], list[list[Any]]]:
+    """The header and rows of a scatter chart's table: per point its label, x and y with their bounds."""
+    header = ["label"]
+    for name in (data["xLabel"], data["yLabel"]):
+        header += [name, f"{name} lower", f"{name} upper"]
+    keys = ("label", "x", "xLower", "xUpper", "y", "yLower", "yUpper")
+    return header, [[p.get(k) for k in keys] for p in data["points"]]
+
+
 def chart_rows(data: dict) -> tuple[list[str], list[list[Any]]]:
-    """The header and rows of a chart's table (one row per label)."""
+    """The header and rows of a chart's table (one row per label, or per point of a scatter chart)."""
+    if data.get("kind") == "scatter":
+        return scatter_rows(data)
     header = ["label"]
     for s in data["series"]:
         header.append(s["name"])

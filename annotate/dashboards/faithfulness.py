@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.dashboards.charts import estimate_point, scatter, table
 from annotate.models import Explanation
 from explain_engine.api import FAITHFULNESS_BINS, N_BOOT, summarize_faithfulness
 
@@ -60,29 +60,26 @@ def plausibility_of(report: dict) -> tuple[str | None, dict | None]:
 
 
 def presentation(sels: Sequence[dict], reports: Sequence[dict]) -> tuple[list[dict], list[dict]]:
-    """The plausibility-versus-faithfulness chart (one group of bars per selection) and its table;
-    nothing when no selection has a stored faithfulness."""
+    """The plausibility-versus-faithfulness scatter chart (one point per selection, its intervals on both
+    axes) and its table; nothing when no selection has a stored faithfulness."""
     if not any((s.get("faithfulness") or {}).get("texts") for s in sels):
         return [], []
     plaus = [plausibility_of(rep) for rep in reports]
     faith = [s.get("faithfulness") or {} for s in sels]
-    labels = [s["name"] for s in sels]
     refs = sorted({ref for ref, _ in plaus if ref})
-    x_name = f"plausibility: behavioral similarity vs {'/'.join(refs) or 'humans'} (ROC AUC)"
-    series = [
-        estimate_series(x_name, [est for _, est in plaus]),
-        estimate_series(
-            "faithfulness: comprehensiveness AOPC", [f.get("comprehensiveness_aopc") for f in faith]
-        ),
-    ]
+    comp = [f.get("comprehensiveness_aopc") for f in faith]
+    points = [estimate_point(s["name"], est, c) for s, (_, est), c in zip(sels, plaus, comp, strict=True)]
+    levels = {e["level"] for e in [*(est for _, est in plaus), *comp] if e and e.get("level")}
+    whiskers = f"; whiskers: {100 * levels.pop():g} % bootstrap intervals" if len(levels) == 1 else ""
     charts = [
-        chart(
+        scatter(
             "plausibility_faithfulness",
             "Plausibility (agreement with the human maps) against faithfulness (the model's drop in p of the "
-            "explained class without the map's top words, averaged over 1–50 % of the words)",
-            labels,
-            series,
-            "value",
+            f"explained class without the map's top words, averaged over 1–50 % of the words){whiskers}",
+            points,
+            f"plausibility: behavioral similarity vs {'/'.join(refs) or 'humans'} (ROC AUC)",
+            "faithfulness: comprehensiveness AOPC",
+            better=("top right", "plausible and faithful"),
         )
     ]
     rows = []

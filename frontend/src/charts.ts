@@ -1,11 +1,15 @@
 /**
- * Bar charts for the dashboards: grouped bars with error bars (e.g. a metric per explanation
- * method with its bootstrap confidence interval) and a link that downloads the same table as CSV.
+ * Charts for the dashboards, each with a link that downloads the same table as CSV:
+ * - bar charts: grouped bars with error bars (e.g. a metric per explanation method with its
+ *   bootstrap confidence interval);
+ * - scatter charts (`kind: "scatter"`): one labelled point per method with its intervals on both
+ *   axes as whiskers, and a note on the corner where the better points lie (e.g. plausibility
+ *   against faithfulness).
  *
- * Chart.js (MIT) draws the bars; Chart.js has no error bars of its own, so a small plugin here
- * draws the whiskers from each series' `lower`/`upper` arrays.
+ * Chart.js (MIT) draws the bars and points; Chart.js has no error bars of its own, so a small plugin
+ * here draws the bars' whiskers from each series' `lower`/`upper` arrays, and whiskers.ts the points'.
  *
- * Templates may call `renderBarChart` from this ES module, or mark a canvas with
+ * Templates may call `renderChart` (or `renderBarChart`) from this ES module, or mark a canvas with
  * `data-hatlab-chart="<id of a json_script element>"` and let `autoRender` draw it.
  */
 
@@ -18,11 +22,26 @@ import {
   Legend,
   LinearScale,
   type Plugin,
+  PointElement,
+  ScatterController,
   Title,
   Tooltip,
+  type TooltipItem,
 } from "chart.js";
 
-Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Title, Tooltip);
+import { CORNERS, type Corner, cornerNotePlugin, type Interval2D, whiskersPlugin } from "./whiskers";
+
+Chart.register(
+  BarController,
+  BarElement,
+  CategoryScale,
+  LinearScale,
+  Legend,
+  PointElement,
+  ScatterController,
+  Title,
+  Tooltip,
+);
 
 export interface Series {
   name: string;
@@ -32,11 +51,35 @@ export interface Series {
 }
 
 export interface BarChartData {
+  kind?: "bar";
   labels: string[];
   series: Series[];
   title?: string;
   yLabel?: string;
 }
+
+/** One point of a scatter chart: its label, position and (optionally) interval on each axis. */
+export interface ScatterPoint {
+  label: string;
+  x: number | null;
+  y: number | null;
+  xLower?: number | null;
+  xUpper?: number | null;
+  yLower?: number | null;
+  yUpper?: number | null;
+}
+
+export interface ScatterChartData {
+  kind: "scatter";
+  points: ScatterPoint[];
+  xLabel: string;
+  yLabel: string;
+  title?: string;
+  /** Where the better points lie and what they are, e.g. `{ corner: "top right", text: "plausible and faithful" }`. */
+  better?: { corner: Corner; text: string };
+}
+
+export type ChartData = BarChartData | ScatterChartData;
 
 export interface BarChartOptions {
   /** Name of the downloaded CSV file (default "chart.csv"); `false` adds no link. */
@@ -63,11 +106,76 @@ export function validateChartData(data: BarChartData): BarChartData {
   return data;
 }
 
+/** Whether `data` is a scatter chart's (its `kind`); throws on a kind no chart here draws. */
+export function isScatter(data: ChartData): data is ScatterChartData {
+  const kind = (data as { kind?: unknown } | null)?.kind;
+  if (kind !== undefined && kind !== "bar" && kind !== "scatter") {
+    throw new Error(`chart data: kind must be "bar" or "scatter", not ${JSON.stringify(kind)}`);
+  }
+  return kind === "scatter";
+}
+
+const isNumberOrNull = (v: unknown): v is number | null =>
+  v === null || (typeof v === "number" && Number.isFinite(v));
+
+/**
+ * Check a scatter chart's points (a label, finite or null coordinates and bounds, no lower bound
+ * above its upper one) and axis titles; throws naming the bad point and field.
+ */
+export function validateScatterData(data: ScatterChartData): ScatterChartData {
+  if (!data || !Array.isArray(data.points)) throw new Error("scatter data: points must be a list");
+  for (const key of ["xLabel", "yLabel"] as const) {
+    if (typeof data[key] !== "string" || !data[key].trim()) {
+      throw new Error(`scatter data: ${key} must name the axis`);
+    }
+  }
+  data.points.forEach((p, i) => {
+    if (!p || typeof p.label !== "string")
+      throw new Error(`scatter data: points[${i}].label must be a string`);
+    for (const axis of ["x", "y"] as const) {
+      if (!isNumberOrNull(p[axis])) {
+        throw new Error(`scatter data: points[${i}].${axis} must be a finite number or null`);
+      }
+      const lo = p[`${axis}Lower`];
+      const hi = p[`${axis}Upper`];
+      for (const [key, v] of [
+        [`${axis}Lower`, lo],
+        [`${axis}Upper`, hi],
+      ] as const) {
+        if (v !== undefined && !isNumberOrNull(v)) {
+          throw new Error(`scatter data: points[${i}].${key} must be a finite number, null or absent`);
+        }
+      }
+      if (typeof lo === "number" && typeof hi === "number" && lo > hi) {
+        throw new Error(`scatter data: points[${i}].${axis}Lower (${lo}) is above its ${axis}Upper (${hi})`);
+      }
+    }
+  });
+  if (data.better !== undefined) {
+    const { corner, text } = data.better ?? {};
+    if (!CORNERS.includes(corner) || typeof text !== "string") {
+      throw new Error(
+        `scatter data: better must be { corner: ${CORNERS.map((c) => `"${c}"`).join(" | ")}, text }`,
+      );
+    }
+  }
+  return data;
+}
+
+function span(values: Array<number | null | undefined>): [number, number] | null {
+  const finite = values.filter((v): v is number => typeof v === "number" && Number.isFinite(v));
+  return finite.length ? [Math.min(...finite), Math.max(...finite)] : null;
+}
+
 /** The smallest and largest of all values and bounds (null when there are none). */
 export function extent(data: BarChartData): [number, number] | null {
-  const all = data.series.flatMap((s) => [...s.values, ...(s.lower ?? []), ...(s.upper ?? [])]);
-  const finite = all.filter((v): v is number => typeof v === "number" && Number.isFinite(v));
-  return finite.length ? [Math.min(...finite), Math.max(...finite)] : null;
+  return span(data.series.flatMap((s) => [...s.values, ...(s.lower ?? []), ...(s.upper ?? [])]));
+}
+
+/** The range of the drawn points' values and bounds on `axis` (null when no point is drawn). */
+export function scatterExtent(data: ScatterChartData, axis: "x" | "y"): [number, number] | null {
+  const drawn = data.points.filter((p) => p.x !== null && p.y !== null);
+  return span(drawn.flatMap((p) => [p[axis], p[`${axis}Lower`], p[`${axis}Upper`]]));
 }
 
 function csvCell(value: string | number | null | undefined): string {
@@ -99,15 +207,29 @@ export function tableToCsv(data: BarChartData): string {
   return [header, ...rows].map((row) => row.map(csvCell).join(",")).join("\r\n") + "\r\n";
 }
 
+/** A scatter chart's table as CSV: one row per point, its label, x with bounds, y with bounds. */
+export function scatterToCsv(data: ScatterChartData): string {
+  validateScatterData(data);
+  const header = ["label"];
+  for (const name of [data.xLabel, data.yLabel]) header.push(name, `${name} lower`, `${name} upper`);
+  const rows = data.points.map((p) => [p.label, p.x, p.xLower, p.xUpper, p.y, p.yLower, p.yUpper]);
+  return [header, ...rows].map((row) => row.map(csvCell).join(",")).join("\r\n") + "\r\n";
+}
+
+/** The CSV of a chart of either kind. */
+export function chartToCsv(data: ChartData): string {
+  return isScatter(data) ? scatterToCsv(data) : tableToCsv(data);
+}
+
 /** A link that downloads the table as a CSV file (a data: URL, so nothing leaves the page). */
 export function csvDownloadLink(
-  data: BarChartData,
+  data: ChartData,
   filename = "chart.csv",
   doc: Document = document,
 ): HTMLAnchorElement {
   const link = doc.createElement("a");
   link.className = "hatlab-csv-link";
-  link.href = `data:text/csv;charset=utf-8,${encodeURIComponent(tableToCsv(data))}`;
+  link.href = `data:text/csv;charset=utf-8,${encodeURIComponent(chartToCsv(data))}`;
   link.download = filename;
   link.textContent = "Download CSV";
   return link;
@@ -182,6 +304,99 @@ export function barChartConfig(data: BarChartData): ChartConfiguration<"bar"> {
   };
 }
 
+/** Shapes of the points, one per point after its colour, so a point is found in the legend without colour. */
+const POINT_STYLES = ["circle", "triangle", "rect", "rectRot", "rectRounded", "star", "crossRot"] as const;
+
+function bounds(lo: number | null | undefined, hi: number | null | undefined): [number, number] | null {
+  return typeof lo === "number" && typeof hi === "number" ? [lo, hi] : null;
+}
+
+function padded(range: [number, number] | null): { suggestedMin?: number; suggestedMax?: number } {
+  if (!range) return {};
+  const pad = (range[1] - range[0]) * 0.08 || 0.05;
+  return { suggestedMin: range[0] - pad, suggestedMax: range[1] + pad };
+}
+
+function withInterval(value: number, lo?: number | null, hi?: number | null): string {
+  const fmt = (v: number) => v.toFixed(3);
+  return typeof lo === "number" && typeof hi === "number"
+    ? `${fmt(value)} [${fmt(lo)}, ${fmt(hi)}]`
+    : fmt(value);
+}
+
+/**
+ * The Chart.js configuration of a scatter chart: one dataset per point that has both coordinates
+ * (labelled in the legend, its own colour and shape), its intervals for the whiskers, titled axes
+ * whose ranges cover the whiskers, and the better corner's note. Points without a coordinate are
+ * left out of the plot (the CSV keeps them).
+ */
+export function scatterChartConfig(data: ScatterChartData): ChartConfiguration<"scatter"> {
+  validateScatterData(data);
+  const shown = data.points.flatMap((p, i) =>
+    p.x === null || p.y === null ? [] : [{ p, i, x: p.x, y: p.y }],
+  );
+  const datasets = shown.map(({ p, i, x, y }) => {
+    const color = PALETTE[i % PALETTE.length];
+    const interval: Interval2D = { x: bounds(p.xLower, p.xUpper), y: bounds(p.yLower, p.yUpper) };
+    return {
+      label: p.label,
+      data: [{ x, y }],
+      backgroundColor: color,
+      borderColor: color,
+      pointStyle: POINT_STYLES[i % POINT_STYLES.length],
+      pointRadius: 6,
+      borderWidth: 2,
+      pointHoverRadius: 8,
+      hatlabIntervals: [interval],
+    };
+  });
+  const axis = (text: string, range: [number, number] | null) => ({
+    type: "linear" as const,
+    title: { display: true, text },
+    ...padded(range),
+  });
+  return {
+    type: "scatter",
+    data: { datasets },
+    options: {
+      responsive: true,
+      animation: false,
+      plugins: {
+        legend: { display: true, labels: { usePointStyle: true } },
+        title: { display: Boolean(data.title), text: data.title ?? "" },
+        tooltip: {
+          callbacks: {
+            label: (item: TooltipItem<"scatter">) => {
+              const point = shown[item.datasetIndex];
+              if (!point) return item.dataset.label ?? "";
+              const { p, x, y } = point;
+              return [
+                p.label,
+                `${data.xLabel}: ${withInterval(x, p.xLower, p.xUpper)}`,
+                `${data.yLabel}: ${withInterval(y, p.yLower, p.yUpper)}`,
+              ];
+            },
+          },
+        },
+      },
+      scales: {
+        x: axis(data.xLabel, scatterExtent(data, "x")),
+        y: axis(data.yLabel, scatterExtent(data, "y")),
+      },
+    },
+    plugins: data.better
+      ? [whiskersPlugin, cornerNotePlugin(data.better.corner, data.better.text)]
+      : [whiskersPlugin],
+  };
+}
+
+function addCsvLink(canvas: HTMLCanvasElement, data: ChartData, options: BarChartOptions): void {
+  if (options.csvFilename === false) return;
+  const next = canvas.nextElementSibling;
+  if (next?.classList.contains("hatlab-csv-link")) next.remove();
+  canvas.after(csvDownloadLink(data, options.csvFilename ?? "chart.csv", canvas.ownerDocument));
+}
+
 /** Draw `data` on `canvas` and put a CSV download link after it; returns the chart. */
 export function renderBarChart(
   canvas: HTMLCanvasElement,
@@ -189,24 +404,38 @@ export function renderBarChart(
   options: BarChartOptions = {},
 ): Chart<"bar"> {
   const chart = new Chart(canvas, barChartConfig(data));
-  if (options.csvFilename !== false) {
-    const next = canvas.nextElementSibling;
-    if (next?.classList.contains("hatlab-csv-link")) next.remove();
-    canvas.after(csvDownloadLink(data, options.csvFilename ?? "chart.csv", canvas.ownerDocument));
-  }
+  addCsvLink(canvas, data, options);
   return chart;
 }
 
+/** Draw a scatter chart on `canvas` and put a CSV download link after it; returns the chart. */
+export function renderScatterChart(
+  canvas: HTMLCanvasElement,
+  data: ScatterChartData,
+  options: BarChartOptions = {},
+): Chart<"scatter"> {
+  const chart = new Chart(canvas, scatterChartConfig(data));
+  addCsvLink(canvas, data, options);
+  return chart;
+}
+
+/** Draw a chart of the kind `data` names (bars when it names none). */
+export function renderChart(
+  canvas: HTMLCanvasElement,
+  data: ChartData,
+  options: BarChartOptions = {},
+): Chart<"bar"> | Chart<"scatter"> {
+  return isScatter(data) ? renderScatterChart(canvas, data, options) : renderBarChart(canvas, data, options);
+}
+
 /** Draw every `canvas[data-hatlab-chart]` from the json_script element its attribute names. */
-export function autoRender(doc: Document = document): Chart<"bar">[] {
-  const charts: Chart<"bar">[] = [];
+export function autoRender(doc: Document = document): Array<Chart<"bar"> | Chart<"scatter">> {
+  const charts: Array<Chart<"bar"> | Chart<"scatter">> = [];
   doc.querySelectorAll<HTMLCanvasElement>("canvas[data-hatlab-chart]").forEach((canvas) => {
     const source = doc.getElementById(canvas.dataset.hatlabChart ?? "");
     if (!source?.textContent) return;
     const name = canvas.dataset.csvName || `${canvas.dataset.hatlabChart}.csv`;
-    charts.push(
-      renderBarChart(canvas, JSON.parse(source.textContent) as BarChartData, { csvFilename: name }),
-    );
+    charts.push(renderChart(canvas, JSON.parse(source.textContent) as ChartData, { csvFilename: name }));
   });
   return charts;
 }

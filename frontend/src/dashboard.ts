@@ -1,7 +1,7 @@
 /**
  * The dashboards of a study: fetch the figures from the dashboards API, wait (with a progress bar)
- * while a background job computes them, then draw them — notes, bar charts with confidence
- * intervals and a CSV link each, and tables — or, on a text's page, its human maps, CAM / SAM and
+ * while a background job computes them, then draw them — notes, bar and scatter charts with
+ * confidence intervals and a CSV link each, and tables — or, on a text's page, its human maps, CAM / SAM and
  * the machine map as an overlay over the words (Sen et al. 2020 Figure 1).
  *
  * Markup: `#hatlab-dashboard[data-kind=study|similarity|text][data-api=<url>]` holding
@@ -11,15 +11,16 @@
 
 import type { Chart } from "chart.js";
 
-import { type BarChartData, type Series, renderBarChart } from "./charts";
+import { type BarChartData, type ChartData, renderChart, type ScatterChartData } from "./charts";
 import "./dashboard.css";
 import { applyState, parseState, type ProgressState } from "./progress";
 
-export interface ChartSpec extends BarChartData {
+/** A chart of the dashboards API: a bar or scatter chart's data with its id, title and server CSV. */
+export type ChartSpec = (BarChartData | ScatterChartData) & {
   id: string;
   title: string;
   csv?: string;
-}
+};
 
 export interface LinkCell {
   text: string;
@@ -193,10 +194,16 @@ export function renderNotes(container: HTMLElement, notes: string[] = []): void 
   container.append(list);
 }
 
-/** One figure per chart: its title, the bar chart with error bars and both CSV links. */
-export function renderCharts(container: HTMLElement, specs: ChartSpec[] = []): Record<string, Chart<"bar">> {
+/** The data a chart spec draws (its title is the figure's caption, not drawn on the canvas). */
+export function chartData(spec: ChartSpec): ChartData {
+  const { id: _id, title: _title, csv: _csv, ...data } = spec;
+  return data;
+}
+
+/** One figure per chart: its title, the bar or scatter chart with its intervals and both CSV links. */
+export function renderCharts(container: HTMLElement, specs: ChartSpec[] = []): Record<string, Chart> {
   const doc = container.ownerDocument;
-  const charts: Record<string, Chart<"bar">> = {};
+  const charts: Record<string, Chart> = {};
   container.replaceChildren();
   for (const spec of specs) {
     const figure = el(doc, "figure", undefined, "dashboard-chart");
@@ -209,12 +216,7 @@ export function renderCharts(container: HTMLElement, specs: ChartSpec[] = []): R
     box.append(canvas);
     figure.append(box);
     container.append(figure);
-    const data: BarChartData = {
-      labels: spec.labels,
-      series: spec.series as Series[],
-      yLabel: spec.yLabel,
-    };
-    charts[spec.id] = renderBarChart(canvas, data, { csvFilename: `${spec.id}.csv` });
+    charts[spec.id] = renderChart(canvas, chartData(spec), { csvFilename: `${spec.id}.csv` });
     const link = csvLink(doc, spec.csv, "CSV (API)");
     if (link) box.append(" ", link);
   }
@@ -474,7 +476,7 @@ export function renderText(root: HTMLElement, data: TextData): void {
 
 export interface Rendered {
   data: DashboardData | TextData;
-  charts: Record<string, Chart<"bar">>;
+  charts: Record<string, Chart>;
 }
 
 declare global {

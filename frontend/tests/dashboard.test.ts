@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
-import { tableToCsv } from "../src/charts";
+import { type ScatterChartData, scatterToCsv, tableToCsv } from "../src/charts";
 import {
   type ChartSpec,
   DashboardError,
@@ -176,6 +176,30 @@ describe("pieces", () => {
       tableToCsv(CHART),
     );
     expect(box.querySelector<HTMLAnchorElement>(".hatlab-server-csv")!.getAttribute("href")).toBe(CHART.csv);
+  });
+
+  it("draws a scatter spec as a scatter chart, its title as the caption only", () => {
+    const spec: ChartSpec = {
+      id: "plausibility_faithfulness",
+      title: "Plausibility against faithfulness",
+      kind: "scatter",
+      xLabel: "ROC AUC vs SAM",
+      yLabel: "comprehensiveness AOPC",
+      better: { corner: "top right", text: "plausible and faithful" },
+      points: [{ label: "m · LIME", x: 0.7, xLower: 0.6, xUpper: 0.8, y: 0.2, yLower: 0.1, yUpper: 0.3 }],
+      csv: "/api/pf.csv",
+    };
+    const box = document.createElement("div");
+    const chart = renderCharts(box, [spec]).plausibility_faithfulness;
+    expect(chart.config.data.datasets.map((d) => [d.label, d.data])).toEqual([
+      ["m · LIME", [{ x: 0.7, y: 0.2 }]],
+    ]);
+    expect(chart.config.options!.plugins!.title!.display).toBe(false);
+    expect(box.querySelector("figcaption")!.textContent).toBe(spec.title);
+    const local = box.querySelector<HTMLAnchorElement>(".hatlab-csv-link")!;
+    expect(decodeURIComponent(local.href.replace("data:text/csv;charset=utf-8,", ""))).toBe(
+      scatterToCsv(spec as ScatterChartData),
+    );
   });
 });
 

@@ -1,6 +1,7 @@
-"""The human-vs-machine dashboard's plausibility-versus-faithfulness chart: its faithfulness is the mean of
-the values stored with the explanations of the counted texts, for the class the dashboard chose, with the
-engine's intervals; its plausibility is the dashboard's own behavioral similarity against SAM."""
+"""The human-vs-machine dashboard's plausibility-versus-faithfulness chart, a scatter of one point per
+selection: its faithfulness (y) is the mean of the values stored with the explanations of the counted
+texts, for the class the dashboard chose, with the engine's intervals; its plausibility (x) is the
+dashboard's own behavioral similarity against SAM. The scatter's CSV rows are the points."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from annotate.dashboards.charts import chart_rows, estimate_point, scatter, to_csv
 from annotate.dashboards.similarity import similarity_dashboard
 from annotate.models import Explanation, Item
 from annotate.quality import grading
@@ -73,17 +75,27 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
     )
     charts = {c["id"]: c for c in result["charts"]}
     chart = charts["plausibility_faithfulness"]
-    assert chart["labels"] == [s["name"] for s in result["selections"]]
-    plausibility, faithfulness = chart["series"]
+    assert chart["kind"] == "scatter"
+    assert [p["label"] for p in chart["points"]] == [s["name"] for s in result["selections"]]
+    assert "SAM" in chart["xLabel"] and chart["yLabel"] == "faithfulness: comprehensiveness AOPC"
+    assert chart["better"] == {"corner": "top right", "text": "plausible and faithful"}
+    assert "whiskers: 95 % bootstrap intervals" in chart["title"]
+    measured_point, unmeasured_point = chart["points"]
     sam = {r["reference"]: r for r in result["reports"][0]["references"]}["SAM"]["behavioral"]
-    assert plausibility["values"][0] == sam["value"] and plausibility["lower"][0] == sam["ci_low"]
-    assert "SAM" in plausibility["name"]
+    assert [measured_point[k] for k in ("x", "xLower", "xUpper")] == [
+        sam["value"],
+        sam["ci_low"],
+        sam["ci_high"],
+    ]
     aopc = [e["comprehensiveness_aopc"] for e in expected]
     assert len(aopc) == 8  # the two gold texts are not compared
-    assert faithfulness["values"] == [pytest.approx(np.mean(aopc)), None]
+    assert measured_point["y"] == pytest.approx(np.mean(aopc))
     engine = summarize_faithfulness(expected, 200, seed=0)["comprehensiveness_aopc"]
-    assert faithfulness["lower"][0] == pytest.approx(engine.ci_low)
-    assert faithfulness["upper"][0] == pytest.approx(engine.ci_high)
+    assert measured_point["yLower"] == pytest.approx(engine.ci_low)
+    assert measured_point["yUpper"] == pytest.approx(engine.ci_high)
+    # the second selection has a plausibility but no stored faithfulness: a point without a y
+    sam2 = {r["reference"]: r for r in result["reports"][1]["references"]}["SAM"]["behavioral"]
+    assert unmeasured_point["x"] == sam2["value"] and unmeasured_point["y"] is None
 
     figures = result["selections"][0]["faithfulness"]
     assert figures["texts"] == 8 and len(figures["comprehensiveness"]) == len(FAITHFULNESS_BINS)
@@ -118,6 +130,45 @@ def test_the_chart_comes_with_the_page_and_its_csv(study, researcher, client):
     data = client.get(url, {"select": [f"{run.pk}:omit_1"], "target": "gold"}).json()
     chart = {c["id"]: c for c in data["charts"]}["plausibility_faithfulness"]
     lines = client.get(chart["csv"]).content.decode().splitlines()
-    assert lines[0].startswith("label,plausibility: behavioral similarity vs SAM (ROC AUC),")
-    assert lines[1].startswith(data["selections"][0]["name"])
-    assert float(lines[1].split(",")[4]) == pytest.approx(chart["series"][1]["values"][0])
+    x, y = chart["xLabel"], chart["yLabel"]
+    assert lines[0] == f"label,{x},{x} lower,{x} upper,{y},{y} lower,{y} upper"
+    assert x == "plausibility: behavioral similarity vs SAM (ROC AUC)"
+    point = chart["points"][0]
+    assert lines[1].startswith(data["selections"][0]["name"] + ",")
+    assert [float(v) for v in lines[1].split(",")[-6:]] == pytest.approx(
+        [point[k] for k in ("x", "xLower", "xUpper", "y", "yLower", "yUpper")]
+    )
+    assert len(lines) == 2
+
+
+def test_scatter_rows_and_csv_are_the_points():
+    """One row per point, missing values blank, numbers as the page's CSV writes them."""
+    est = {"value": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 8, "level": 0.95}
+    points = [
+        estimate_point("=LIME", est, {"value": 0.25, "ci_low": 0.125, "ci_high": 0.5}),
+        estimate_point("attention", None, {"value": 1.0, "ci_low": 0.5, "ci_high": 1.5}),
+    ]
+    data = scatter("pf", "P vs F", points, "AUC", "AOPC", better=("top right", "both"))
+    assert data["kind"] == "scatter" and data["better"] == {"corner": "top right", "text": "both"}
+    header, rows = chart_rows(data)
+    assert header == ["label", "AUC", "AUC lower", "AUC upper", "AOPC", "AOPC lower", "AOPC upper"]
+    assert rows == [
+        ["=LIME", 0.7, 0.6, 0.8, 0.25, 0.125, 0.5],
+        ["attention", None, None, None, 1.0, 0.5, 1.5],
+    ]
+    assert to_csv(header, rows).splitlines()[1:] == [
+        "'=LIME,0.7,0.6,0.8,0.25,0.125,0.5",
+        "attention,,,,1,0.5,1.5",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("axes", "better", "message"),
+    [
+        (("AUC", " "), None, "both axes need a title"),
+        (("AUC", "AOPC"), ("upper right", "x"), "better corner must be one of"),
+    ],
+)
+def test_scatter_refuses_untitled_axes_and_unknown_corners(axes, better, message):
+    with pytest.raises(ValueError, match=message):
+        scatter("pf", "P vs F", [], *axes, better=better)

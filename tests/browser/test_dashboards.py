@@ -1,6 +1,8 @@
 """The dashboards in a real browser: the charts are drawn from the API's JSON (the Chart instances hold
-the API's numbers and the canvases have drawn pixels), each chart's CSV link holds the same table, and
-the drill-down overlays a machine map on a human map over the words, with document text shown as text."""
+the API's numbers and the canvases have drawn pixels), each chart's CSV link holds the same table, the
+plausibility-versus-faithfulness scatter shows one labelled point per measured method with its whiskers,
+and the drill-down overlays a machine map on a human map over the words, with document text shown as
+text."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from django.test import Client
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.dashboards.charts import chart_rows, to_csv
-from annotate.models import Document, Item
+from annotate.models import Document, Explanation, Item
 from annotate.tasks.words import word_payload as highlight_payload
+from explain_engine.api import FAITHFULNESS_BINS
 from tests.annotate.conftest import make_dataset, make_study, make_user, make_worker
 from tests.annotate.test_dashboards import answer, machine_run, noisy
 
@@ -30,6 +33,7 @@ CHARTS = """() => Object.fromEntries(Object.entries(window.hatlabDashboard.chart
   let drawn = 0;
   for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) drawn++;
   return [id, {
+    type: chart.config.type,
     labels: chart.data.labels,
     datasets: chart.data.datasets.map((d) => ({ label: d.label, data: d.data })),
     drawn,
@@ -90,15 +94,27 @@ def signed_in(browser_context, live_server, user):
     return page, errors
 
 
+def expected_datasets(spec: dict) -> list[dict]:
+    """The datasets a chart of the API draws: one per series of a bar chart; one per point of a scatter
+    chart that has both coordinates."""
+    if spec.get("kind") == "scatter":
+        return [
+            {"label": p["label"], "data": [{"x": p["x"], "y": p["y"]}]}
+            for p in spec["points"]
+            if p["x"] is not None and p["y"] is not None
+        ]
+    return [{"label": s["name"], "data": s["values"]} for s in spec["series"]]
+
+
 def assert_charts_follow_the_api(page, api: dict) -> dict:
     drawn = page.evaluate(CHARTS)
     assert set(drawn) == {c["id"] for c in api["charts"]}
     for spec in api["charts"]:
         chart = drawn[spec["id"]]
-        assert chart["labels"] == spec["labels"], spec["id"]
-        assert chart["datasets"] == [{"label": s["name"], "data": s["values"]} for s in spec["series"]], spec[
-            "id"
-        ]
+        assert chart["type"] == spec.get("kind", "bar"), spec["id"]
+        if chart["type"] == "bar":
+            assert chart["labels"] == spec["labels"], spec["id"]
+        assert chart["datasets"] == expected_datasets(spec), spec["id"]
         assert chart["drawn"] > 0.01 * chart["area"], f"{spec['id']} has no drawn pixels"
         figure = page.locator(f'figure[data-chart="{spec["id"]}"]')
         link = figure.locator("a.hatlab-csv-link")
@@ -200,4 +216,105 @@ def test_the_study_dashboard_fits_a_1366_pixel_screen(live_server, browser_conte
     box = page.locator('[data-table="annotators"] .table-scroll').bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1366
     assert page.evaluate(TABLE_OVERFLOW, "annotators") <= 0
+    assert errors == []
+
+
+def stored_faithfulness(rng: random.Random, centre: float, target: str) -> dict:
+    """A per-text faithfulness as the explanation job stores it, comprehensiveness around ``centre``."""
+    comp = [round(centre + rng.uniform(-0.2, 0.2) + 0.02 * b, 4) for b in range(len(FAITHFULNESS_BINS))]
+    suff = [round(rng.uniform(0.0, 0.2), 4)] * len(FAITHFULNESS_BINS)
+    return {
+        "comprehensiveness": comp,
+        "sufficiency": suff,
+        "comprehensiveness_aopc": sum(comp) / len(comp),
+        "sufficiency_aopc": suff[0],
+        "kendall_tau_loo": round(rng.uniform(-0.2, 0.6), 4),
+        "bins": list(FAITHFULNESS_BINS),
+        "target": target,
+        "probability": 0.9,
+    }
+
+
+# For every point of a scatter chart: its colour, pixel position, and the pixels at the four ends of its
+# whiskers (the most opaque of 5 × 5 device pixels there: a 1.5 px line is anti-aliased over two or three).
+WHISKER_ENDS = """(id) => {
+  const chart = window.hatlabDashboard.charts[id];
+  const ctx = chart.canvas.getContext('2d');
+  const ratio = chart.currentDevicePixelRatio;
+  const pixel = (x, y) => {
+    const d = ctx.getImageData(Math.round(x * ratio) - 2, Math.round(y * ratio) - 2, 5, 5).data;
+    let best = [0, 0, 0, 0];
+    for (let k = 0; k < d.length; k += 4) if (d[k + 3] > best[3]) best = Array.from(d.slice(k, k + 4));
+    return best;
+  };
+  const { x: xs, y: ys } = chart.scales;
+  return chart.data.datasets.map((d, i) => {
+    const p = chart.getDatasetMeta(i).data[0];
+    const iv = d.hatlabIntervals[0];
+    const ends = [
+      [xs.getPixelForValue(iv.x[0]), p.y], [xs.getPixelForValue(iv.x[1]), p.y],
+      [p.x, ys.getPixelForValue(iv.y[0])], [p.x, ys.getPixelForValue(iv.y[1])],
+    ];
+    return {
+      label: d.label,
+      color: d.borderColor,
+      centre: [p.x, p.y, pixel(p.x, p.y)],
+      ends: ends.map(([x, y]) => [x, y, pixel(x, y)]),
+      xTitle: chart.options.scales.x.title.text,
+      yTitle: chart.options.scales.y.title.text,
+      plugins: chart.config.plugins.map((pl) => pl.id),
+    };
+  });
+}"""
+
+
+def near(rgba: list[int], hex_color: str, tolerance: int = 40) -> bool:
+    rgb = [int(hex_color[k : k + 2], 16) for k in (1, 3, 5)]
+    return rgba[3] > 200 and all(abs(a - b) <= tolerance for a, b in zip(rgba[:3], rgb, strict=True))
+
+
+def test_plausibility_against_faithfulness_is_a_scatter_with_whiskers(
+    live_server, browser_context, output_dir, scene, frontend_bundle
+):
+    """Two methods with stored faithfulness and the training attention without: two labelled points, each
+    with whiskers on both axes in its colour, titled axes, the better corner's note; the CSV has all three."""
+    owner, study, _ = scene
+    run = machine_run(owner, study.dataset, name="cnn", seed=1, methods=("grad_l2_1s", "omit_1"))
+    rng = random.Random(5)
+    for method, centre in (("grad_l2_1s", 0.15), ("omit_1", 0.4)):
+        for row in Explanation.objects.filter(model_run=run, method=method):
+            row.faithfulness = stored_faithfulness(rng, centre, row.target)
+            row.save(update_fields=["faithfulness"])
+    page, errors = signed_in(browser_context, live_server, owner)
+    page.set_viewport_size({"width": 1366, "height": 900})
+    keys = [f"{run.pk}:attention (training)", f"{run.pk}:grad_l2_1s", f"{run.pk}:omit_1"]
+    query = "&".join(f"select={k}" for k in keys)
+    page.goto(f"{live_server.url}/studies/{study.uid}/dashboard/machine/?{query}&target=gold")
+    page.wait_for_selector("#hatlab-dashboard[data-state=ready]", timeout=60_000)
+    api = page.request.get(live_server.url + page.get_attribute("#hatlab-dashboard", "data-api")).json()
+    drawn = assert_charts_follow_the_api(page, api)
+    spec = {c["id"]: c for c in api["charts"]}["plausibility_faithfulness"]
+    assert drawn["plausibility_faithfulness"]["type"] == "scatter"
+    assert [p["label"] for p in spec["points"]] == [s["name"] for s in api["selections"]]
+    assert spec["points"][0]["y"] is None  # the training attention has no faithfulness: not drawn
+
+    points = page.evaluate(WHISKER_ENDS, "plausibility_faithfulness")
+    assert [p["label"] for p in points] == [s["name"] for s in api["selections"][1:]]
+    for p in points:
+        assert (p["xTitle"], p["yTitle"]) == (spec["xLabel"], spec["yLabel"])
+        assert p["plugins"] == ["hatlabWhiskers", "hatlabCornerNote"]
+        x, y, rgba = p["centre"]
+        assert near(rgba, p["color"]), f"{p['label']}: no point drawn at ({x:.0f}, {y:.0f}): {rgba}"
+        for ex, ey, rgba in p["ends"]:
+            # beyond the point's marker (radius 6 and its border), so only the whisker can be there
+            assert abs(ex - x) + abs(ey - y) >= 10, f"{p['label']}: an interval too short to see"
+            assert near(rgba, p["color"]), f"{p['label']}: no whisker end at ({ex:.0f}, {ey:.0f}): {rgba}"
+    csv = page.locator('figure[data-chart="plausibility_faithfulness"] a.hatlab-csv-link').get_attribute(
+        "href"
+    )
+    assert len(unquote(csv).split("\r\n")) == 1 + 3 + 1  # header, three selections, the final line end
+    assert any("no faithfulness measured" in n for n in api["notes"])
+    figure = page.locator('figure[data-chart="plausibility_faithfulness"]')
+    figure.scroll_into_view_if_needed()
+    figure.screenshot(path=str(output_dir / "plausibility-faithfulness.png"))
     assert errors == []
