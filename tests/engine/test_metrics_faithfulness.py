@@ -13,9 +13,11 @@ import torch
 from scipy.stats import kendalltau
 
 from explain_engine.__main__ import main
+from explain_engine.artifacts import TrainedModel
 from explain_engine.explainers import explain_many
 from explain_engine.metrics.faithfulness import BINS, FAITHFULNESS, bin_sizes, faithfulness, summarize
-from explain_engine.models import ARCHITECTURES
+from explain_engine.models import ARCHITECTURES, FROM_CHECKPOINT, build_model
+from explain_engine.subword import SubwordVocabulary
 from explain_engine.training import TrainConfig, train
 from tests.engine.test_explainers import linear_bundle, tiny_bundle
 
@@ -109,15 +111,37 @@ def test_comprehensiveness_and_sufficiency_equal_a_direct_loop(trained):
     assert not np.allclose(result.comprehensiveness["random"], result.comprehensiveness["tied"])
 
 
-@pytest.mark.parametrize("architecture", list(ARCHITECTURES))
-def test_every_family_measures_what_its_re_encoded_texts_give(architecture):
+def family_bundle(architecture: str, texts: list[str], folder) -> TrainedModel:
+    """A tiny model of ``architecture``: sizes over a word vocabulary, or a tiny BERT checkpoint with its
+    sub-word tokenizer, fitted for a few steps to alternating labels so that its class probabilities move
+    with the words (at initialisation every logit is within 1e-5 of the others)."""
+    if architecture not in FROM_CHECKPOINT:
+        return tiny_bundle(architecture, texts)
+    tiny = pytest.importorskip("tests.engine.tiny_transformer")
+    checkpoint = tiny.build_tiny_checkpoint(folder, texts * 4, vocab_size=60, seed=3)
+    model = build_model(architecture, 0, 2, checkpoint=str(checkpoint))
+    vocab = SubwordVocabulary.from_pretrained(checkpoint, model.max_positions)
+    batch = vocab.encode(texts)
+    labels = torch.arange(len(texts)) % 2
+    torch.manual_seed(0)
+    optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(20):
+        optimiser.zero_grad()
+        torch.nn.functional.cross_entropy(model(batch.ids, batch.mask).logits, labels).backward()
+        optimiser.step()
+    return TrainedModel(model, vocab, ["neg", "pos"], device="cpu")
+
+
+@pytest.mark.parametrize("architecture", sorted(ARCHITECTURES))
+def test_every_family_measures_what_its_re_encoded_texts_give(architecture, tmp_path):
     """The token rows (deleted tokens, rows closed up) against the kept words' strings re-encoded."""
     texts = [r["text"] for r in reviews(5, seed=11)]
-    bundle = tiny_bundle(architecture, texts)
+    bundle = family_bundle(architecture, texts, tmp_path)
     rng = np.random.default_rng(2)
     scores = {"m": [rng.normal(size=len(t.split())).tolist() for t in texts]}
     rows = faithfulness(bundle, texts, scores, via="tokens")
     strings = faithfulness(bundle, texts, scores, via="texts")
+    assert np.ptp(np.concatenate(strings.loo)) > 1e-4  # the model's probabilities move with the words
     np.testing.assert_allclose(rows.comprehensiveness["m"], strings.comprehensiveness["m"], atol=1e-6)
     np.testing.assert_allclose(rows.sufficiency["m"], strings.sufficiency["m"], atol=1e-6)
     np.testing.assert_allclose(np.concatenate(rows.loo), np.concatenate(strings.loo), atol=1e-6)
