@@ -7,6 +7,8 @@
 #   bash bench/gpu.sh [LOG]          # LOG defaults to bench/output/gpu.log
 #   QUICK=1 bash bench/gpu.sh        # a smoke run on the CPU: tiny models, a few texts
 #
+# On an H100 the whole run takes about 20 minutes; the steps' limits are the longest each may take.
+#
 # Each step has its own time limit (a step that runs out is reported and the next one starts), most wanted
 # first, and every step's output goes to LOG as it comes, so a run cut short keeps what it measured. Needs
 # ../shared/data (YELP-HAT raw, SST-2). PY names the Python (default: .venv/bin/python, else python3).
@@ -59,27 +61,27 @@ step convert 20 $PY -m explain_engine yelphat convert "$DATA"/yelp-hat/raw/*.csv
 for arch in bilstm_attention cnn; do
     extra=$SIZE
     [ "$arch" = cnn ] || extra="$SIZE $RNN_SIZE"
-    step "train-yelphat-$arch" 40 $PY -m explain_engine train --data "$WORK/yelp.jsonl" --model "$arch" \
+    step "train-yelphat-$arch" 150 $PY -m explain_engine train --data "$WORK/yelp.jsonl" --model "$arch" \
         --out "$WORK/yelp-$arch" --device "$DEVICE" --quiet $EPOCHS $extra
 done
 for arch in bilstm_attention cnn; do
-    step "yelphat-methods-$arch" 55 $PY bench/yelphat_methods.py --model "$WORK/yelp-$arch" --per-part "$PER_PART" \
+    step "yelphat-methods-$arch" 90 $PY bench/yelphat_methods.py --model "$WORK/yelp-$arch" --per-part "$PER_PART" \
         --train "$WORK/yelp.jsonl" --device "$DEVICE"
 done
 step train-infer 40 $PY bench/train_infer.py $BENCH $ARCHS
-step explain-bench 60 $PY bench/explain.py $EXPLAIN
+step explain-bench 150 $PY bench/explain.py $EXPLAIN
 step train-infer-transformer 45 $PY bench/train_infer.py $BENCH --archs transformer --transformer-size $BERT
 step explain-bench-transformer 60 $PY bench/explain.py $EXPLAIN --archs transformer --transformer-size $BERT \
     --lengths 50 200 --repeat 1
 for arch in lstm bilstm_attention gru; do
-    step "train-sst2-$arch" 50 $PY -m explain_engine train --data "$SST2" --model "$arch" --out "$WORK/sst2-$arch" \
+    step "train-sst2-$arch" 90 $PY -m explain_engine train --data "$SST2" --model "$arch" --out "$WORK/sst2-$arch" \
         --device "$DEVICE" --quiet --epochs 3 $SIZE $RNN_SIZE
     $PY -c "import json, sys; print('validation', json.load(open(sys.argv[1]))['validation'])" \
         "$WORK/sst2-$arch/metrics.json" >>"$LOG" 2>&1
     methods=lrp,deeplift,grad_dot_1s,grad_dot_int_s,limsse_ms_s,occ_1
     [ "$arch" = bilstm_attention ] && methods=$methods,attention
     [ "$arch" = bilstm_attention ] || methods=$methods,cell_decomposition
-    step "pointing-sst2-$arch" 40 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
+    step "pointing-sst2-$arch" 150 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
         --subset validation --methods "$methods" --device "$DEVICE" ${LIMIT:+--limit $LIMIT}
 done
 # The soft oracle (Prasad et al. 2021 §3.3) on whole movie reviews, with a target trained to convergence.
