@@ -93,7 +93,7 @@ def presentation(sels: Sequence[dict], reports: Sequence[dict]) -> tuple[list[di
         columns += [name, "ci_low", "ci_high", "n"]
     tables = [
         table(
-            "plausibility_faithfulness",
+            "plausibility_faithfulness-table",
             "Plausibility and faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
             columns,
             rows,

@@ -1,7 +1,8 @@
 """The human-vs-machine dashboard's plausibility-versus-faithfulness chart, a scatter of one point per
 selection: its faithfulness (y) is the mean of the values stored with the explanations of the counted
 texts, for the class the dashboard chose, with the engine's intervals; its plausibility (x) is the
-dashboard's own behavioral similarity against SAM. The scatter's CSV rows are the points."""
+dashboard's own behavioral similarity against SAM. The scatter's CSV rows are the points; its table's CSV
+holds the table's columns."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from annotate.models import Explanation, Item
 from annotate.quality import grading
 from explain_engine.api import FAITHFULNESS_BINS, summarize_faithfulness
 from tests.annotate.conftest import make_dataset, make_study, make_worker
-from tests.annotate.test_dashboards import answer, machine_run, noisy
+from tests.annotate.test_dashboards import answer, assert_figures_have_own_ids_and_csv, machine_run, noisy
 
 pytestmark = [pytest.mark.django_db]
 
@@ -103,7 +104,7 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
         np.mean([e["kendall_tau_loo"] for e in expected])
     )
     assert result["selections"][1]["faithfulness"]["texts"] == 0
-    table = {t["id"]: t for t in result["tables"]}["plausibility_faithfulness"]
+    table = {t["id"]: t for t in result["tables"]}["plausibility_faithfulness-table"]
     row = table["rows"][0]
     assert row[:3] == [result["selections"][0]["name"], "SAM", sam["value"]]
     assert row[table["columns"].index("sufficiency AOPC")] == pytest.approx(
@@ -138,6 +139,11 @@ def test_the_chart_comes_with_the_page_and_its_csv(study, researcher, client):
     assert [float(v) for v in lines[1].split(",")[-6:]] == pytest.approx(
         [point[k] for k in ("x", "xLower", "xUpper", "y", "yLower", "yUpper")]
     )
+    # the scatter's table is a figure of its own with its own CSV, as is every other figure of the page
+    ids = assert_figures_have_own_ids_and_csv(client, data)
+    assert {"plausibility_faithfulness", "plausibility_faithfulness-table"} <= set(ids)
+    table = {t["id"]: t for t in data["tables"]}["plausibility_faithfulness-table"]
+    assert client.get(table["csv"]).content.decode().splitlines()[0] == ",".join(table["columns"])
     assert len(lines) == 2
 
 
