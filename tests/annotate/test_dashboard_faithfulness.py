@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from annotate.dashboards.charts import chart_rows, estimate_point, scatter, to_csv
+from annotate.dashboards.faithfulness import stored_faithfulness
 from annotate.dashboards.similarity import similarity_dashboard
 from annotate.models import Explanation, Item
 from annotate.quality import grading
@@ -64,7 +65,9 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
     for row in Explanation.objects.filter(model_run=run, method="omit_1"):
         row.faithfulness = measured(row.document_id, row.target)
         row.save(update_fields=["faithfulness"])
-    counted = Item.objects.filter(study=study, is_gold=False).select_related("document")
+    counted = (
+        Item.objects.filter(study=study, is_gold=False).select_related("document").order_by("document_id")
+    )
     predicted = {p.document_id: p.label for p in run.predictions.all()}
     chosen = {
         i.document_id: i.document.label if target == "gold" else predicted[i.document_id] for i in counted
@@ -112,6 +115,19 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
     )
     assert any("no faithfulness measured" in n for n in result["notes"])
     assert any(result["selections"][1]["name"] in n for n in result["notes"])
+
+
+def test_stored_faithfulness_comes_in_document_order(study, researcher):
+    """The intervals are a bootstrap over the texts' positions: the rows are read in document order, not
+    in the order the database keeps them (here the reverse: each row is rewritten, the last one first)."""
+    run = machine_run(researcher, study.dataset, methods=("omit_1",))
+    rows = list(Explanation.objects.filter(model_run=run).order_by("-document_id", "target"))
+    for row in rows:
+        row.faithfulness = measured(row.document_id, row.target)
+        row.save(update_fields=["faithfulness"])
+    used = {row.document_id: "positive" for row in rows}
+    got = stored_faithfulness(run.pk, "omit_1", used)
+    assert got == [measured(doc, "positive") for doc in sorted(used)]
 
 
 def test_no_chart_without_measured_faithfulness(study, researcher):
