@@ -3,15 +3,17 @@
 Routes (under ``api/``, see :mod:`annotate.api.urls`)::
 
     dashboards/studies/<uid>/                             the study dashboard
-    dashboards/studies/<uid>/csv/<name>.csv               one of its charts or tables as CSV
+    dashboards/studies/<uid>/csv/<id>.csv                 one of its charts or tables as CSV
     dashboards/studies/<uid>/machine-options/             model runs × methods it can be compared with
     dashboards/studies/<uid>/similarity/?select=<run>:<method>&…&target=predicted|gold
-    dashboards/studies/<uid>/similarity/csv/<name>.csv?select=…
+    dashboards/studies/<uid>/similarity/csv/<id>.csv?select=…
     dashboards/studies/<uid>/texts/<item>/?select=…       one text: human maps, CAM, SAM, machine maps
 
 A dashboard answers 200 with ``"status": "done"`` and its figures, or — while a background job
 computes it — 202 with the job's ``status``, ``progress`` (0–1), ``message`` and ``job`` id; poll
-until it is done. Every chart and table carries the URL of its CSV (``csv``).
+until it is done. Every chart and table carries the URL of its CSV (``csv``), addressed by the figure's
+id: a chart's is its name (``behavioral``), a table's ends in ``-table`` (``behavioral-table``; see
+:mod:`annotate.dashboards.charts`).
 """
 
 from __future__ import annotations

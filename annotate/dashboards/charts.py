@@ -8,6 +8,13 @@ a scatter chart is ``{"id", "kind": "scatter", "title", "xLabel", "yLabel", "poi
 the columns of ``tableToCsv`` / ``scatterToCsv`` in ``charts.ts`` (label, then each series' value and
 bounds, or each axis' value and bounds), so the server's file and the page's download link hold the
 same numbers.
+
+Every figure of a dashboard has an id of its own, one namespace for charts and tables: a chart is named
+for what it shows (``behavioral``) and a table ends in ``-table`` (``behavioral-table``, the full numbers
+behind that chart; ``annotators-table``, a table alone). The id addresses the figure's CSV
+(``csv/<id>.csv``), names its downloaded file and marks it on the page (``data-chart``, ``data-table``),
+so a chart's address never depends on whether a table of the same figure is shown; :func:`figures`
+checks a dashboard's ids when it is assembled.
 """
 
 from __future__ import annotations
@@ -16,6 +23,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotate import csvfile
+
+TABLE_SUFFIX = "-table"
+
+
+def _chart_id(chart_id: str) -> str:
+    if chart_id.endswith(TABLE_SUFFIX):
+        raise ValueError(f"chart {chart_id!r}: ids ending in {TABLE_SUFFIX!r} are for tables")
+    return chart_id
 
 
 def estimate_series(name: str, estimates: Sequence[dict | None]) -> dict:
@@ -29,7 +44,13 @@ def estimate_series(name: str, estimates: Sequence[dict | None]) -> dict:
 
 
 def chart(chart_id: str, title: str, labels: Sequence[str], series: list[dict], y_label: str = "") -> dict:
-    return {"id": chart_id, "title": title, "yLabel": y_label, "labels": list(labels), "series": series}
+    return {
+        "id": _chart_id(chart_id),
+        "title": title,
+        "yLabel": y_label,
+        "labels": list(labels),
+        "series": series,
+    }
 
 
 def estimate_point(label: str, x: dict | None, y: dict | None) -> dict:
@@ -66,7 +87,7 @@ def scatter(
     if not x_label.strip() or not y_label.strip():
         raise ValueError(f"scatter {chart_id!r}: both axes need a title")
     data = {
-        "id": chart_id,
+        "id": _chart_id(chart_id),
         "kind": "scatter",
         "title": title,
         "xLabel": x_label,
@@ -84,6 +105,9 @@ def scatter(
 
 
 def table(table_id: str, title: str, columns: Sequence[str], rows: list[list[Any]]) -> dict:
+    """A table; its id ends in ``-table`` (``behavioral-table``), so it never shares one with a chart."""
+    if not table_id.endswith(TABLE_SUFFIX):
+        raise ValueError(f"table {table_id!r}: a table's id ends in {TABLE_SUFFIX!r}")
     return {"id": table_id, "title": title, "columns": list(columns), "rows": rows}
 
 
@@ -137,8 +161,23 @@ def to_csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return csvfile.csv_text(header, rows, cell=_cell, lineterminator="\r\n")
 
 
+def figures(charts: list[dict], tables: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A dashboard's charts and tables as they go into its result, once every id is known to be unique
+    among them all (the id addresses the figure's CSV and marks it on the page): a repeated id is a
+    mistake in the dashboard's code, raised as ``ValueError`` naming the id and both figures' titles."""
+    seen: dict[str, dict] = {}
+    for figure in [*charts, *tables]:
+        first = seen.get(figure["id"])
+        if first is not None:
+            raise ValueError(
+                f"dashboard figure id {figure['id']!r} is used twice: {first['title']!r} and {figure['title']!r}"
+            )
+        seen[figure["id"]] = figure
+    return charts, tables
+
+
 def find(result: dict, name: str) -> tuple[list[str], list[list[Any]]] | None:
-    """Header and rows of the chart or table ``name`` of a computed dashboard, or None."""
+    """Header and rows of the chart or table with id ``name`` of a computed dashboard, or None."""
     for c in result.get("charts", ()):
         if c["id"] == name:
             return chart_rows(c)

@@ -27,10 +27,16 @@ PLAUSIBILITY_REFERENCES = ("SAM", "CAM", "HAM1")
 
 def stored_faithfulness(run: int, method: str, used: dict[int, str]) -> list[dict]:
     """The stored per-text faithfulness of ``method``'s explanations of run ``run``, for the documents and
-    explained classes in ``used`` (document → target, as the dashboard chose its maps). One query."""
-    rows = Explanation.objects.filter(
-        model_run_id=run, method=method, document_id__in=list(used), faithfulness__isnull=False
-    ).values_list("document_id", "target", "faithfulness")
+    explained classes in ``used`` (document → target, as the dashboard chose its maps), in document order:
+    the bootstrap resamples by position, so its intervals must not follow the order rows come back in.
+    One query."""
+    rows = (
+        Explanation.objects.filter(
+            model_run_id=run, method=method, document_id__in=list(used), faithfulness__isnull=False
+        )
+        .order_by("document_id", "target")
+        .values_list("document_id", "target", "faithfulness")
+    )
     return [f for doc, target, f in rows if used.get(doc) == target and isinstance(f, dict)]
 
 
@@ -93,7 +99,7 @@ def presentation(sels: Sequence[dict], reports: Sequence[dict]) -> tuple[list[di
         columns += [name, "ci_low", "ci_high", "n"]
     tables = [
         table(
-            "plausibility_faithfulness",
+            "plausibility_faithfulness-table",
             "Plausibility and faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
             columns,
             rows,

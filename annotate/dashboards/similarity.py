@@ -15,7 +15,7 @@ from typing import Any
 
 from annotate.dashboards import faithfulness, gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
-from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.dashboards.charts import chart, estimate_series, figures, table
 from annotate.lexicon import lexicon_dir
 from annotate.machine.heatmap import signed_levels
 from annotate.machine.method_names import method_name
@@ -123,7 +123,7 @@ def similarity_dashboard(
         + _notes(sels, reports, bad_maps, lexicon is not None, len(records))
         + faithfulness.faithfulness_notes(sels),
     }
-    result["charts"], result["tables"] = _presentation(result, records, per_text, text_url)
+    result["charts"], result["tables"] = figures(*_presentation(result, records, per_text, text_url))
     progress(1.0, "done")
     return json_safe(result)
 
@@ -226,7 +226,7 @@ def _presentation(
     )
     tables.append(
         table(
-            "behavioral",
+            "behavioral-table",
             "Behavioral similarity (Sen et al. 2020 Table 2)",
             ["selection", "reference", "texts", "k", "value", "ci_low", "ci_high", "n", "skipped"],
             [
@@ -258,7 +258,7 @@ def _presentation(
     )
     tables.append(
         table(
-            "lexical",
+            "lexical-table",
             "Lexical similarity (Sen et al. 2020 Table 3)",
             [
                 "selection",
@@ -313,7 +313,7 @@ def _presentation(
                 cssr_rows.append(cells)
         tables.append(
             table(
-                "cssr",
+                "cssr-table",
                 "Cross-sentiment selection rate (Sen et al. 2020 Table 4)",
                 [
                     "selection",
@@ -360,7 +360,7 @@ def _presentation(
         )
         tables.append(
             table(
-                "pos",
+                "pos-table",
                 "Distribution over Penn Treebank tags: CAM words, each machine's top-k words, all words",
                 ["tag", "category", "humans (CAM)", *[s["name"] for s in sels], "corpus"],
                 [
@@ -381,7 +381,7 @@ def _presentation(
     hh = r["human_human"]
     tables.append(
         table(
-            "human_human",
+            "human_human-table",
             "Human–human behavioral similarity, for comparison (truth map, score map)",
             ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
             [[p["truth"], p["score"], *_est(p)[:3], p["n"], p.get("skipped")] for p in hh],
@@ -390,7 +390,7 @@ def _presentation(
     links = _texts_table_links(records, text_url)
     tables.append(
         table(
-            "texts",
+            "texts-table",
             "Texts (open one to see its maps over the words)",
             ["document", "gold label", "maps", "words", *[f"AUC vs SAM: {s['name']}" for s in sels]],
             [

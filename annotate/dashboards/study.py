@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from annotate.dashboards import gather, notes
-from annotate.dashboards.charts import chart, estimate_series, table
+from annotate.dashboards.charts import chart, estimate_series, figures, table
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Study
 from explain_engine.api import (
@@ -239,7 +239,7 @@ def study_dashboard(
         "annotators": annotators,
         "notes": text_notes,
     }
-    result["charts"], result["tables"] = _presentation(result)
+    result["charts"], result["tables"] = figures(*_presentation(result))
     progress(1.0, "done")
     return json_safe(result)
 
@@ -261,7 +261,7 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
     charts = [chart("labels", "Label distribution", labels, series, "share")]
     tables = [
         table(
-            "labels",
+            "labels-table",
             "Label distribution",
             ["label", "answers", "share of answers", "documents (gold label)"],
             [
@@ -288,7 +288,7 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
     )
     tables.append(
         table(
-            "agreement",
+            "agreement-table",
             "Agreement between annotators (95 % bootstrap intervals over items)",
             ["figure", "value", "ci_low", "ci_high", "n"],
             [[name, e["value"], e["ci_low"], e["ci_high"], e["n"]] for name, e in estimates]
@@ -309,7 +309,7 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
         )
         tables.append(
             table(
-                "human_human",
+                "human_human-table",
                 "Human–human behavioral similarity (Sen et al. 2020 Table 2: one map is the truth, the other the score)",
                 ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
                 [
@@ -330,7 +330,7 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
         )
         tables.append(
             table(
-                "words_selected",
+                "words_selected-table",
                 "Words selected per map (k); CAM = AND, SAM = OR of a text's maps",
                 ["reference", "k", "ci_low", "ci_high", "texts"],
                 [[name, e["value"], e["ci_low"], e["ci_high"], e["texts"]] for name, e in k.items()],
@@ -338,7 +338,7 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
         )
     tables.append(
         table(
-            "annotators",
+            "annotators-table",
             "Annotators",
             [
                 "annotator",

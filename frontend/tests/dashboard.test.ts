@@ -134,7 +134,7 @@ describe("pieces", () => {
   it("writes tables with escaped text, safe links only, numeric columns and a CSV link", () => {
     const box = document.createElement("div");
     const table = renderTable(box, {
-      id: "texts",
+      id: "texts-table",
       title: "Texts",
       columns: ["document", "AUC", "label"],
       rows: [
@@ -287,7 +287,14 @@ describe("the page", () => {
       notes: ["Fleiss κ may mislead"],
       charts: [CHART],
       tables: [
-        { id: "annotators", title: "Annotators", columns: ["annotator", "answers"], rows: [["w1", 3]] },
+        {
+          id: "human_human-table",
+          title: "Human–human similarity",
+          columns: ["truth", "score", "value"],
+          rows: [["HAM1", "HAM2", 0.74]],
+          csv: "/api/dashboards/studies/u/csv/human_human-table.csv",
+        },
+        { id: "annotators-table", title: "Annotators", columns: ["annotator", "answers"], rows: [["w1", 3]] },
       ],
     };
     const { impl } = fakeFetch([
@@ -307,7 +314,13 @@ describe("the page", () => {
     expect(window.hatlabDashboard).toBe(rendered);
     expect(Object.keys(rendered.charts)).toEqual(["human_human"]);
     expect(root.querySelector("[data-section=notes] li")!.textContent).toBe("Fleiss κ may mislead");
-    expect(root.querySelector("[data-table=annotators] td")!.textContent).toBe("w1");
+    expect(root.querySelector("[data-table=annotators-table] td")!.textContent).toBe("w1");
+    // the chart and the table of one figure each link the CSV the API gave that figure
+    const serverCsv = (selector: string) =>
+      root.querySelector<HTMLAnchorElement>(`${selector} .hatlab-server-csv`)?.getAttribute("href");
+    expect(serverCsv("[data-chart=human_human]")).toBe(CHART.csv);
+    expect(serverCsv('[data-table="human_human-table"]')).toBe(body.tables[0].csv);
+    expect(serverCsv('[data-table="annotators-table"]')).toBeUndefined();
   });
 
   it("shows why the figures could not be loaded", async () => {

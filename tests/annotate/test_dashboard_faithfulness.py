@@ -1,7 +1,8 @@
 """The human-vs-machine dashboard's plausibility-versus-faithfulness chart, a scatter of one point per
 selection: its faithfulness (y) is the mean of the values stored with the explanations of the counted
 texts, for the class the dashboard chose, with the engine's intervals; its plausibility (x) is the
-dashboard's own behavioral similarity against SAM. The scatter's CSV rows are the points."""
+dashboard's own behavioral similarity against SAM. The scatter's CSV rows are the points; its table's CSV
+holds the table's columns."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import numpy as np
 import pytest
 
 from annotate.dashboards.charts import chart_rows, estimate_point, scatter, to_csv
+from annotate.dashboards.faithfulness import stored_faithfulness
 from annotate.dashboards.similarity import similarity_dashboard
 from annotate.models import Explanation, Item
 from annotate.quality import grading
 from explain_engine.api import FAITHFULNESS_BINS, summarize_faithfulness
 from tests.annotate.conftest import make_dataset, make_study, make_worker
-from tests.annotate.test_dashboards import answer, machine_run, noisy
+from tests.annotate.test_dashboards import answer, assert_figures_have_own_ids_and_csv, machine_run, noisy
 
 pytestmark = [pytest.mark.django_db]
 
@@ -63,7 +65,9 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
     for row in Explanation.objects.filter(model_run=run, method="omit_1"):
         row.faithfulness = measured(row.document_id, row.target)
         row.save(update_fields=["faithfulness"])
-    counted = Item.objects.filter(study=study, is_gold=False).select_related("document")
+    counted = (
+        Item.objects.filter(study=study, is_gold=False).select_related("document").order_by("document_id")
+    )
     predicted = {p.document_id: p.label for p in run.predictions.all()}
     chosen = {
         i.document_id: i.document.label if target == "gold" else predicted[i.document_id] for i in counted
@@ -103,7 +107,7 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
         np.mean([e["kendall_tau_loo"] for e in expected])
     )
     assert result["selections"][1]["faithfulness"]["texts"] == 0
-    table = {t["id"]: t for t in result["tables"]}["plausibility_faithfulness"]
+    table = {t["id"]: t for t in result["tables"]}["plausibility_faithfulness-table"]
     row = table["rows"][0]
     assert row[:3] == [result["selections"][0]["name"], "SAM", sam["value"]]
     assert row[table["columns"].index("sufficiency AOPC")] == pytest.approx(
@@ -111,6 +115,19 @@ def test_the_chart_averages_the_stored_faithfulness_of_the_compared_maps(study, 
     )
     assert any("no faithfulness measured" in n for n in result["notes"])
     assert any(result["selections"][1]["name"] in n for n in result["notes"])
+
+
+def test_stored_faithfulness_comes_in_document_order(study, researcher):
+    """The intervals are a bootstrap over the texts' positions: the rows are read in document order, not
+    in the order the database keeps them (here the reverse: each row is rewritten, the last one first)."""
+    run = machine_run(researcher, study.dataset, methods=("omit_1",))
+    rows = list(Explanation.objects.filter(model_run=run).order_by("-document_id", "target"))
+    for row in rows:
+        row.faithfulness = measured(row.document_id, row.target)
+        row.save(update_fields=["faithfulness"])
+    used = {row.document_id: "positive" for row in rows}
+    got = stored_faithfulness(run.pk, "omit_1", used)
+    assert got == [measured(doc, "positive") for doc in sorted(used)]
 
 
 def test_no_chart_without_measured_faithfulness(study, researcher):
@@ -138,6 +155,11 @@ def test_the_chart_comes_with_the_page_and_its_csv(study, researcher, client):
     assert [float(v) for v in lines[1].split(",")[-6:]] == pytest.approx(
         [point[k] for k in ("x", "xLower", "xUpper", "y", "yLower", "yUpper")]
     )
+    # the scatter's table is a figure of its own with its own CSV, as is every other figure of the page
+    ids = assert_figures_have_own_ids_and_csv(client, data)
+    assert {"plausibility_faithfulness", "plausibility_faithfulness-table"} <= set(ids)
+    table = {t["id"]: t for t in data["tables"]}["plausibility_faithfulness-table"]
+    assert client.get(table["csv"]).content.decode().splitlines()[0] == ",".join(table["columns"])
     assert len(lines) == 2
 
 

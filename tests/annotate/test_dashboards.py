@@ -378,12 +378,76 @@ def test_csv_downloads(answered, client, researcher):
     values = chart["series"][0]
     assert [float(r[1]) for r in rows[1:]] == values["values"]
     assert [float(r[3]) for r in rows[1:]] == values["upper"]
-    table = next(t for t in data["tables"] if t["id"] == "annotators")
+    # the table beside the chart (found by its title, not its id) downloads its own columns and rows,
+    # not the chart's, under a file name of its own
+    table = next(t for t in data["tables"] if t["title"].startswith("Human–human behavioral similarity"))
+    response = client.get(table["csv"])
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"] == table["columns"]
+    assert response.content.decode() == charts.to_csv(table["columns"], table["rows"])
+    assert response["Content-Disposition"] != client.get(chart["csv"])["Content-Disposition"]
+    table = next(t for t in data["tables"] if t["id"] == "annotators-table")
     rows = list(csv.reader(io.StringIO(client.get(table["csv"]).content.decode())))
     assert rows[0] == table["columns"] and len(rows) == 4
     assert {r[0] for r in rows[1:]} == {w.anonymous_id for w in workers}
     assert client.get(f"/api/dashboards/studies/{study.uid}/csv/nothing.csv").status_code == 404
     assert charts.to_csv(["a"], [["=cmd()"], [-1.0], [0.25]]) == "a\r\n'=cmd()\r\n-1\r\n0.25\r\n"
+
+
+def assert_figures_have_own_ids_and_csv(client, data: dict) -> list[str]:
+    """Every chart and table of a dashboard's API answer has an id no other figure has, and its CSV
+    link answers its own numbers: a chart's rows (label, values, bounds), a table's columns and rows.
+    Returns the ids."""
+    figures = [*data["charts"], *data["tables"]]
+    ids = [f["id"] for f in figures]
+    assert len(ids) == len(set(ids)), ids
+    assert len({f["csv"] for f in figures}) == len(figures)
+    for c in data["charts"]:
+        assert client.get(c["csv"]).content.decode() == charts.to_csv(*charts.chart_rows(c)), c["id"]
+    for t in data["tables"]:
+        assert client.get(t["csv"]).content.decode() == charts.to_csv(t["columns"], t["rows"]), t["id"]
+    return ids
+
+
+def test_every_figure_of_both_dashboards_has_its_own_id_and_csv(answered, client, researcher, lexicon):
+    study, _, _ = answered
+    run = machine_run(researcher, study.dataset)
+    client.force_login(researcher)
+    data = client.get(f"/api/dashboards/studies/{study.uid}/").json()
+    figures = ["labels", "agreement", "human_human", "words_selected"]
+    assert assert_figures_have_own_ids_and_csv(client, data) == [
+        *figures,
+        *[f"{f}-table" for f in figures],
+        "annotators-table",
+    ]
+    query = {"select": [f"{run.pk}:attention (training)", f"{run.pk}:grad_l2_1s"], "target": "gold"}
+    data = client.get(f"/api/dashboards/studies/{study.uid}/similarity/", query).json()
+    figures = ["behavioral", "lexical", "cssr", "pos"]
+    assert assert_figures_have_own_ids_and_csv(client, data) == [
+        *figures,
+        *[f"{f}-table" for f in figures],
+        "human_human-table",
+        "texts-table",
+    ]
+
+
+def test_a_repeated_figure_id_is_an_error(answered, monkeypatch):
+    labels, series = ["a", "b"], [{"name": "n", "values": [1, 2]}]
+    one = charts.chart("agreement", "Agreement", labels, series)
+    tables = [charts.table("agreement-table", "Agreement", ["x"], [])]
+    assert charts.figures([one], tables) == ([one], tables)
+    with pytest.raises(ValueError, match="'agreement' is used twice: 'Agreement' and 'Again'"):
+        charts.figures([one, charts.chart("agreement", "Again", labels, series)], [])
+    with pytest.raises(ValueError, match="table 'agreement': a table's id ends in '-table'"):
+        charts.table("agreement", "Agreement", ["x"], [])
+    with pytest.raises(ValueError, match="chart 'agreement-table': ids ending in '-table' are for tables"):
+        charts.chart("agreement-table", "Agreement", labels, series)
+    with pytest.raises(ValueError, match="chart 'pf-table': ids ending in '-table' are for tables"):
+        charts.scatter("pf-table", "PF", [], "x", "y")
+    # the study dashboard checks its figures when it assembles them
+    monkeypatch.setattr("annotate.dashboards.study._presentation", lambda r: ([one, one], []))
+    with pytest.raises(ValueError, match="'agreement' is used twice"):
+        study_dashboard(answered[0], n_boot=10)
 
 
 # ---------------------------------------------------------------------------------------- access
@@ -637,7 +701,7 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
         "corpus",
     ]
     assert sum(pos["series"][-1]["values"]) == pytest.approx(1.0, abs=0.05)
-    texts = next(t for t in data["tables"] if t["id"] == "texts")
+    texts = next(t for t in data["tables"] if t["id"] == "texts-table")
     first = texts["rows"][0][0]
     assert first["href"].startswith(f"/studies/{study.uid}/dashboard/texts/") and "select=" in first["href"]
     # the texts table's AUC against SAM is the engine's per-text AUC

@@ -1,5 +1,6 @@
 """The dashboards in a real browser: the charts are drawn from the API's JSON (the Chart instances hold
-the API's numbers and the canvases have drawn pixels), each chart's CSV link holds the same table, the
+the API's numbers and the canvases have drawn pixels), each chart's CSV link holds the same table, each
+table's "Download CSV" link the table's own columns and rows, the
 plausibility-versus-faithfulness scatter shows one labelled point per measured method with its whiskers,
 and the drill-down overlays a machine map on a human map over the words, with document text shown as
 text."""
@@ -128,6 +129,19 @@ def assert_charts_follow_the_api(page, api: dict) -> dict:
     return drawn
 
 
+def assert_tables_follow_the_api(page, api: dict) -> None:
+    """Every table on the page is the API's, and its "Download CSV" link answers that table's columns
+    and rows (not those of the chart drawn from the same figure)."""
+    assert page.locator("[data-table]").evaluate_all("ts => ts.map(t => t.dataset.table)") == [
+        t["id"] for t in api["tables"]
+    ]
+    for spec in api["tables"]:
+        link = page.locator(f'[data-table="{spec["id"]}"] a.hatlab-server-csv')
+        assert link.text_content() == "Download CSV"
+        server = page.request.get(page.url.split("/studies/")[0] + link.get_attribute("href"))
+        assert server.ok and server.text() == to_csv(spec["columns"], spec["rows"]), spec["id"]
+
+
 def test_study_and_machine_dashboards_and_the_drill_down(
     live_server, browser_context, output_dir, scene, frontend_bundle
 ):
@@ -141,7 +155,9 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     api = page.request.get(f"{live_server.url}/api/dashboards/studies/{study.uid}/").json()
     drawn = assert_charts_follow_the_api(page, api)
     assert {"labels", "agreement", "human_human", "words_selected"} <= set(drawn)
-    annotators = page.locator('[data-table="annotators"] tbody tr')
+    assert_tables_follow_the_api(page, api)
+    assert page.locator('[data-table="human_human-table"] thead th').first.text_content() == "truth"
+    annotators = page.locator('[data-table="annotators-table"] tbody tr')
     assert annotators.count() == 3
     assert page.locator("[data-section=notes] li").count() == len(api["notes"]) > 0
     page.screenshot(path=str(output_dir / "study-dashboard.png"), full_page=True)
@@ -156,6 +172,7 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     api = page.request.get(live_server.url + api_url).json()
     drawn = assert_charts_follow_the_api(page, api)
     assert {"behavioral", "lexical", "pos"} <= set(drawn)
+    assert_tables_follow_the_api(page, api)
     assert [d["label"] for d in drawn["behavioral"]["datasets"]] == [
         "bilstm · Attention (as trained)",
         "bilstm · Simple gradient of s, L2 norm",
@@ -166,7 +183,7 @@ def test_study_and_machine_dashboards_and_the_drill_down(
 
     # drill down to the text whose first word is markup
     hostile_doc = study.dataset.documents.order_by("id")[1]
-    page.click(f'[data-table="texts"] a:text-is("{hostile_doc.external_id}")')
+    page.click(f'[data-table="texts-table"] a:text-is("{hostile_doc.external_id}")')
     page.wait_for_selector("#hatlab-dashboard[data-state=ready]")
     text_api = page.request.get(live_server.url + page.get_attribute("#hatlab-dashboard", "data-api")).json()
     words = page.locator("[data-overlay] span.w")
@@ -208,14 +225,14 @@ def test_the_study_dashboard_fits_a_1366_pixel_screen(live_server, browser_conte
     page.set_viewport_size({"width": 1366, "height": 768})
     page.goto(f"{live_server.url}/studies/{study.uid}/dashboard/")
     page.wait_for_selector("#hatlab-dashboard[data-state=ready]")
-    table = page.locator('[data-table="annotators"] table')
+    table = page.locator('[data-table="annotators-table"] table')
     assert table.locator("thead th").count() == 13 and table.locator("tbody tr").count() == 3
     page.screenshot(path=str(output_dir / "study-dashboard-1366.png"), full_page=True)
     assert page.evaluate(PAGE_OVERFLOW) <= 0
     # the table itself stays inside the page, and every column shows without scrolling its own box
-    box = page.locator('[data-table="annotators"] .table-scroll').bounding_box()
+    box = page.locator('[data-table="annotators-table"] .table-scroll').bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1366
-    assert page.evaluate(TABLE_OVERFLOW, "annotators") <= 0
+    assert page.evaluate(TABLE_OVERFLOW, "annotators-table") <= 0
     assert errors == []
 
 
@@ -313,6 +330,7 @@ def test_plausibility_against_faithfulness_is_a_scatter_with_whiskers(
         "href"
     )
     assert len(unquote(csv).split("\r\n")) == 1 + 3 + 1  # header, three selections, the final line end
+    assert_tables_follow_the_api(page, api)
     assert any("no faithfulness measured" in n for n in api["notes"])
     figure = page.locator('figure[data-chart="plausibility_faithfulness"]')
     figure.scroll_into_view_if_needed()
