@@ -290,6 +290,15 @@ def check_explanations(client, run: ModelRun, methods: list[str]) -> dict[tuple[
         assert on_special >= 0.5**LAYERS and sum(stored) == pytest.approx(1 - on_special, abs=1e-5)
         assert min(stored) > 0
     assert most_pieces >= 2  # some word ("delicious." at least) is more than one piece
+    # the run's heat map of a text shows the rollout over its words above the people's maps
+    shown = by_key["t2", "attention_rollout"]
+    page = client.get(f"/models/{run.pk}/documents/{shown['document']}/", {"method": "attention_rollout"})
+    machine = re.search(r'data-map="machine">(.*?)</p>', page.content.decode(), re.S).group(1)
+    titles = [float(t) for t in re.findall(r'title="([^"]+)"', machine)]
+    assert titles == pytest.approx(shown["scores"], abs=5e-5)
+    assert (
+        page.content.decode().count('class="heat-text"') == 1 + 3 + 2
+    )  # the machine's, 3 workers', CAM, SAM
     return by_key
 
 
