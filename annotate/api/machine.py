@@ -130,6 +130,11 @@ class ExplainRequestSerializer(serializers.Serializer):
     ngram_sizes = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
     method_params = JSONObjectField(required=False, default=dict)
     batch_size = serializers.IntegerField(required=False, default=16)
+    faithfulness = serializers.BooleanField(
+        required=False,
+        default=True,
+        help_text="Measure each map's comprehensiveness, sufficiency and Kendall's τ against leave-one-out.",
+    )
     gpu = serializers.BooleanField(required=False, default=False)
 
 

@@ -159,6 +159,23 @@ def test_explain_queues_one_job_per_request_and_results_are_listed(
     assert len(listed["results"][0]["evidence"]) == 2
 
 
+def test_explain_measures_faithfulness_unless_asked_not_to(
+    client, trained, sent, django_capture_on_commit_callbacks
+):
+    for measure in (False, True):
+        with django_capture_on_commit_callbacks(execute=True):
+            queued = client.post(
+                f"/api/model-runs/{trained.pk}/explain/",
+                {"methods": ["grad_l2_1s"], "faithfulness": measure},
+                format="json",
+            )
+        assert queued.status_code == 202 and queued.json()["params"]["request"]["faithfulness"] is measure
+        jobs.explain_model.apply(args=sent[-1][1]).get()
+        listed = client.get(f"/api/explanations/?model_run={trained.pk}&method=grad_l2_1s").json()["results"]
+        assert len(listed) == 8
+        assert all((row["faithfulness"] is not None) is measure for row in listed)
+
+
 @pytest.mark.parametrize(
     ("payload", "field"),
     [
@@ -166,6 +183,7 @@ def test_explain_queues_one_job_per_request_and_results_are_listed(
         ({"methods": ["attention"], "target": "neutral"}, "target"),
         ({"methods": ["attention"], "m": "many"}, "m"),
         ({"methods": ["attention"], "documents": [123456]}, "documents"),
+        ({"methods": ["attention"], "faithfulness": "sometimes"}, "faithfulness"),
     ],
 )
 def test_bad_explanation_requests_get_a_400_naming_the_field(client, trained, payload, field):
