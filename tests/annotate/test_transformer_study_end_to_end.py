@@ -342,8 +342,8 @@ def check_dashboard(data: dict, stored: dict[tuple[str, str], dict]) -> dict[str
     figure = charts["behavioral"]
     assert [s["name"] for s in figure["series"]] == list(names.values()) and "SAM" in figure["labels"]
     assert all(0 <= v <= 1 for s in figure["series"] for v in s["values"])
-    behavioral = tables["behavioral"]
-    faithful = tables["plausibility_faithfulness"]
+    behavioral = tables["behavioral-table"]
+    faithful = tables["plausibility_faithfulness-table"]
     column = {name: i for i, name in reversed(list(enumerate(faithful["columns"])))}  # first of repeats
     figures: dict[str, dict[str, float]] = {}
     for sel in data["selections"]:
