@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 from explain_engine.datasets import read_labelled_sentences  # noqa: E402
 from explain_engine.models import ARCHITECTURES, FROM_CHECKPOINT, available_architectures, build_model  # noqa: E402
-from explain_engine.subword import SubwordVocabulary  # noqa: E402
+from explain_engine.models.transformer import hf_transformers  # noqa: E402
+from explain_engine.subword import SubwordVocabulary, train_wordpiece  # noqa: E402
 from explain_engine.training import PAPER_DEFAULTS, TrainConfig, make_optimizer, train  # noqa: E402
 from explain_engine.vocab import TokenizedText, Vocabulary  # noqa: E402
 
@@ -56,7 +57,6 @@ TRANSFORMER_SIZES = {
         "intermediate_size": 3072,
     },
 }
-SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def device_name(device: torch.device) -> str:
@@ -96,30 +96,10 @@ def bench_texts(n: int, seed: int) -> tuple[list[str], str]:
 def build_bert_checkpoint(folder: Path, texts: list[str], size: str, vocab_size: int = 8000) -> Path:
     """A randomly initialised BERT of ``size`` (:data:`TRANSFORMER_SIZES`) and a WordPiece tokenizer trained
     on ``texts``, written with ``save_pretrained`` to ``folder`` (the optional extra ``transformers``)."""
-    import tokenizers
-    import transformers
-
-    tok = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(
-        texts, tokenizers.trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
-    )
-    tok.post_processor = tokenizers.processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
-    )
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-    )
-    config = transformers.BertConfig(vocab_size=len(tokenizer), **TRANSFORMER_SIZES[size])
+    tokenizer = train_wordpiece(texts, vocab_size)
+    config = hf_transformers().BertConfig(vocab_size=len(tokenizer), **TRANSFORMER_SIZES[size])
     torch.manual_seed(0)
-    transformers.BertForSequenceClassification(config).save_pretrained(str(folder))
+    hf_transformers().BertForSequenceClassification(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
     return folder
 

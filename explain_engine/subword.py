@@ -15,10 +15,11 @@ The tokenizer is saved and loaded with its own ``save_pretrained`` / ``from_pret
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from explain_engine import text as textlib
+from explain_engine.extras import optional
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.transformer import checkpoint_error, hf_transformers, offline
 from explain_engine.vocab import TokenizedText, Vocabulary
@@ -116,3 +117,35 @@ class SubwordVocabulary:
 
     #: Padding as the word vocabulary pads (id 0 on masked positions, which the attention mask hides).
     collate = staticmethod(Vocabulary.collate)
+
+
+#: The special tokens of a BERT WordPiece vocabulary, in the order :func:`train_wordpiece` gives them ids.
+BERT_SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def train_wordpiece(texts: Iterable[str], vocab_size: int):
+    """A lower-casing BERT WordPiece tokenizer (Devlin et al. 2019 §3) trained on ``texts`` with the
+    ``tokenizers`` library, reading ``[CLS] text [SEP]``: the tokenizer of a transformer built from a
+    config rather than a checkpoint. A small ``vocab_size`` splits rarer words into several pieces."""
+    tokenizers = optional("tokenizers", extra="transformers", family="transformer")
+    tok = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    tok.decoder = tokenizers.decoders.WordPiece()
+    trainer = tokenizers.trainers.WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=list(BERT_SPECIAL_TOKENS)
+    )
+    tok.train_from_iterator(list(texts), trainer)
+    tok.post_processor = tokenizers.processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+    )
+    return hf_transformers().PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )

@@ -8,37 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import torch
+
+from explain_engine.subword import train_wordpiece
 
 transformers = pytest.importorskip(
     "transformers", reason="the optional extra 'transformers' is not installed"
 )
-tokenizers = pytest.importorskip("tokenizers", reason="the optional extra 'transformers' is not installed")
-
-SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-
-
-def wordpiece_tokenizer(texts: Sequence[str], vocab_size: int = 120):
-    """A lower-casing BERT WordPiece tokenizer trained on ``texts`` (a small vocabulary, so that
-    rarer words are split into several pieces)."""
-    tok = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
-    tok.decoder = tokenizers.decoders.WordPiece()
-    trainer = tokenizers.trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL)
-    tok.train_from_iterator(list(texts), trainer)
-    tok.post_processor = tokenizers.processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
-    )
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-    )
+pytest.importorskip("tokenizers", reason="the optional extra 'transformers' is not installed")
 
 
 def build_tiny_checkpoint(
@@ -52,10 +29,9 @@ def build_tiny_checkpoint(
     max_positions: int = 64,
     seed: int = 0,
 ) -> Path:
-    """Write a tiny BERT sequence classifier and its tokenizer to ``folder``; return the folder."""
-    import torch
-
-    tokenizer = wordpiece_tokenizer(texts, vocab_size)
+    """Write a tiny BERT sequence classifier and its tokenizer (a small vocabulary, so that rarer words
+    are split into several pieces) to ``folder``; return the folder."""
+    tokenizer = train_wordpiece(texts, vocab_size)
     config = transformers.BertConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden,
