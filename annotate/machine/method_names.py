@@ -17,6 +17,8 @@ _GRADIENT = re.compile(r"grad_(l2|dot)_(1|int_)([sp])")
 _NGRAM = re.compile(r"(occ|omit)_(\d+)")
 NAMES = {
     "attention": "Attention weights",
+    "attention_last": "Last layer's attention",
+    "attention_rollout": "Attention rollout",
     ATTENTION_TRAINING: "Attention (as trained)",
     "cell_decomposition": "Cell decomposition",
     "decision_tree": "Decision-tree extraction",
