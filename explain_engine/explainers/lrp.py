@@ -17,6 +17,11 @@ embedding dimensions: ``φ_lrp(t, k, X) = Σ_j R(e_{t,j})``.
   share). δ = 0 is the plain ε rule of Poerner et al. (2018 eq. 8), where the biases and ε absorb
   their share: on trained LSTMs that share is many times ``s(k, X)`` with the opposite sign.
 * On the ReLU CNN with δ = 0 and ε → 0 the result equals gradient × input (Kindermans et al. 2016).
+* The propagation runs in float64 (on a double-precision copy of a float32 model): where
+  ``f ⊙ c_{t-1}`` and ``i ⊙ g_t`` nearly cancel, their shares of ``R(c_t)`` are large and of opposite
+  sign, and over a few hundred time steps float32 round-off outgrows the relevance itself (an SST-2
+  LSTM's words summed to 2,709 for a class score of 1.2 on 200-word documents; in float64, to within
+  1e-6 of it).
 
 Written by hand (see :mod:`explain_engine.explainers._propagation`): Captum's ``LRP`` only
 handles standard ``nn`` layers and cannot treat custom gates or attention weights as weights.
@@ -24,6 +29,7 @@ handles standard ``nn`` layers and cannot treat custom gates or attention weight
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import torch
@@ -54,14 +60,15 @@ def lrp_relevance(
     eps: float = 1e-3,
     bias_factor: float = 1.0,
 ) -> torch.Tensor:
-    """ε-LRP token relevance ``(B, T)`` of ``target`` for a model from :data:`PROPAGATION_ARCHITECTURES`.
+    """ε-LRP token relevance ``(B, T)``, float64, of ``target`` for a model from :data:`PROPAGATION_ARCHITECTURES`.
 
     ``bias_factor`` 1 is the conservative rule of Arras et al. (2017 §3), 0 the plain ε rule.
     """
+    precise = model if next(model.parameters()).dtype == torch.float64 else copy.deepcopy(model).double()
     with torch.no_grad():
-        embeds = model.embed(ids)
+        embeds = precise.embed(ids)
     rule = LrpRule(eps, float(bias_factor))
-    relevance, _ = input_times_modified_gradient(model, embeds, mask, target, rule)
+    relevance, _ = input_times_modified_gradient(precise, embeds, mask, target, rule)
     return relevance
 
 

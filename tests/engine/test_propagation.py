@@ -263,7 +263,22 @@ def test_conservative_lrp_holds_on_a_float32_model_with_large_biases(batch):
     logits = scores(model, ids, mask)
     target = logits.argmax(1)
     relevance = lrp_relevance(model, ids, mask, target)
-    torch.testing.assert_close(relevance.sum(1), chosen(logits, target), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(relevance.sum(1).float(), chosen(logits, target), rtol=1e-4, atol=1e-4)
+
+
+def test_lrp_conserves_in_double_precision_on_a_long_float32_text():
+    """A float32 LSTM over 400 tokens: the propagation runs on a float64 copy, so the words' relevance sums
+    to the class score to 1e-9 (float32 round-off over the time steps would not allow it)."""
+    model = make_model("lstm", seed=4).float()
+    gen = torch.Generator().manual_seed(5)
+    ids = torch.randint(1, VOCAB, (2, 400), generator=gen)
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    logits = scores(model, ids, mask).double()
+    target = logits.argmax(1)
+    relevance = lrp_relevance(model, ids, mask, target)
+    assert relevance.dtype == torch.float64
+    total = model.double()(ids, mask).logits.detach().gather(1, target[:, None]).squeeze(1)
+    torch.testing.assert_close(relevance.sum(1), total, rtol=1e-9, atol=1e-9)
 
 
 # ------------------------------------------------------------------ DeepLIFT
