@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.explain import clock  # noqa: E402
 from explain_engine.artifacts import TrainedModel  # noqa: E402
 from explain_engine.cli.explain import fitted_methods, with_seed  # noqa: E402
 from explain_engine.datasets.yelphat import read_raw  # noqa: E402
@@ -46,13 +46,6 @@ def sample_reviews(per_part: int, seed: int) -> list[tuple[str, str]]:
             texts = [texts[i] for i in sorted(rng.choice(len(texts), per_part, replace=False))]
         picked += [(path.name, t) for t in texts]
     return picked
-
-
-def clock(device: torch.device) -> float:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-        return time.perf_counter()
-    return time.process_time()
 
 
 def time_method(bundle: TrainedModel, texts: list[str], name: str, params: dict, batch_size: int) -> dict:
