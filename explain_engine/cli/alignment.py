@@ -10,7 +10,10 @@ derangement, or the ``random_partner`` id each record names). Oracles:
 * ``hard`` (eq. 2): the words of the text found in the explanation, stop words left out (``--stop-words``:
   ``nltk``, the paper's list, or ``sklearn``); ``--compare-stop-words`` also prints ΔA under the other list;
 * ``soft`` (eq. 3), with ``--informed-model DIR``: |IG| of an explanation-informed twin
-  (:mod:`explain_engine.soft_oracle`) for the own and for the random explanation;
+  (:mod:`explain_engine.soft_oracle`) for the own and for the random explanation, each for the joint
+  label y' of its pair — (y, matched) and (y, mismatched); a second row, ``soft (y' matched for both)``,
+  takes the random explanation's oracle for (y, matched) too, so that only the explanation differs
+  between C and C_R (the paper's y' changes the twin's target as well);
 * ``expert`` (eq. 4), when records carry ``expert`` (annotators × words 0/1 marks against their own
   explanation) and ``expert_random`` (marks against their ``random_partner``'s explanation).
 """
@@ -119,10 +122,9 @@ def alignment_report(
 
         bundle = TrainedModel.load(informed_model)
         texts, labels = [r["text"] for r in records], [str(r["label"]) for r in records]
-        oracles["soft"] = (
-            soft_oracles(bundle, texts, explanations, labels, True),
-            soft_oracles(bundle, texts, random_expl, labels, False),
-        )
+        own = soft_oracles(bundle, texts, explanations, labels, True)
+        oracles["soft"] = (own, soft_oracles(bundle, texts, random_expl, labels, False))
+        oracles["soft (y' matched for both)"] = (own, soft_oracles(bundle, texts, random_expl, labels, True))
     expert = _expert(records)
     if expert is not None:
         oracles["expert"] = expert

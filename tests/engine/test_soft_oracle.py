@@ -239,7 +239,14 @@ def test_informed_twin_command_trains_both_and_prints_delta_a_of_hard_and_soft(t
     )
     rep = json.loads(capsys.readouterr().out)
     assert rep["examples"] == 60 and rep["test_examples"] == 6 and rep["twin_test"]["pairs"] == 12
-    assert set(rep["alignment"]["oracles"]) == {"hard", "soft"} and rep["alignment"]["examples"] == 6
+    oracles = rep["alignment"]["oracles"]
+    assert (
+        set(oracles) == {"hard", "soft", "soft (y' matched for both)"} and rep["alignment"]["examples"] == 6
+    )
+    # the diagnostic row shares C with the paper's soft oracle; only the random explanation's target differs
+    same = oracles["soft (y' matched for both)"]
+    assert same["mean_c"] == pytest.approx(oracles["soft"]["mean_c"], abs=1e-12)
+    assert same["mean_c_random"] != pytest.approx(oracles["soft"]["mean_c_random"], abs=1e-9)
     rows = [json.loads(line) for line in (tmp_path / "run" / "alignment.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all(len(r["attributions"]) == len(r["text"].split()) for r in rows)
     assert (tmp_path / "run" / "twin" / "model.pt").exists() and (
