@@ -4,8 +4,10 @@ Explains a trained model's predictions with any registered methods (``all``: eve
 the architecture) and writes one JSON line per text: its id, text, canonical words (character
 offsets), gold and predicted label, class probabilities, and per method the relevance of every word
 (plus, with ``--evidence M``, the top-M evidence and counter-evidence as character spans), and the
-methods' diagnostics: integrated gradients' completeness per text. A line per integrated-gradient
-method says how many texts met completeness within 1 % and names those flagged at the step cap.
+methods' diagnostics: integrated gradients' completeness and LRP's amplification per text. A line per
+integrated-gradient method says how many texts met completeness within 1 % and names those flagged at
+the step cap; a line for LRP gives its relevance / class-score ratios and names the texts amplified
+past the limit.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from explain_engine.datasets.splits import given_splits, split_records
 from explain_engine.datasets.yelphat import read_raw
 from explain_engine.evidence import evidence_and_counter
 from explain_engine.explainers import METHODS, explain_many, methods_for, resolve_methods
-from explain_engine.explainers.gradients import completeness_summary
+from explain_engine.explainers.diagnostics import summary_lines
 from explain_engine.text import word_spans
 
 FITTED = [name for name, spec in METHODS.items() if spec.fitted_with is not None and spec.fitted_with.fit]
@@ -251,8 +253,7 @@ def _explain(args: argparse.Namespace) -> int:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     elapsed = time.perf_counter() - started
     ids = [rec.get("id", i) for i, rec in enumerate(records)]
-    summaries = [completeness_summary(m, d, ids) for m, d in relevance.diagnostics.items()]
-    for line in filter(None, summaries):
+    for line in summary_lines(relevance.diagnostics, ids):
         print(line, file=sys.stderr if args.out == "-" else sys.stdout)
     if args.out != "-":
         print(f"explained {len(records)} texts with {len(names)} methods in {elapsed:.1f} s -> {args.out}")

@@ -18,7 +18,9 @@ hits / documents), the random baseline included:
 ``decision_tree``) is fitted on the model's training texts from ``--train FILE`` (or the ``--data``
 records that the model folder's ``splits.json`` names); without them it is left out and the table
 says why. Integrated-gradient methods report completeness per document; the table says how many met it
-within 1 % and names those flagged at the step cap.
+within 1 % and names those flagged at the step cap. LRP reports how far its relevances outgrow the class
+score (:class:`~explain_engine.explainers.lrp.Amplification`) and names the documents amplified past the
+limit: there its ranking is numerical noise, and ``--param lrp.eps=0.1`` damps it.
 """
 
 from __future__ import annotations

@@ -23,6 +23,15 @@ embedding dimensions: ``φ_lrp(t, k, X) = Σ_j R(e_{t,j})``.
   LSTM's words summed to 2,709 for a class score of 1.2 on 200-word documents; in float64, to within
   1e-6 of it).
 
+* **Amplification.** Where ``f ⊙ c_{t-1}`` and ``i ⊙ g_t`` nearly cancel, ``c_t + ε·sign c_t`` is
+  tiny and both shares of ``R(c_t)`` are large with opposite signs; step after step these shares
+  multiply, and the words' relevances grow far beyond the class score while still summing to it.
+  Each text's report (``diagnostics``: ``amplification``) gives ``Σ_t |φ_lrp(t)| / |s(k, X)|`` and a
+  warning above :data:`AMPLIFICATION_LIMIT`. On a BiLSTM trained on YELP-HAT reviews (Poerner et
+  al.'s sizes) the median over hybrid documents is 9·10⁵ at ε = 0.001 and 5 at ε = 0.1
+  (DeepLIFT: 6); the pointing game goes from 0.65 to 0.72 (DeepLIFT 0.73). A larger ``eps`` damps
+  it; the default stays the paper's 0.001.
+
 Written by hand (see :mod:`explain_engine.explainers._propagation`): Captum's ``LRP`` only
 handles standard ``nn`` layers and cannot treat custom gates or attention weights as weights.
 """
@@ -30,12 +39,15 @@ handles standard ``nn`` layers and cannot treat custom gates or attention weight
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
-from explain_engine.explainers._propagation import LrpRule, input_times_modified_gradient
-from explain_engine.explainers.registry import register
+from explain_engine.explainers._propagation import LrpRule, Rule, input_times_modified_gradient, rule_logits
+from explain_engine.explainers.registry import Attribution, register
 from explain_engine.models.base import EncodedBatch
 
 PROPAGATION_ARCHITECTURES: tuple[str, ...] = (
@@ -51,6 +63,72 @@ PROPAGATION_ARCHITECTURES: tuple[str, ...] = (
     "qrnn",
 )
 
+#: Σ|φ| / |s(k, X)| above which a text's LRP relevance is flagged as amplified. Faithful maps of
+#: mixed evidence stay well below it (DeepLIFT and gradient × input on the YELP-HAT BiLSTM: at most
+#: 77 and 115 over 40 hybrid documents; LRP at ε = 0.001: median 9·10⁵).
+AMPLIFICATION_LIMIT = 1000.0
+
+
+@dataclass(frozen=True)
+class Amplification:
+    """How far one text's LRP relevances outgrow the class score they sum to: ``ratio`` = ``total_abs`` / |``score``|."""
+
+    score: float
+    total_abs: float
+    eps: float
+    limit: float = AMPLIFICATION_LIMIT
+
+    @property
+    def ratio(self) -> float:
+        return self.total_abs / abs(self.score) if self.score else float("inf")
+
+    @property
+    def flagged(self) -> bool:
+        return self.ratio > self.limit
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": self.score,
+            "total_abs": self.total_abs,
+            "ratio": self.ratio,
+            "eps": self.eps,
+            "limit": self.limit,
+            "flagged": self.flagged,
+        }
+
+    def warning(self) -> str | None:
+        """A sentence for a text whose relevances are amplified past the limit."""
+        if not self.flagged:
+            return None
+        return (
+            f"LRP relevance amplified {self.ratio:.3g}x the class score {self.score:.4g} (limit {self.limit:g}x): "
+            "nearly cancelling terms of the gated sums (c_t = f*c_(t-1) + i*g_t) blow up both shares, so "
+            f"the word ranking is unreliable; a larger stabiliser damps it (eps {self.eps:g} now, try 0.1)"
+        )
+
+
+def amplification_summary(
+    method: str, diagnostics: Sequence[dict], ids: Sequence[Any] | None = None
+) -> str | None:
+    """One line on a method's amplification over its texts (median, 90th percentile, max, flagged); None when it reports none."""
+    checks = [d["amplification"] for d in diagnostics if "amplification" in d]
+    if not checks:
+        return None
+    ratios = np.array([c["ratio"] for c in checks])
+    flagged = [i for i, c in enumerate(checks) if c["flagged"]]
+    line = (
+        f"{method}: relevance / class score (sum of |relevance|): median {np.median(ratios):.3g}, "
+        f"90th percentile {np.percentile(ratios, 90):.3g}, max {ratios.max():.3g} (eps {checks[0]['eps']:g})"
+    )
+    if flagged:
+        names = [str(ids[i]) if ids is not None else str(i) for i in flagged]
+        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        line += (
+            f"; AMPLIFIED above {checks[0]['limit']:g}x, flagged: {len(flagged)} of {len(checks)} ({shown}); "
+            "try --param lrp.eps=0.1"
+        )
+    return line
+
 
 def lrp_relevance(
     model: torch.nn.Module,
@@ -59,17 +137,24 @@ def lrp_relevance(
     target: torch.Tensor,
     eps: float = 1e-3,
     bias_factor: float = 1.0,
-) -> torch.Tensor:
+    *,
+    with_scores: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """ε-LRP token relevance ``(B, T)``, float64, of ``target`` for a model from :data:`PROPAGATION_ARCHITECTURES`.
 
     ``bias_factor`` 1 is the conservative rule of Arras et al. (2017 §3), 0 the plain ε rule.
+    ``with_scores``: also the class scores ``s(k, X)`` ``(B,)`` of the double-precision pass.
     """
     precise = model if next(model.parameters()).dtype == torch.float64 else copy.deepcopy(model).double()
     with torch.no_grad():
         embeds = precise.embed(ids)
     rule = LrpRule(eps, float(bias_factor))
     relevance, _ = input_times_modified_gradient(precise, embeds, mask, target, rule)
-    return relevance
+    if not with_scores:
+        return relevance
+    with torch.no_grad():
+        logits = rule_logits(precise, embeds, mask, Rule())
+    return relevance, logits.gather(1, target.view(-1, 1).to(logits.device)).squeeze(1)
 
 
 @register("lrp", architectures=PROPAGATION_ARCHITECTURES)
@@ -83,5 +168,16 @@ def lrp(
     **_: Any,
 ) -> torch.Tensor:
     """ε-LRP (ε = 0.001) with gates and attention as weights (Poerner et al. 2018 §3.2) and the
-    conservative bias factor δ = 1 of Arras et al. (2017 §3); ``bias_factor=0`` is the plain ε rule."""
-    return lrp_relevance(bundle.model, batch.ids, batch.mask, target, eps, bias_factor)
+    conservative bias factor δ = 1 of Arras et al. (2017 §3); ``bias_factor=0`` is the plain ε rule.
+    Each text reports its :class:`Amplification`, with a warning past the limit."""
+    relevance, scores = lrp_relevance(
+        bundle.model, batch.ids, batch.mask, target, eps, bias_factor, with_scores=True
+    )
+    diagnostics = []
+    for row, score in zip(relevance.abs().sum(1).tolist(), scores.tolist(), strict=True):
+        check = Amplification(score=float(score), total_abs=float(row), eps=float(eps))
+        entry: dict[str, Any] = {"amplification": check.to_dict()}
+        if check.flagged:
+            entry["warnings"] = [check.warning()]
+        diagnostics.append(entry)
+    return Attribution(relevance, diagnostics=diagnostics)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from explain_engine.datasets.hybrid import HybridDocument
-from explain_engine.explainers.gradients import completeness_summary
+from explain_engine.explainers.diagnostics import summary_lines
 from explain_engine.explainers.registry import explain_many, resolve_methods
 from explain_engine.metrics.bootstrap import Estimate, mean_estimate
 
@@ -73,7 +73,7 @@ class PointingGame:
     correctly classified documents only, as Poerner et al. 2018 Table 2 C16–C19). ``feat_hits``:
     the agreement paradigm's hit_feat per method over all kept documents, ``correct`` marking those
     classified correctly (Table 2 C20–C27 split them). ``diagnostics``: per method, the methods'
-    per-document reports (integrated gradients' completeness), ``ids`` the kept documents' ids.
+    per-document reports (integrated gradients' completeness, LRP's amplification), ``ids`` the kept documents' ids.
     """
 
     kind: str
@@ -94,9 +94,8 @@ class PointingGame:
         return mean_estimate(self.feat_hits[method][chosen].astype(np.float64), n_boot=n_boot)
 
     def completeness(self) -> list[str]:
-        """One line per method that reports completeness (integrated gradients)."""
-        lines = [completeness_summary(m, d, self.ids or None) for m, d in self.diagnostics.items()]
-        return [line for line in lines if line]
+        """One line per method that reports on its documents (integrated gradients' completeness, LRP's amplification)."""
+        return summary_lines(self.diagnostics, self.ids or None)
 
     def to_dict(self, n_boot: int = 1000) -> dict:
         out = {
@@ -133,6 +132,25 @@ class PointingGame:
                     "steps": [c["steps"] for c in cs],
                 }
                 for m, cs in checks.items()
+            }
+        amplified = {
+            m: [
+                {"id": i, **d["amplification"]}
+                for i, d in zip(self.ids, ds, strict=True)
+                if "amplification" in d
+            ]
+            for m, ds in self.diagnostics.items()
+        }
+        amplified = {m: a for m, a in amplified.items() if a}
+        if amplified:
+            out["amplification"] = {
+                m: {
+                    "ratios": [a["ratio"] for a in rs],
+                    "eps": rs[0]["eps"],
+                    "limit": rs[0]["limit"],
+                    "flagged": [a["id"] for a in rs if a["flagged"]],
+                }
+                for m, rs in amplified.items()
             }
         return out
 

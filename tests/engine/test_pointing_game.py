@@ -424,9 +424,14 @@ def test_pointing_game_command_plays_all_methods_on_a_cnn(tmp_path, capsys):
     result = json.loads(capsys.readouterr().out)
     assert set(result["accuracy"]) == standalone | {"random"}
     assert "--train" in result["skipped"]["decision_tree"]
+    # LRP reports how far its relevances outgrow the class score, one ratio per document
+    lrp_report = result["amplification"]["lrp"]
+    assert len(lrp_report["ratios"]) == result["documents"] and lrp_report["eps"] == 1e-3
+    assert all(r >= 1.0 - 1e-6 for r in lrp_report["ratios"]) and set(result["amplification"]) == {"lrp"}
     assert main(argv) == 0
     table = capsys.readouterr().out
     assert "lime" in table and "skipped decision_tree: needs trees fitted" in table
+    assert "lrp: relevance / class score (sum of |relevance|): median" in table
 
     # With --train the CLI fits the trees (a seeded 90/10 split of the records) and plays them too.
     assert main([*argv, "--train", str(data), "--json"]) == 0

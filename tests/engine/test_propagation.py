@@ -28,8 +28,9 @@ from explain_engine.explainers.deeplift import (
     deeplift_rules,
     deeplift_with_reference,
 )
+from explain_engine.explainers.diagnostics import summary_lines
 from explain_engine.explainers.gradcam import gradcam_text
-from explain_engine.explainers.lrp import lrp_relevance
+from explain_engine.explainers.lrp import AMPLIFICATION_LIMIT, Amplification, lrp, lrp_relevance
 from explain_engine.models import build_model
 from explain_engine.models.base import EncodedBatch
 from explain_engine.vocab import Vocabulary
@@ -279,6 +280,59 @@ def test_lrp_conserves_in_double_precision_on_a_long_float32_text():
     assert relevance.dtype == torch.float64
     total = model.double()(ids, mask).logits.detach().gather(1, target[:, None]).squeeze(1)
     torch.testing.assert_close(relevance.sum(1), total, rtol=1e-9, atol=1e-9)
+
+
+def cancelling_lstm(up: float, down: float) -> torch.nn.Module:
+    """One LSTM unit whose gates are open (i = f = o ≈ 1) and whose candidate is ``up`` for word 1 and
+    ``-down`` for word 2, so that ``c_t`` climbs and falls with the words and nearly cancels."""
+    model = build_model("lstm", 3, 2, embedding_dim=1, hidden_size=1).double().eval()
+    cell = model.rnn.cells[0]
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        model.embedding.weight[1:, 0] = torch.tensor([np.arctanh(up), -np.arctanh(down)])
+        cell.weight_ih[2, 0] = 1.0  # the candidate g reads the word; i, f, o sit at sigmoid(30)
+        cell.bias_ih[[0, 1, 3]] = 30.0
+        model.classifier.weight[:, 0] = torch.tensor([1.0, -1.0])
+    return model
+
+
+def test_lrp_reports_relevance_amplified_by_nearly_cancelling_cell_terms():
+    """Word 1 adds 0.5 to c, word 2 takes 0.4995 away: after 60 pairs c_T = 0.03, and each word's share
+    of the cancelling sums is about ±0.5 / 0.03 of the score, Σ|φ| ≈ 2000× s. The report says so, flags the
+    text (and the summary line names it), while a text of word 1 alone is not flagged; the words still
+    sum to the class score."""
+    model = cancelling_lstm(0.5, 0.4995)
+    bundle = TrainedModel.__new__(TrainedModel)
+    bundle.model = model
+    ids = torch.tensor([[1, 2] * 60, [1] * 120])
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    target = torch.zeros(2, dtype=torch.long)
+    out = lrp(bundle, EncodedBatch(ids, mask, [], [], []), target)
+    first, second = (d["amplification"] for d in out.diagnostics)
+    score = chosen(scores(model, ids, mask), target)
+    assert first["score"] == pytest.approx(float(score[0]), rel=1e-9)
+    torch.testing.assert_close(out.scores.sum(1), score, rtol=1e-6, atol=1e-9)
+    assert (
+        first["ratio"] > AMPLIFICATION_LIMIT
+        and first["flagged"]
+        and "amplified" in out.diagnostics[0]["warnings"][0]
+    )
+    assert second["ratio"] == pytest.approx(1.0, rel=1e-6) and not second["flagged"]
+    assert "warnings" not in out.diagnostics[1]
+    (line,) = summary_lines({"lrp": out.diagnostics}, ["cancelling", "steady"])
+    assert "AMPLIFIED above 1000x, flagged: 1 of 2 (cancelling)" in line and "lrp.eps=0.1" in line
+    # a stabiliser of 0.1 lets the biases' (here: ε's) share absorb it: no flag
+    damped = lrp(bundle, EncodedBatch(ids, mask, [], [], []), target, eps=0.1, bias_factor=0.0)
+    assert not damped.diagnostics[0]["amplification"]["flagged"]
+
+
+def test_amplification_ratio_and_warning():
+    check = Amplification(score=-2.0, total_abs=5000.0, eps=1e-3)
+    assert check.ratio == 2500.0 and check.flagged and "2.5e+03x the class score -2" in check.warning()
+    assert Amplification(score=0.0, total_abs=1.0, eps=1e-3).flagged
+    calm = Amplification(score=2.0, total_abs=6.0, eps=1e-3)
+    assert not calm.flagged and calm.warning() is None and calm.to_dict()["ratio"] == 3.0
 
 
 # ------------------------------------------------------------------ DeepLIFT
