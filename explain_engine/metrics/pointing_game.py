@@ -97,6 +97,14 @@ class PointingGame:
         """One line per method that reports on its documents (integrated gradients' completeness, LRP's amplification)."""
         return summary_lines(self.diagnostics, self.ids or None)
 
+    def _reports(self, key: str) -> dict[str, list[dict]]:
+        """``{method: [{"id": document id, **report[key]}, ...]}`` for the methods that report ``key``."""
+        found = {
+            m: [{"id": i, **d[key]} for i, d in zip(self.ids, ds, strict=True) if key in d]
+            for m, ds in self.diagnostics.items()
+        }
+        return {m: r for m, r in found.items() if r}
+
     def to_dict(self, n_boot: int = 1000) -> dict:
         out = {
             "kind": self.kind,
@@ -114,15 +122,7 @@ class PointingGame:
                 }
                 for m in self.feat_hits
             }
-        checks = {
-            m: [
-                {"id": i, **d["completeness"]}
-                for i, d in zip(self.ids, ds, strict=True)
-                if "completeness" in d
-            ]
-            for m, ds in self.diagnostics.items()
-        }
-        checks = {m: c for m, c in checks.items() if c}
+        checks = self._reports("completeness")
         if checks:
             out["completeness"] = {
                 m: {
@@ -133,15 +133,7 @@ class PointingGame:
                 }
                 for m, cs in checks.items()
             }
-        amplified = {
-            m: [
-                {"id": i, **d["amplification"]}
-                for i, d in zip(self.ids, ds, strict=True)
-                if "amplification" in d
-            ]
-            for m, ds in self.diagnostics.items()
-        }
-        amplified = {m: a for m, a in amplified.items() if a}
+        amplified = self._reports("amplification")
         if amplified:
             out["amplification"] = {
                 m: {
