@@ -468,20 +468,22 @@ def input_times_modified_gradient(
     rule: Rule,
     baseline: torch.Tensor | None = None,
     extra_inputs: tuple[torch.Tensor, ...] = (),
-) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-    """Per-token relevance ``Σ_j (e − ē)_{t,j} ∂̃s(k)/∂e_{t,j}`` ``(B, T)`` (zeros on padding).
+) -> tuple[torch.Tensor, tuple[torch.Tensor, ...], torch.Tensor]:
+    """Per-token relevance ``Σ_j (e − ē)_{t,j} ∂̃s(k)/∂e_{t,j}`` ``(B, T)`` (zeros on padding), the
+    modified gradients of ``extra_inputs`` and the target's class scores ``s(k, X)`` ``(B,)``.
 
-    ``extra_inputs`` (e.g. bias parameters) get their modified gradients returned too, so the
-    relevance a bias absorbs, ``b · ∂̃s/∂b``, can be measured.
+    ``extra_inputs`` (e.g. bias parameters) get their modified gradients returned, so the relevance a
+    bias absorbs, ``b · ∂̃s/∂b``, can be measured. The rules keep every forward value, so the scores
+    are the model's own.
     """
     with torch.enable_grad():
         x = embeds.detach().requires_grad_(True)
         logits = rule_logits(model, x, mask, rule)
-        chosen = logits.gather(1, target.view(-1, 1).to(logits.device)).sum()
-        grads = torch.autograd.grad(chosen, (x, *extra_inputs), allow_unused=True)
+        chosen = logits.gather(1, target.view(-1, 1).to(logits.device)).squeeze(1)
+        grads = torch.autograd.grad(chosen.sum(), (x, *extra_inputs), allow_unused=True)
     delta = x.detach() if baseline is None else x.detach() - baseline
     relevance = (delta * grads[0]).sum(-1) * mask.to(x.dtype)
     extra = tuple(
         torch.zeros_like(p) if g is None else g for p, g in zip(extra_inputs, grads[1:], strict=True)
     )
-    return relevance, extra
+    return relevance, extra, chosen.detach()

@@ -93,7 +93,7 @@ def deeplift_with_reference(
         rule_logits(model, embeds, mask, gates)
         reference = ReferenceRecorder(gates.gates)
         reference_logits = rule_logits(model, baseline, mask, reference)
-    relevance, _ = input_times_modified_gradient(
+    relevance, _, _ = input_times_modified_gradient(
         model, embeds, mask, target, DeepLiftRule(reference.log, eps), baseline=baseline
     )
     return relevance, reference_logits

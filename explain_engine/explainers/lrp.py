@@ -22,7 +22,6 @@ embedding dimensions: ``φ_lrp(t, k, X) = Σ_j R(e_{t,j})``.
   sign, and over a few hundred time steps float32 round-off outgrows the relevance itself (an SST-2
   LSTM's words summed to 2,709 for a class score of 1.2 on 200-word documents; in float64, to within
   1e-6 of it).
-
 * **Amplification.** Where ``f ⊙ c_{t-1}`` and ``i ⊙ g_t`` nearly cancel, ``c_t + ε·sign c_t`` is
   tiny and both shares of ``R(c_t)`` are large with opposite signs; step after step these shares
   multiply, and the words' relevances grow far beyond the class score while still summing to it.
@@ -46,7 +45,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from explain_engine.explainers._propagation import LrpRule, Rule, input_times_modified_gradient, rule_logits
+from explain_engine.explainers._propagation import LrpRule, input_times_modified_gradient
 from explain_engine.explainers.registry import Attribution, register
 from explain_engine.models.base import EncodedBatch
 
@@ -143,18 +142,14 @@ def lrp_relevance(
     """ε-LRP token relevance ``(B, T)``, float64, of ``target`` for a model from :data:`PROPAGATION_ARCHITECTURES`.
 
     ``bias_factor`` 1 is the conservative rule of Arras et al. (2017 §3), 0 the plain ε rule.
-    ``with_scores``: also the class scores ``s(k, X)`` ``(B,)`` of the double-precision pass.
+    ``with_scores``: also the class scores ``s(k, X)`` ``(B,)`` of the same double-precision pass.
     """
     precise = model if next(model.parameters()).dtype == torch.float64 else copy.deepcopy(model).double()
     with torch.no_grad():
         embeds = precise.embed(ids)
     rule = LrpRule(eps, float(bias_factor))
-    relevance, _ = input_times_modified_gradient(precise, embeds, mask, target, rule)
-    if not with_scores:
-        return relevance
-    with torch.no_grad():
-        logits = rule_logits(precise, embeds, mask, Rule())
-    return relevance, logits.gather(1, target.view(-1, 1).to(logits.device)).squeeze(1)
+    relevance, _, scores = input_times_modified_gradient(precise, embeds, mask, target, rule)
+    return (relevance, scores) if with_scores else relevance
 
 
 @register("lrp", architectures=PROPAGATION_ARCHITECTURES)
@@ -166,7 +161,7 @@ def lrp(
     eps: float = 1e-3,
     bias_factor: float = 1.0,
     **_: Any,
-) -> torch.Tensor:
+) -> Attribution:
     """ε-LRP (ε = 0.001) with gates and attention as weights (Poerner et al. 2018 §3.2) and the
     conservative bias factor δ = 1 of Arras et al. (2017 §3); ``bias_factor=0`` is the plain ε rule.
     Each text reports its :class:`Amplification`, with a warning past the limit."""

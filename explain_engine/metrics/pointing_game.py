@@ -93,7 +93,7 @@ class PointingGame:
         chosen = self.correct if correct else ~self.correct
         return mean_estimate(self.feat_hits[method][chosen].astype(np.float64), n_boot=n_boot)
 
-    def completeness(self) -> list[str]:
+    def report_lines(self) -> list[str]:
         """One line per method that reports on its documents (integrated gradients' completeness, LRP's amplification)."""
         return summary_lines(self.diagnostics, self.ids or None)
 
@@ -160,7 +160,7 @@ class PointingGame:
             lines.append(
                 f"{method:<{width}}  {est.value:8.3f}  [{est.ci_low:.3f}, {est.ci_high:.3f}]  {hits:>5}/{est.n}"
             )
-        return "\n".join(lines + self.completeness())
+        return "\n".join(lines + self.report_lines())
 
     def _agreement_table(self, width: int, n_boot: int) -> str:
         n_correct = int(self.correct.sum())
@@ -178,7 +178,7 @@ class PointingGame:
                 f"{method:<{width}}  {cell(self.accuracy(method, n_boot))}  {cell(self.feat_accuracy(method, True, n_boot))}  "
                 f"{cell(self.feat_accuracy(method, False, n_boot))}"
             )
-        return "\n".join(lines + self.completeness())
+        return "\n".join(lines + self.report_lines())
 
 
 def _label_index(labels: Sequence[str], label_map: Mapping[str, str] | None) -> Callable[[Any], int | None]:

@@ -116,7 +116,7 @@ def test_lrp_conserves_relevance_up_to_the_biases(name, batch):
     target = logits.argmin(1)  # any class works; the least likely one is a harder case
     embeds = model.embed(ids).detach()
     biases = _bias_parameters(model)
-    relevance, grads = input_times_modified_gradient(
+    relevance, grads, _ = input_times_modified_gradient(
         model, embeds, mask, target, LrpRule(1e-10), extra_inputs=tuple(biases)
     )
     absorbed = sum((b * g).sum() for b, g in zip(biases, grads, strict=True))
