@@ -5,7 +5,7 @@ URL names are global: ``home``, ``login``, ``study-detail``, ``api-work-next``, 
 
 from django.urls import include, path, re_path
 
-from annotate.publishing import ACTIONS
+from annotate.crowd.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
 from annotate.views import (
     admin_quality,

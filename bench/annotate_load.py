@@ -102,10 +102,10 @@ def seed(items: int, per_item: int, time_limit_s: int) -> tuple[str, str]:
     """A researcher, ``items`` synthetic reviews and a running study; returns (study uid, its pk)."""
     from django.contrib.auth.models import User
 
-    from annotate.corpus import TextRecord, store_records
-    from annotate.demo import generate_reviews
-    from annotate.lifecycle import start_study
+    from annotate.corpus.demo_reviews import generate_reviews
+    from annotate.corpus.imports import TextRecord, store_records
     from annotate.models import Dataset, Study
+    from annotate.studies.lifecycle import start_study
     from annotate.tasks import get_kind
 
     owner = User.objects.create_user("bench", password=uuid.uuid4().hex)
@@ -460,8 +460,8 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
         manage(env, "migrate", "--verbosity", "0")
         os.environ.update(env)
         django.setup()
+        from annotate.crowd.providers.local.adapter import invite_path, make_invite
         from annotate.models import Study
-        from annotate.providers.local.adapter import invite_path, make_invite
 
         study_uid, study_pk = seed(args.items, 3, 3600)
         study = Study.objects.get(pk=study_pk)
@@ -558,7 +558,7 @@ def main() -> None:
             "DJANGO_DEBUG": "false",
             "HATLAB_LOG_LEVEL": "ERROR",
             # hundreds of annotators from one address, each as fast as the server goes: what the throttles
-            # (annotate.throttle) exist to refuse; the bench measures the API without them
+            # (annotate.infra.throttle) exist to refuse; the bench measures the API without them
             "HATLAB_THROTTLES": "false",
         }
         os.environ.update(

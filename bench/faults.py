@@ -538,8 +538,8 @@ def main() -> None:
         from django.contrib.auth.models import Group, User
 
         from annotate.access import RESEARCHER_GROUP
+        from annotate.crowd.providers.local.adapter import invite_path, make_invite
         from annotate.models import Dataset, Document, Study
-        from annotate.providers.local.adapter import invite_path, make_invite
 
         _, study_pk = seed(args.items, 3, 3600)
         study = Study.objects.get(pk=study_pk)

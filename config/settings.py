@@ -52,11 +52,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # outermost but one: a database or broker outage anywhere inside answers 503 + Retry-After
     "django.middleware.security.SecurityMiddleware",
-    "annotate.outages.OutageMiddleware",
+    "annotate.infra.outages.OutageMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "annotate.query_guard.QueryStringGuard",
+    "annotate.infra.query_guard.QueryStringGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -70,14 +70,14 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         # each task kind's folder keeps its own templates (annotate/tasks/<kind>/templates/<kind>/...)
-        "DIRS": sorted((BASE_DIR / "annotate" / "tasks").glob("*/templates")),
+        "DIRS": sorted((BASE_DIR / "annotate" / "kinds").glob("*/templates")),
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "annotate.context_processors.roles",
+                "annotate.views.context_processors.roles",
             ],
         },
     },
@@ -131,7 +131,7 @@ SESSION_COOKIE_HTTPONLY = True
 HTTPS = env_bool("DJANGO_HTTPS", False)
 SESSION_COOKIE_SECURE = HTTPS or env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-# The session and CSRF cookies stay on our own site. Only the annotators' worker cookie (annotate.workers) is
+# The session and CSRF cookies stay on our own site. Only the annotators' worker cookie (annotate.handout.workers) is
 # SameSite=None over HTTPS, so that it reaches us inside a crowd platform's frame, a cross-site context; the
 # annotator API's CSRF token is bound to that cookie's worker, not to the CSRF cookie.
 SESSION_COOKIE_SAMESITE = "Lax"
@@ -219,7 +219,7 @@ HATLAB_JOB_RESEND_S = float(os.environ.get("HATLAB_JOB_RESEND_S", "900"))
 HATLAB_JOB_HEARTBEAT_S = float(os.environ.get("HATLAB_JOB_HEARTBEAT_S", "10"))
 HATLAB_JOB_LOST_AFTER_S = float(os.environ.get("HATLAB_JOB_LOST_AFTER_S", "35"))
 HATLAB_JOB_SWEEP_S = float(os.environ.get("HATLAB_JOB_SWEEP_S", "15"))
-# What an outage answer asks the client to wait before trying again (annotate.outages).
+# What an outage answer asks the client to wait before trying again (annotate.infra.outages).
 HATLAB_RETRY_AFTER_S = int(os.environ.get("HATLAB_RETRY_AFTER_S", "2"))
 
 # Crowd providers: credentials only from the environment.
@@ -236,7 +236,7 @@ HATLAB_PUBLIC_URL = os.environ.get("HATLAB_PUBLIC_URL", "http://127.0.0.1:8000")
 # worker may spend on one unit of work; past both, the unconfirmed answer is set aside and its slot reused.
 HATLAB_PROVISIONAL_GRACE_S = int(os.environ.get("HATLAB_PROVISIONAL_GRACE_S", "3600"))
 
-# The cache holds the throttles' counters (annotate.throttle): HATLAB_CACHE_URL names a Redis database shared by
+# The cache holds the throttles' counters (annotate.infra.throttle): HATLAB_CACHE_URL names a Redis database shared by
 # every web process (docker-compose sets one); without it each process counts on its own, in memory. Short
 # timeouts: the throttles let requests through when Redis is down, so they must not wait for it long.
 CACHES = {
@@ -265,7 +265,7 @@ def env_rate(name: str, default: str) -> tuple[int, int]:
     return rate
 
 
-# Throttles (annotate.throttle), each ``(requests, seconds)`` in a fixed window; HATLAB_THROTTLES=0 turns all off.
+# Throttles (annotate.infra.throttle), each ``(requests, seconds)`` in a fixed window; HATLAB_THROTTLES=0 turns all off.
 HATLAB_THROTTLES = env_bool("HATLAB_THROTTLES", True)
 # sign-in attempts (the login page and the API's Basic authentication) per client address and per account name
 HATLAB_THROTTLE_LOGIN_IP = env_rate("HATLAB_THROTTLE_LOGIN_IP", "30/300")
@@ -275,7 +275,7 @@ HATLAB_THROTTLE_NEW_WORKER = env_rate("HATLAB_THROTTLE_NEW_WORKER", "30/600")
 # annotator API requests (next, submit) per worker: an answer costs one or two requests and takes seconds
 HATLAB_THROTTLE_WORK_API = env_rate("HATLAB_THROTTLE_WORK_API", "300/60")
 
-# Caps on what an import may bring (annotate.corpus and the kinds' imports): a file's bytes, its rows, a text's
+# Caps on what an import may bring (annotate.corpus.imports and the kinds' imports): a file's bytes, its rows, a text's
 # characters and words. The error names the cap that was passed.
 HATLAB_IMPORT_MAX_BYTES = int(os.environ.get("HATLAB_IMPORT_MAX_BYTES", str(50 * 1024 * 1024)))
 HATLAB_IMPORT_MAX_ROWS = int(os.environ.get("HATLAB_IMPORT_MAX_ROWS", "100000"))

@@ -4,7 +4,9 @@ from django.contrib import admin
 from django.urls import include, path
 
 handler404 = "annotate.api.errors.not_found"  # JSON under /api/, the usual page elsewhere
-handler500 = "annotate.outages.server_error"  # a database or queue outage answers 503 (annotate.outages)
+handler500 = (
+    "annotate.infra.outages.server_error"  # a database or queue outage answers 503 (annotate.infra.outages)
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

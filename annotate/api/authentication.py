@@ -1,5 +1,5 @@
 """The API's HTTP Basic authentication, with each attempt counted by the sign-in throttle
-(:func:`annotate.throttle.login_attempt`), as the login page's are: otherwise it is a second door for
+(:func:`annotate.infra.throttle.login_attempt`), as the login page's are: otherwise it is a second door for
 guessing passwords."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from drf_spectacular.authentication import BasicScheme
 from rest_framework.authentication import BasicAuthentication
 from rest_framework.exceptions import Throttled
 
-from annotate import throttle
+from annotate.infra import throttle
 
 
 class ThrottledBasicAuthentication(BasicAuthentication):

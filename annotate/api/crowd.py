@@ -1,5 +1,5 @@
 """A study's crowd platform as JSON (``/api/crowd/studies/<uid>/``): its state, and the actions of
-:mod:`annotate.publishing` (bad input is a 400 naming the field, a platform failure a 502)."""
+:mod:`annotate.crowd.publishing` (bad input is a 400 naming the field, a platform failure a 502)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from rest_framework.views import APIView
 
 from annotate.access import owned_or_404
 from annotate.api.permissions import IsResearcher
+from annotate.crowd.publishing import ActionError, crowd_state, perform
 from annotate.models import Study
-from annotate.publishing import ActionError, crowd_state, perform
 
 
 def _study(request, uid) -> Study:

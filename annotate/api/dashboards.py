@@ -42,7 +42,7 @@ from annotate.dashboards.params import (
 )
 from annotate.dashboards.serve import DashboardState, get_dashboard
 from annotate.dashboards.similarity import text_detail
-from annotate.study_progress import study_progress
+from annotate.studies.progress import study_progress
 
 SELECT = OpenApiParameter(
     "select", str, many=True, pattern=r"^[0-9]+:\S+", description="<model run id>:<method>, repeated"

@@ -11,9 +11,9 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.api.fields import JSONObjectField
-from annotate.corpus import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
+from annotate.corpus.imports import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
+from annotate.crowd.providers import PROVIDERS
 from annotate.models import Dataset, Study
-from annotate.providers import PROVIDERS
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, validate_gold_rate
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
 

@@ -5,7 +5,7 @@ from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
 from annotate.api import crowd, dashboards, machine, quality, schema, views, work
-from annotate.publishing import ACTIONS
+from annotate.crowd.publishing import ACTIONS
 
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CROWD_ACTIONS = "|".join(ACTIONS)

@@ -13,7 +13,6 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from annotate import exports, lifecycle
 from annotate.access import visible_to
 from annotate.api.parsers import LimitedJSONParser
 from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
@@ -26,9 +25,11 @@ from annotate.api.serializers import (
     ProgressSerializer,
     StudySerializer,
 )
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.exports import tables as exports
 from annotate.models import Dataset, Study
-from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.study_progress import study_progress
+from annotate.studies import lifecycle
+from annotate.studies.progress import study_progress
 
 RESEARCHER = [IsAuthenticated, IsResearcher, IsOwnerOrAdmin]
 WRONG_STATE = OpenApiResponse(

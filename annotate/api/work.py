@@ -1,7 +1,7 @@
 """Annotator API: ``next`` hands out an item, ``submit`` stores an answer.
 
 The worker is the one the session's entry page identified for the study (see
-:mod:`annotate.workers`); requests must carry the page's CSRF token (``X-CSRFToken``: the worker's
+:mod:`annotate.handout.workers`); requests must carry the page's CSRF token (``X-CSRFToken``: the worker's
 token from ``task_json``, or Django's), and are throttled per worker (429 with ``Retry-After``). Errors have
 one shape: ``{"errors": {"field": ["message"]}}`` with nested fields joined by dots (``answer.map``).
 
@@ -27,7 +27,6 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
-from annotate import sql, throttle
 from annotate.api.json_input import JSONInputError, parse_json
 from annotate.api.parsers import LimitedJSONParser
 from annotate.api.serializers import (
@@ -38,14 +37,15 @@ from annotate.api.serializers import (
     SubmissionSerializer,
     SubmittedSerializer,
 )
-from annotate.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
-from annotate.completion import completion_for
+from annotate.handout.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
+from annotate.handout.completion import completion_for
+from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
+from annotate.handout.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
+from annotate.infra import sql, throttle
+from annotate.infra.sql import Prepared
 from annotate.models import Study, Worker
 from annotate.quality.hooks import on_submitted
-from annotate.sql import Prepared
-from annotate.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.tasks import get_kind
-from annotate.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 
 # The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
 NEXT = "work/<uuid:study_uid>/next/"

@@ -22,8 +22,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, Sum
 
+from annotate.corpus.lexicon import lexicon_fingerprint
 from annotate.dashboards.gather import ATTENTION, Selection
-from annotate.lexicon import lexicon_fingerprint
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, WorkerTrust
 from annotate.models.dashboards import DashboardCache

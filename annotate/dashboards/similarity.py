@@ -13,16 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from annotate.corpus.lexicon import lexicon_dir
 from annotate.dashboards import faithfulness, gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, figures, table
-from annotate.lexicon import lexicon_dir
 from annotate.machine.heatmap import signed_levels
 from annotate.machine.method_names import method_name
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study
 from annotate.quality.exclusion import standing
-from annotate.tasks.words import word_breaks
+from annotate.tasks.page_words import word_breaks
 from explain_engine.api import (
     N_BOOT,
     HumanMaps,

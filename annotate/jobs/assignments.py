@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from annotate.assignment import release_expired
-from annotate.jobs.options import job
+from annotate.handout.assignment import release_expired
+from annotate.jobs.base import job
 
 RELEASE_EVERY_S = 60.0
 

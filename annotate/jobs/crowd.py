@@ -2,7 +2,7 @@
 current, on a schedule and on demand.
 
 ``reconcile_study_job`` is idempotent (every platform action it takes is keyed in the database, see
-:mod:`annotate.providers.reconcile`), acknowledges late and is retried with backoff when the database
+:mod:`annotate.crowd.providers.reconcile`), acknowledges late and is retried with backoff when the database
 hiccups; platform errors do not fail it: they are recorded in the job's result and the next run picks
 the work up again. Its ``Job`` row (key ``crowd.reconcile:<study uid>``) shows the last run's summary.
 """
@@ -16,9 +16,9 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotate.jobs.options import job
+from annotate.crowd.providers.reconcile import reconcile_study
+from annotate.jobs.base import job
 from annotate.models import Job, Response, Study
-from annotate.providers.reconcile import reconcile_study
 from annotate.quality.exclusion import apply_quality
 from annotate.quality.gold_review import review_golds
 

@@ -4,7 +4,7 @@ One ``Job`` row per dashboard, parameters and data fingerprint (key
 ``dashboard:<study>:<name>:<params digest>:<fingerprint>``), so asking again while it runs finds the
 same job, and new data makes a new one. Running it twice stores the same cache row; a failed job is
 queued again by the next request for the dashboard, and one that never reached the broker is sent again
-(retries and failures: :mod:`annotate.jobs.options`; sending: :mod:`annotate.jobs.dispatch`).
+(retries and failures: :mod:`annotate.jobs.base`; sending: :mod:`annotate.jobs.dispatch`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from django.db import transaction
 
 from annotate.dashboards.cache import digest
 from annotate.dashboards.compute import compute_and_store
+from annotate.jobs.base import job, run_job
 from annotate.jobs.dispatch import dispatch, unsent
-from annotate.jobs.options import job, run_job
 from annotate.machine.progress import RowProgress
 from annotate.models import Job, Study
 

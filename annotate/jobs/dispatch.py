@@ -8,7 +8,7 @@ job's message. Whatever was not sent is sent again by :mod:`annotate.jobs.sweepe
 
 A job may therefore reach a worker twice (a resend, and the broker's own redelivery after a worker
 died): every message of a job carries the task id ``hatlab-job-<pk>``, and the worker's claim of the
-row (:func:`annotate.jobs.options.run_job`) runs it once.
+row (:func:`annotate.jobs.base.run_job`) runs it once.
 """
 
 from __future__ import annotations

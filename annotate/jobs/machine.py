@@ -2,7 +2,7 @@
 
 Each job is a ``Job`` row with an idempotency key (``train:<run>``, ``explain:<run>:<digest of the
 request>``); the task receives the row's id. Running one again stores the same rows (upserts on
-unique constraints) and a finished job is a no-op; retries and failures: :mod:`annotate.jobs.options`.
+unique constraints) and a finished job is a no-op; retries and failures: :mod:`annotate.jobs.base`.
 The row is sent to the broker after it commits (:mod:`annotate.jobs.dispatch`); asking again for a
 queued job that never reached the broker sends it again.
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.jobs.base import job, run_job
 from annotate.jobs.dispatch import dispatch, unsent
-from annotate.jobs.options import job, run_job
 from annotate.machine.explaining import params_digest, run_explanations
 from annotate.machine.progress import RowProgress
 from annotate.machine.runs import queue_for

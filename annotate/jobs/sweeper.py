@@ -7,7 +7,7 @@ and in the web process on the requests that touch jobs (starting one, the job an
 their progress polls), at most once per ``HATLAB_JOB_SWEEP_S`` per process. Beat needs the broker to
 send its sweep; the web process does not, so a job started while the broker was down is sent by the
 first request after it is back, and by beat's next sweep otherwise. Two sweeps at once skip each
-other's rows (``SKIP LOCKED``); a job sent twice still runs once (:func:`annotate.jobs.options.claim`).
+other's rows (``SKIP LOCKED``); a job sent twice still runs once (:func:`annotate.jobs.base.claim`).
 In-process (eager) Celery, the demo's, has nothing to sweep.
 """
 
@@ -23,8 +23,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotate.jobs.base import job
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE, event, send
-from annotate.jobs.options import job
 from annotate.models import Job
 
 log = logging.getLogger(__name__)

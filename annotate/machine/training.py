@@ -12,7 +12,7 @@ import shutil
 
 from django.utils import timezone
 
-from annotate import storage
+from annotate.infra import storage
 from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import dataset_records, documents_with_words, train_config
 from annotate.models import ModelRun, Prediction

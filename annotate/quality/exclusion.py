@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base.retry import platform_errors
 from annotate.models import Item, QualityPolicy, Response, Study, Worker, WorkerTrust
-from annotate.providers import get_provider
-from annotate.providers.base.retry import platform_errors
 from annotate.quality.grading import TrustChange, refresh_trust
 from annotate.quality.policy import policy_for
 from annotate.quality.risk import WorkerRisk, study_risks

@@ -2,7 +2,7 @@
 answers, randomly inserted: Pappas & Popescu-Belis 2016, Lertvittayakumjorn & Toni 2019).
 
 A study opts in with ``config["gold_rate"]`` (a share from 0 to 1, see :func:`validate_gold_rate`);
-:func:`annotate.assignment.next_with_progress` then asks :func:`gold_wanted` which kind of item to
+:func:`annotate.handout.assignment.next_with_progress` then asks :func:`gold_wanted` which kind of item to
 hand out next. Without it (``None``, the default) items come in queue order and golds sit at their
 queue positions.
 

@@ -8,10 +8,10 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
+from annotate.handout.submission import Submitted
 from annotate.models import Response, Study
 from annotate.quality.exclusion import QualitySummary, apply_local
 from annotate.quality.grading import refresh_trust
-from annotate.submission import Submitted
 
 logger = logging.getLogger(__name__)
 
@@ -27,8 +27,8 @@ def on_response_stored(response: Response) -> QualitySummary:
 
 def on_submitted(result: Submitted) -> QualitySummary:
     """:func:`on_response_stored` for the annotator's submission, from what
-    :func:`~annotate.submission.submit` returned: nothing to do (no query) unless the answer moves trust
-    (:attr:`~annotate.submission.Submitted.moves_trust`). Called once the answer is committed; a failure
+    :func:`~annotate.handout.submission.submit` returned: nothing to do (no query) unless the answer moves trust
+    (:attr:`~annotate.handout.submission.Submitted.moves_trust`). Called once the answer is committed; a failure
     here is logged and reported in ``errors``, and leaves the answer stored: the quality job recomputes
     trust later."""
     if not result.moves_trust:

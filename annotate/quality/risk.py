@@ -16,7 +16,7 @@ a study of scripts would set), these are absolute floors and patterns:
     Answers with no pointer, key or touch event on the page (the page counts only events the browser
     marks as trusted, i.e. real input: ``frontend/src/interaction.ts``).
 ``no_page``
-    Answers sent without a valid page token (:mod:`annotate.page_tokens`): the client never received
+    Answers sent without a valid page token (:mod:`annotate.handout.page_tokens`): the client never received
     the task page for this study and worker.
 ``same_answer``
     Identical answer patterns: the worker's answer categories (the kind's ``agreement_value``) have

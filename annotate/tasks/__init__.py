@@ -1,18 +1,21 @@
-"""Task kinds: one folder per kind (or family of kinds), each registered in :data:`TASK_KINDS`.
+"""The task-kind contract: the registry :data:`TASK_KINDS`, the base class
+(:class:`~annotate.tasks.base.TaskKind`) and what every kind builds on (page words, gold formats,
+export columns, the create form and the results page). The kinds themselves are plug-ins on their own
+floor, one folder each under :mod:`annotate.kinds`.
 
 A study names its kind (``Study.kind``); the kind validates the study's config, builds its items,
 decides what the browser may see of an item, validates and grades answers, says which answer
-categories agreement is computed over, and serves its own researcher pages (see
-:class:`~annotate.tasks.base.TaskKind`). A kind's folder holds all of it: the kind class (registered
-with :func:`register`), its ``urls.py`` (gathered by :func:`task_urlpatterns`), its ``templates/``
-(found through ``TEMPLATES["DIRS"]`` in the settings) and its ``demo.py``, whose
-``seed_demo(owner, reviews)`` makes the kind's running demo studies (called by ``manage.py seed_demo``).
-Adding a kind is a new folder here plus one page script in ``frontend/src/kinds/``.
+categories agreement is computed over, and declares its results page (see
+:class:`~annotate.tasks.base.TaskKind`). A kind's folder holds all of it: ``kind.py`` (the class,
+registered with :func:`register`), ``config.py``, ``forms.py``, ``results.py``, ``demo.py`` (whose
+``seed_demo(owner, reviews)`` makes the kind's running demo studies), ``templates/<folder>/`` (found
+through ``TEMPLATES["DIRS"]``) and, when it has pages of its own, ``urls.py`` (gathered by
+:func:`task_urlpatterns`). Adding a kind is a new folder under ``annotate/kinds/`` plus one page
+script (and its stylesheet) in ``frontend/src/kinds/``.
 
 The folders are imported by :func:`load_kinds` once the app is ready (:meth:`annotate.apps.AnnotateConfig.ready`),
-not when this package is: the modules that look kinds up (quality, exports) import this package, and a kind
-imports them in turn (its export tables read the quality measures), so loading the kinds as a side effect of
-importing the registry would make every such import a circle.
+not when this package is: the contract never imports a kind, and a kind imports the contract and the
+domain packages (quality, exports) it reads.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from explain_engine.api import Registry, discover
 
 TASK_KINDS: Registry[TaskKind] = Registry("task kind")
 
-#: Modules of this package that hold shared code, not kinds.
-SHARED_MODULES = ("base", "export_spec", "gold_format", "results", "study_form", "words")
+#: The package whose sub-packages are the kind folders.
+KINDS_PACKAGE = "annotate.kinds"
 
 
 def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:
@@ -64,7 +67,7 @@ KIND_PACKAGES: list[str] = []
 
 def load_kinds() -> list[str]:
     """Import every kind folder, which registers its kinds; returns the folders' names."""
-    KIND_PACKAGES[:] = discover(__name__, skip=SHARED_MODULES)
+    KIND_PACKAGES[:] = discover(KINDS_PACKAGE)
     return KIND_PACKAGES
 
 
@@ -72,7 +75,7 @@ def folder_modules(name: str) -> list[ModuleType]:
     """The module ``name`` (``urls``, ``demo``) of every kind folder that has one, in discovery order."""
     found = []
     for package in KIND_PACKAGES:
-        module = f"{__name__}.{package}.{name}"
+        module = f"{KINDS_PACKAGE}.{package}.{name}"
         if importlib.util.find_spec(module) is not None:
             found.append(importlib.import_module(module))
     return found
@@ -84,6 +87,7 @@ def task_urlpatterns() -> list:
 
 
 __all__ = [
+    "KINDS_PACKAGE",
     "TASK_KINDS",
     "TaskKind",
     "default_kind",

@@ -20,7 +20,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
-from annotate.tasks.words import payload_words
+from annotate.tasks.page_words import payload_words
 
 
 class BaseConfigSerializer(serializers.Serializer):

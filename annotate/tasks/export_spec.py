@@ -2,7 +2,7 @@
 and the aggregated tables it offers (:meth:`annotate.tasks.base.TaskKind.export_columns`,
 :meth:`~annotate.tasks.base.TaskKind.export_answer`, :meth:`~annotate.tasks.base.TaskKind.export_tables`).
 
-:mod:`annotate.exports` asks every kind through these hooks and never tests a kind's name.
+:mod:`annotate.exports.tables` asks every kind through these hooks and never tests a kind's name.
 """
 
 from __future__ import annotations

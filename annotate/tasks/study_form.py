@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 from django import forms
 
 from annotate.access import is_admin
+from annotate.crowd.providers import PROVIDERS
 from annotate.models import Dataset, Study
-from annotate.providers import PROVIDERS
 from annotate.quality.gold_mixing import GOLD_RATE_KEY
 
 COMMON_FIELDS = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.shortcuts import render
 
-from annotate import throttle
-from annotate.workers import forget_workers
+from annotate.handout.workers import forget_workers
+from annotate.infra import throttle
 
 
 class LoginView(auth_views.LoginView):

@@ -24,11 +24,11 @@ from django.http import HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.exceptions import ValidationError
 
-from annotate import csvfile
 from annotate.access import owned_or_404, researcher_required
+from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
+from annotate.crowd.providers.reconcile import review_submission, send_bonus
+from annotate.exports import csvfile
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
-from annotate.providers.base.retry import ProviderConfigError, platform_errors
-from annotate.providers.reconcile import review_submission, send_bonus
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_import import answer_errors
 from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate

@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import researcher_required
 from annotate.api.work import flatten_errors
+from annotate.corpus.lexicon import lexicon_dir
 from annotate.dashboards.gather import ATTENTION, TARGETS
 from annotate.dashboards.params import (
     clean_selections,
@@ -21,8 +22,7 @@ from annotate.dashboards.params import (
     study_for,
 )
 from annotate.dashboards.similarity import MAX_SELECTIONS
-from annotate.lexicon import lexicon_dir
-from annotate.study_progress import study_progress
+from annotate.studies.progress import study_progress
 
 
 @researcher_required

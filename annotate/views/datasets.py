@@ -9,9 +9,9 @@ from django.db.models import Count
 from django.shortcuts import redirect, render
 
 from annotate.access import owned_or_404, researcher_required, visible_to
-from annotate.corpus import CorpusImportError, check_file_size, detect_format, import_texts
-from annotate.forms import DatasetImportForm
+from annotate.corpus.imports import CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.models import Dataset
+from annotate.views.forms import DatasetImportForm
 
 DOCUMENTS_PER_PAGE = 50
 

@@ -1,5 +1,5 @@
 """Researcher pages that manage a study: edit or delete a draft, clone any study into a new draft, and
-the confirmation that finishing a study asks for (:mod:`annotate.drafts`, :mod:`annotate.lifecycle`)."""
+the confirmation that finishing a study asks for (:mod:`annotate.studies.drafts`, :mod:`annotate.studies.lifecycle`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from annotate import drafts, lifecycle
 from annotate.access import owned_or_404, researcher_required
 from annotate.api.work import flatten_errors
 from annotate.models import Study
-from annotate.study_progress import study_progress
+from annotate.studies import drafts, lifecycle
+from annotate.studies.progress import study_progress
 from annotate.tasks import get_kind
 from annotate.tasks.study_form import add_api_errors
 from annotate.views.studies import _Request

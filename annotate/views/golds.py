@@ -4,7 +4,7 @@ rating scale or choice, and the answer becomes the item's gold), removing a gold
 from a CSV or JSON lines file in the format the page documents (:mod:`annotate.quality.gold_import`).
 
 A draft has no items until something needs them: the page offers to prepare them
-(:func:`annotate.drafts.prepare_items`), after which golds are marked on them before the study starts.
+(:func:`annotate.studies.drafts.prepare_items`), after which golds are marked on them before the study starts.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from annotate import drafts, lifecycle
 from annotate.access import owned_or_404, researcher_required
-from annotate.corpus import CorpusImportError, detect_format
+from annotate.corpus.imports import CorpusImportError, detect_format
 from annotate.models import Item, Study
 from annotate.quality import gold_review
 from annotate.quality.gold_import import answer_errors, import_golds, item_number
+from annotate.studies import drafts, lifecycle
 from annotate.tasks import get_kind
 
 PER_PAGE = 50

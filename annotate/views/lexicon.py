@@ -1,5 +1,5 @@
 """The opinion lexicon settings page (researchers and admins): upload Hu & Liu's two word lists once for every
-dashboard (:mod:`annotate.lexicon`)."""
+dashboard (:mod:`annotate.corpus.lexicon`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 
 from annotate.access import researcher_required
-from annotate.lexicon import MAX_FILE_BYTES, LexiconError, lexicon_summary, save_lexicon
+from annotate.corpus.lexicon import MAX_FILE_BYTES, LexiconError, lexicon_summary, save_lexicon
 
 
 class LexiconForm(forms.Form):

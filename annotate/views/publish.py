@@ -3,7 +3,7 @@ as a form built from its declarations, the cost computed here (with the fee rule
 a preview of the task page with a sample item, publish, the publications with their counts, and the
 actions (add places, extend, expire, pause / resume, approve / reject in bulk, bonus, reconcile,
 message), each said in words and confirmed first, run once per form key and written to the audit log
-shown on the page (the actions themselves: :mod:`annotate.publishing`, the log: :mod:`annotate.crowd_log`)."""
+shown on the page (the actions themselves: :mod:`annotate.crowd.publishing`, the log: :mod:`annotate.crowd.log`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotate.access import owned_or_404, researcher_required
-from annotate.crowd_log import audit_log, describe, run_logged
+from annotate.crowd.log import audit_log, describe, run_logged
+from annotate.crowd.providers import get_provider
+from annotate.crowd.publishing import ActionError, crowd_state, new_key, reviewable
+from annotate.crowd.settings_form import ProviderSettingsForm, fee_rule
 from annotate.models import Study, Worker
-from annotate.provider_form import ProviderSettingsForm, fee_rule
-from annotate.providers import get_provider
-from annotate.publishing import ActionError, crowd_state, new_key, reviewable
 from annotate.views.work import sample_page
 
 

@@ -11,19 +11,20 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from annotate import exports, lifecycle
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.api.serializers import StudySerializer
 from annotate.api.work import flatten_errors
-from annotate.csvfile import csv_text
-from annotate.forms import InviteForm
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base.retry import ProviderConfigError
+from annotate.crowd.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
+from annotate.exports.csvfile import csv_text
+from annotate.exports import tables as exports
 from annotate.models import Invite, Study
-from annotate.providers import get_provider
-from annotate.providers.base.retry import ProviderConfigError
-from annotate.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
-from annotate.study_progress import study_progress
+from annotate.studies import lifecycle
+from annotate.studies.progress import study_progress
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
 from annotate.tasks.study_form import add_api_errors
+from annotate.views.forms import InviteForm
 
 ACTIONS = ("start", "pause", "finish")
 

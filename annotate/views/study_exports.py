@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 
-from annotate import exports
 from annotate.access import owned_or_404, researcher_required
-from annotate.datasheet import datasheet, datasheet_name, zip_bytes, zip_name
+from annotate.exports.datasheet import datasheet, datasheet_name, zip_bytes, zip_name
+from annotate.exports import tables as exports
 from annotate.models import Study
 
 

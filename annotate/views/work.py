@@ -1,13 +1,13 @@
 """Annotator pages: the study entry ``/w/<study_uid>/`` and the completion page.
 
 The entry page asks the study's provider who the visitor is and whether it vouches for them
-(:func:`annotate.providers.admit`; a refused visitor gets a plain 403 page saying why), remembers the
-worker's seat in a signed cookie (:mod:`annotate.workers`) and serves the task kind's page template with
+(:func:`annotate.crowd.providers.admit`; a refused visitor gets a plain 403 page saying why), remembers the
+worker's seat in a signed cookie (:mod:`annotate.handout.workers`) and serves the task kind's page template with
 ``task_json`` (rendered with ``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF
 token, the public study config and the page token the page sends back with each answer
-(:mod:`annotate.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
+(:mod:`annotate.handout.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
 the instructions only. The completion page shows the provider's completion (a code, the form back to the
-platform) only to a worker who has done their share (:mod:`annotate.completion`).
+platform) only to a worker who has done their share (:mod:`annotate.handout.completion`).
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotate import throttle
-from annotate.assignment import held_assignment, work_left, worker_progress
-from annotate.completion import completion_for
+from annotate.crowd.providers import admit, get_provider
+from annotate.handout.assignment import held_assignment, work_left, worker_progress
+from annotate.handout.completion import completion_for
+from annotate.handout.page_tokens import page_token
+from annotate.handout.workers import Seat, remember_worker, session_seat, work_token
+from annotate.infra import throttle
 from annotate.models import Item, Study, Worker
-from annotate.page_tokens import page_token
-from annotate.providers import admit, get_provider
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
-from annotate.workers import Seat, remember_worker, session_seat, work_token
 
 ASSIGNMENT_PLACEHOLDER = "ASSIGNMENT"
 _SAMPLE_UID = uuid.UUID(int=0)
@@ -35,7 +35,7 @@ _SAMPLE_UID = uuid.UUID(int=0)
 def task_json(request, study: Study, worker: Worker | None = None) -> dict:
     """What the task page's script needs (no secrets: only the public config, and for ``worker`` the
     token that proves the page was loaded for them). For ``worker`` the CSRF token is the worker's own
-    (:func:`annotate.workers.work_token`), which works in a crowd platform's frame too."""
+    (:func:`annotate.handout.workers.work_token`), which works in a crowd platform's frame too."""
     kind = get_kind(study.kind)
     django_token = get_token(request)  # sets the CSRF cookie, which same-site clients may use instead
     submit_url = reverse("api-work-submit", args=[_SAMPLE_UID]).replace(

@@ -8,11 +8,11 @@ from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 
 from annotate.access import ADMIN_GROUP, RESEARCHER_GROUP
-from annotate.corpus import TextRecord, store_records
-from annotate.demo import generate_reviews
+from annotate.corpus.demo_reviews import generate_reviews
+from annotate.corpus.imports import TextRecord, store_records
 from annotate.jobs import machine as machine_jobs
-from annotate.lifecycle import start_study
 from annotate.models import Dataset, Document, ModelRun, Study, Worker
+from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
 
 PASSWORD = "a-long-test-password"

@@ -12,10 +12,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-import annotate.assignment as assignment_module
-from annotate.assignment import next_assignment
+import annotate.handout.assignment as assignment_module
+from annotate.handout.assignment import next_assignment
+from annotate.handout.submission import submit
 from annotate.models import Assignment, Item
-from annotate.submission import submit
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +28,7 @@ def path(request, monkeypatch) -> str:
     if request.param == "native-stepwise":  # an exclusion hook that excludes nothing: the stepwise SQL path
         monkeypatch.setattr(assignment_module, "_exclusion_hook", lambda study: lambda study, worker_id: [])
     if request.param == "portable":
-        monkeypatch.setattr("annotate.sql.native", lambda: False)
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     return request.param
 
 

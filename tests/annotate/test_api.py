@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Assignment, Dataset, Item, Response, Study
-from annotate.providers.local.adapter import invite_path, make_invite
 from tests.annotate.conftest import make_dataset, make_study
 
 pytestmark = pytest.mark.django_db
@@ -215,7 +215,7 @@ def test_working_to_the_end(researcher):
     ids=["postgresql", "portable"],
 )
 def test_submit_can_hand_out_the_next_item_in_the_same_round_trip(researcher, monkeypatch, native):
-    monkeypatch.setattr("annotate.sql.native", lambda: native)
+    monkeypatch.setattr("annotate.infra.sql.native", lambda: native)
     dataset = make_dataset(researcher, n=3, name="chained")
     study = make_study(researcher, dataset, name="chained", annotators_per_item=1)
     annotator = Annotator(study)
@@ -456,7 +456,7 @@ def test_annotator_endpoints_only_take_post(study):
 
 def test_portable_path_serves_the_same_flow(study, monkeypatch):
     """Off PostgreSQL (the SQLite demo) every hand-written statement has an ORM twin."""
-    monkeypatch.setattr("annotate.sql.native", lambda: False)
+    monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     annotator = Annotator(study)
     data = annotator.next().json()
     assert data["item"]["kind"] == "highlight" and data["progress"]["done"] == 0

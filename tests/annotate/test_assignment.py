@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.assignment import WorkerBlocked, next_assignment, release_expired, worker_progress
+from annotate.handout.assignment import WorkerBlocked, next_assignment, release_expired, worker_progress
+from annotate.handout.submission import submit
 from annotate.jobs.assignments import release_expired_assignments
 from annotate.models import Assignment, Item, Worker
-from annotate.submission import submit
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -139,7 +139,7 @@ def test_gold_filter_and_retired_items(researcher):
 
 def test_portable_path_hands_out_the_same_way(study, monkeypatch):
     """The ORM steps used on databases other than PostgreSQL (the SQLite demo) follow the same rules."""
-    monkeypatch.setattr("annotate.sql.native", lambda: False)
+    monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     workers = [make_worker(f"p{i}") for i in range(3)]
     for _ in range(study.items.count()):
         for w in workers:
@@ -157,7 +157,7 @@ def test_a_refused_insert_retries_the_transaction(study, monkeypatch):
     """When a unique constraint refuses the row, the whole transaction runs again; not forever."""
     from django.db import IntegrityError
 
-    import annotate.assignment as assignment_module
+    import annotate.handout.assignment as assignment_module
 
     real = assignment_module._take_slot
     calls = {"n": 0}
@@ -186,7 +186,7 @@ def test_a_refused_insert_retries_the_transaction(study, monkeypatch):
 def test_a_transaction_begun_by_its_first_statement_commits_or_rolls_back(researcher, dataset):
     from django.db import connection
 
-    from annotate.sql import BEGIN, transaction_begun_by_first_statement
+    from annotate.infra.sql import BEGIN, transaction_begun_by_first_statement
 
     study = make_study(researcher, dataset, name="one trip")
     worker = make_worker("w-trip")

@@ -9,9 +9,9 @@ from collections import Counter, defaultdict
 import pytest
 from django.db import connection
 
-from annotate.assignment import next_assignment
+from annotate.handout.assignment import next_assignment
+from annotate.handout.submission import submit
 from annotate.models import Assignment, Item, Response
-from annotate.submission import submit
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_user, make_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.corpus import CorpusImportError, detect_format, import_texts, read_texts
+from annotate.corpus.imports import CorpusImportError, detect_format, import_texts, read_texts
 from annotate.models import Dataset, Document
 from explain_engine.api import sentence_spans, word_spans
 

@@ -20,25 +20,25 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.crowd.unconfirmed import unconfirmed_workers
 from annotate.dashboards.cache import STUDY, fingerprint
 from annotate.dashboards.gather import study_data
 from annotate.dashboards.similarity import text_detail
 from annotate.dashboards.study import study_dashboard
-from annotate.exports import include_unverified, item_rows, response_rows
+from annotate.exports.tables import include_unverified, item_rows, response_rows
+from annotate.kinds.forced_choice.results import evaluation_results
+from annotate.kinds.nli_pair.results import pair_results
 from annotate.machine.heatmap import human_rows
 from annotate.models import QualityPolicy, Response, Study, Worker, WorkerTrust
 from annotate.quality import aggregation, exclusion, gold_review, grading, signals
 from annotate.quality.hooks import on_response_stored, on_verification_changed
-from annotate.study_progress import study_progress
-from annotate.tasks.forced_choice.results import evaluation_results
-from annotate.tasks.nli_pair.results import pair_results
+from annotate.studies.progress import study_progress
 from annotate.tasks.results import counted_responses
-from annotate.unconfirmed import unconfirmed_workers
 from tests.annotate.crowd_helpers import answer, answer_of, crowd_study, golds, ordinary
-from tests.annotate.test_forced_choice_filters import mixed_study, owner, workers  # noqa: F401 (fixtures)
-from tests.annotate.test_forced_choice_scoring import HAND, NEG, POS
-from tests.annotate.test_forced_choice_scoring import answer as fc_answer
-from tests.annotate.test_nli_pair import answered_study, counted_study  # noqa: F401 (fixtures)
+from tests.annotate.kinds.forced_choice.test_filters import mixed_study, owner, workers  # noqa: F401 (fixtures)
+from tests.annotate.kinds.forced_choice.test_scoring import HAND, NEG, POS
+from tests.annotate.kinds.forced_choice.test_scoring import answer as fc_answer
+from tests.annotate.kinds.nli_pair.test_kind import answered_study, counted_study  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

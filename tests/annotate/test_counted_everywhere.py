@@ -11,9 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: Whole files that store answers or decide their verification: they work on every answer by design.
 OWN_EVERY_ANSWER = {
-    "annotate/submission.py": "stores answers, a provisional one too, and finds a retried submission",
-    "annotate/assignment.py": "the hand-out: a provisional answer holds its item's slot",
-    "annotate/providers/": "reconciliation and the platforms verify answers or set them aside",
+    "annotate/handout/submission.py": "stores answers, a provisional one too, and finds a retried submission",
+    "annotate/handout/assignment.py": "the hand-out: a provisional answer holds its item's slot",
+    "annotate/crowd/providers/": "reconciliation and the platforms verify answers or set them aside",
     "annotate/views/work.py": "the annotator's own pages",
     "annotate/api/work.py": "the annotator's own API",
     "annotate/migrations/": "schema history",
@@ -24,15 +24,21 @@ ALLOWED = {
         "annotate/quality/grading.py",
         "regrade_item",
     ): "every answer is graded, so one verified later has its grade",
-    ("annotate/tasks/highlight/yelphat.py", "import_yelphat"): "creates the imported answers (verified)",
-    ("annotate/exports.py", "_answers"): "include_unverified asks for every answer, marked",
+    ("annotate/kinds/highlight/yelphat.py", "import_yelphat"): "creates the imported answers (verified)",
+    ("annotate/exports/tables.py", "_answers"): "include_unverified asks for every answer, marked",
     (
-        "annotate/tasks/nli_pair/results.py",
+        "annotate/kinds/nli_pair/results.py",
         "response_rows",
     ): "include_unverified asks for every answer, marked",
-    ("annotate/study_progress.py", "study_progress"): "counts answers received, by verification",
-    ("annotate/datasheet.py", "datasheet"): "counts answers received, by verification, for the datasheet",
-    ("annotate/unconfirmed.py", "unconfirmed_workers"): "lists the workers with unverified answers only",
+    ("annotate/studies/progress.py", "study_progress"): "counts answers received, by verification",
+    (
+        "annotate/exports/datasheet.py",
+        "datasheet",
+    ): "counts answers received, by verification, for the datasheet",
+    (
+        "annotate/crowd/unconfirmed.py",
+        "unconfirmed_workers",
+    ): "lists the workers with unverified answers only",
     ("annotate/jobs/crowd.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
 }
 

@@ -18,11 +18,11 @@ from django.utils import timezone
 from annotate.dashboards import cache, charts, compute, gather, notes
 from annotate.dashboards.study import study_dashboard
 from annotate.jobs import dashboards as jobs
+from annotate.kinds.highlight.yelphat import import_yelphat
 from annotate.machine.heatmap import human_rows
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust
 from annotate.models.dashboards import DashboardCache
 from annotate.quality import grading
-from annotate.tasks.highlight.yelphat import import_yelphat
 from explain_engine.api import (
     agreement_report,
     fleiss_kappa,

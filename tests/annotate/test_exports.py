@@ -13,11 +13,11 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotate import exports
-from annotate.assignment import next_assignment
-from annotate.exports import UnknownExport, item_rows, response_rows, stream
+from annotate.exports.tables import UnknownExport, item_rows, response_rows, stream
+from annotate.exports import tables as exports
+from annotate.handout.assignment import next_assignment
+from annotate.handout.submission import submit
 from annotate.models import Document
-from annotate.submission import submit
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import requests
 
-from annotate.providers import get_provider
-from annotate.providers.base.retry import Backoff
-from annotate.providers.prolific import client as prolific_client
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base.retry import Backoff
+from annotate.crowd.providers.prolific import client as prolific_client
 from tests.annotate.crowd_helpers import PROLIFIC_CONFIG, crowd_study
 from tests.annotate.fake_prolific import FakeProlific
 

@@ -22,12 +22,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base.retry import Backoff
+from annotate.crowd.providers.mturk import client as mturk_client
+from annotate.crowd.providers.prolific import client as prolific_client
+from annotate.crowd.providers.reconcile import reconcile_study
 from annotate.models import Assignment, Item, Publication, Response, Worker
-from annotate.providers import get_provider
-from annotate.providers.base.retry import Backoff
-from annotate.providers.mturk import client as mturk_client
-from annotate.providers.prolific import client as prolific_client
-from annotate.providers.reconcile import reconcile_study
 from tests.annotate.crowd_helpers import MTURK_CONFIG, PROLIFIC_CONFIG, answer_of, crowd_study
 from tests.annotate.fake_prolific import FakeProlific
 
@@ -56,7 +56,7 @@ def mturk(settings):
 @pytest.fixture
 def queued(monkeypatch) -> list:
     calls: list = []
-    monkeypatch.setattr("annotate.completion.reconcile_soon", calls.append)
+    monkeypatch.setattr("annotate.handout.completion.reconcile_soon", calls.append)
     return calls
 
 

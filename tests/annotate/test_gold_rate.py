@@ -12,9 +12,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.lifecycle import start_study
 from annotate.models import Assignment, Item, Study
 from annotate.quality.gold_mixing import GOLD_CAPACITY, validate_gold_rate, worker_phase
+from annotate.studies.lifecycle import start_study
 from tests.annotate.crowd_helpers import answer_of, crowd_study
 from tests.annotate.test_api import Annotator
 

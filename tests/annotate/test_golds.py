@@ -11,16 +11,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotate.drafts import prepare_items
-from annotate.lifecycle import StudyStateError, start_study
 from annotate.models import Item, Response
 from annotate.quality.gold_import import import_golds
 from annotate.quality.gold_mixing import GOLD_CAPACITY
 from annotate.quality.gold_review import set_gold
+from annotate.studies.drafts import prepare_items
+from annotate.studies.lifecycle import StudyStateError, start_study
 from annotate.tasks import get_kind
 from tests.annotate.conftest import make_dataset, make_study
+from tests.annotate.kinds.sentence_rating.test_kind import make_rating_study
 from tests.annotate.test_api import Annotator, body_for, task_json
-from tests.annotate.test_sentence_rating import make_rating_study
 from tests.annotate.test_study_management import page_text
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotate.corpus import BATCH_SIZE, CorpusImportError, import_texts, read_rows
+from annotate.corpus.imports import BATCH_SIZE, CorpusImportError, import_texts, read_rows
+from annotate.kinds.nli_pair.pairs import read_pairs
 from annotate.models import Dataset
-from annotate.tasks.nli_pair.pairs import read_pairs
+from tests.annotate.kinds.nli_pair.test_kind import LABELS
 from tests.annotate.test_api import api, upload  # noqa: F401 (a fixture and a helper)
-from tests.annotate.test_nli_pair import LABELS
 
 pytestmark = pytest.mark.django_db
 

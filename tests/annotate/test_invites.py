@@ -11,8 +11,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Invite
-from annotate.providers.local.adapter import invite_path, make_invite
 from tests.annotate.conftest import make_study
 from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
 

@@ -21,8 +21,8 @@ from rest_framework.test import APIClient
 from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import dispatch, sweeper
 from annotate.jobs import machine as jobs
+from annotate.jobs.base import claim, run_job
 from annotate.jobs.heartbeat import Heartbeat
-from annotate.jobs.options import claim, run_job
 from annotate.machine import create_model_run
 from annotate.models import Job, ModelRun
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
@@ -305,7 +305,7 @@ def test_a_database_error_in_a_view_answers_503_json_on_the_api_and_a_page_elsew
 
 def test_an_outage_outside_a_view_answers_503_and_other_errors_stay_500(ada, monkeypatch):
     # handler500 runs inside the handler's except block for what fails outside a view (a middleware)
-    from annotate.outages import server_error
+    from annotate.infra.outages import server_error
 
     factory = RequestFactory()
     try:

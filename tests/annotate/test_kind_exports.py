@@ -14,15 +14,15 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.exports import offered, stream
+from annotate.exports.tables import offered, stream
 from annotate.models import Assignment, Item, Response, Worker, WorkerTrust
 from tests.annotate.conftest import make_dataset, make_study, make_worker
-from tests.annotate.test_forced_choice_scoring import HAND, study_with_items
-from tests.annotate.test_forced_choice_scoring import answer as fc_answer
-from tests.annotate.test_sentence_rating import give as give_rating
-from tests.annotate.test_sentence_rating import make_rating_study
-from tests.annotate.test_token_marking import give as give_marks
-from tests.annotate.test_token_marking import make_marking_study
+from tests.annotate.kinds.forced_choice.test_scoring import HAND, study_with_items
+from tests.annotate.kinds.forced_choice.test_scoring import answer as fc_answer
+from tests.annotate.kinds.sentence_rating.test_kind import give as give_rating
+from tests.annotate.kinds.sentence_rating.test_kind import make_rating_study
+from tests.annotate.kinds.token_marking.test_kind import give as give_marks
+from tests.annotate.kinds.token_marking.test_kind import make_marking_study
 
 pytestmark = pytest.mark.django_db
 

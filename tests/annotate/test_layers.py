@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from celery import current_app
 
-from annotate.jobs import options
+from annotate.jobs import base as jobs_base
 from explain_engine.api import DuplicateName
 from tools.import_circles import circles, import_graph, inline_imports, module_names
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ("annotate.tasks", "annotate.quality", "annotate.exports")
+TASKS = ("annotate.tasks", "annotate.quality", "annotate.exports.tables")
 LAYERS = ("annotate.api", "annotate.views", "annotate.jobs", "annotate.dashboards", "annotate.access")
 
 
@@ -56,20 +56,20 @@ def test_jobs_are_registered_with_the_shared_options():
         "annotate.machine.explain_model",
         "annotate.dashboards.compute_dashboard",
         "annotate.release_expired_assignments",
-    } <= set(options.JOBS)
-    train = options.JOBS["annotate.machine.train_model"]
+    } <= set(jobs_base.JOBS)
+    train = jobs_base.JOBS["annotate.machine.train_model"]
     assert train.acks_late and train.reject_on_worker_lost
-    assert tuple(train.autoretry_for) == options.TRANSIENT_ERRORS
-    assert options.JOBS.meta("annotate.release_expired_assignments")["every_s"] == 60.0
+    assert tuple(train.autoretry_for) == jobs_base.TRANSIENT_ERRORS
+    assert jobs_base.JOBS.meta("annotate.release_expired_assignments")["every_s"] == 60.0
     schedule = current_app.conf.beat_schedule["release-expired-assignments"]
     assert schedule["task"] == "annotate.release_expired_assignments"
 
 
 def test_a_job_name_is_taken_once():
     with pytest.raises(DuplicateName):
-        options.job("annotate.machine.train_model")(lambda self, job_id: None)
+        jobs_base.job("annotate.machine.train_model")(lambda self, job_id: None)
 
 
 def test_a_scheduled_job_needs_a_period_and_a_name():
     with pytest.raises(ValueError, match="every_s and beat_name"):
-        options.job("annotate.test.periodic", every_s=10.0)
+        jobs_base.job("annotate.test.periodic", every_s=10.0)

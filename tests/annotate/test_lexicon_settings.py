@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotate import lexicon as site_lexicon
+from annotate.corpus import lexicon as site_lexicon
 from annotate.dashboards import cache
 from explain_engine.lexicon import load_opinion_lexicon
 from tests.annotate.test_dashboards import answered, machine_run  # noqa: F401 (a fixture)

@@ -15,8 +15,8 @@ import torch
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from annotate import storage
 from annotate.access import RESEARCHER_GROUP
+from annotate.infra import storage
 from annotate.jobs import machine as jobs
 from annotate.machine import (
     MachineInputError,

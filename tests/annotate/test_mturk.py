@@ -16,14 +16,14 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.test import RequestFactory
 from django.utils import timezone
 
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base import ANSWER_COPY_FIELD, Entry
+from annotate.crowd.providers.base.retry import Backoff, ProviderConfigError
+from annotate.crowd.providers.mturk import adapter as mturk
+from annotate.crowd.providers.mturk import client as mturk_client
+from annotate.crowd.providers.mturk import settings as mturk_settings
+from annotate.crowd.providers.reconcile import copied_submissions
 from annotate.models import Payment, Publication, Worker
-from annotate.providers import get_provider
-from annotate.providers.base import ANSWER_COPY_FIELD, Entry
-from annotate.providers.base.retry import Backoff, ProviderConfigError
-from annotate.providers.mturk import adapter as mturk
-from annotate.providers.mturk import client as mturk_client
-from annotate.providers.mturk import settings as mturk_settings
-from annotate.providers.reconcile import copied_submissions
 from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
 
 ANSWER_NS = (
@@ -254,7 +254,7 @@ def test_throttling_is_retried_with_backoff(client, stub, sleeps, caplog):
     )
     stub.add_client_error("get_account_balance", service_error_code="ServiceFault", http_status_code=500)
     stub.add_response("get_account_balance", {"AvailableBalance": "12.50"}, {})
-    with caplog.at_level("INFO", logger="annotate.providers"):
+    with caplog.at_level("INFO", logger="annotate.crowd.providers"):
         assert client.balance() == Decimal("12.50")
     assert len(sleeps) == 2
     assert 0 <= sleeps[0] <= 1.0 and 0 <= sleeps[1] <= 2.0

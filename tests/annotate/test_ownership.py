@@ -9,8 +9,8 @@ from django.urls import reverse
 
 from annotate.models import Prediction, Study
 from tests.annotate.conftest import make_dataset
-from tests.annotate.test_forced_choice_generation import METHODS, make_run
-from tests.annotate.test_sentence_rating import make_rating_study
+from tests.annotate.kinds.forced_choice.test_generation import METHODS, make_run
+from tests.annotate.kinds.sentence_rating.test_kind import make_rating_study
 
 pytestmark = pytest.mark.django_db
 

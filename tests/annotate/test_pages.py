@@ -13,10 +13,10 @@ from django.core.management import call_command
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.handout.workers import WORKERS_COOKIE, session_workers
 from annotate.models import Dataset, Item, Study, Worker
-from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import TASK_KINDS
-from annotate.workers import WORKERS_COOKIE, session_workers
 from tests.annotate.conftest import PASSWORD, make_dataset, make_study
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.assignment import next_assignment, study_item_count
+from annotate.handout.assignment import next_assignment, study_item_count
 from annotate.models import Assignment, Item, Study
 from tests.annotate.conftest import make_study, make_worker
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_portable_hand_out_records_the_callers_now(researcher, dataset, monkeypatch):
-    monkeypatch.setattr("annotate.sql.native", lambda: False)
+    monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     study = make_study(researcher, dataset, name="portable now")
     now = timezone.now() - timedelta(hours=3)
     assignment = next_assignment(study, make_worker("then"), now=now)

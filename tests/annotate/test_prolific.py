@@ -10,14 +10,14 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client, RequestFactory
 
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base import RETURNED, SUBMITTED, TIMED_OUT, Entry
+from annotate.crowd.providers.base.retry import Backoff, ProviderConfigError
+from annotate.crowd.providers.prolific import adapter as prolific
+from annotate.crowd.providers.prolific import client as prolific_client
+from annotate.crowd.providers.prolific import settings as prolific_settings
+from annotate.crowd.providers.reconcile import send_bonus
 from annotate.models import Payment, Publication, Worker
-from annotate.providers import get_provider
-from annotate.providers.base import RETURNED, SUBMITTED, TIMED_OUT, Entry
-from annotate.providers.base.retry import Backoff, ProviderConfigError
-from annotate.providers.prolific import adapter as prolific
-from annotate.providers.prolific import client as prolific_client
-from annotate.providers.prolific import settings as prolific_settings
-from annotate.providers.reconcile import send_bonus
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import PROLIFIC_CONFIG, crowd_study
 from tests.annotate.fake_prolific import FakeProlific
@@ -72,7 +72,7 @@ def test_token_is_required_and_checked(fake, sleeps):
 def test_throttling_waits_at_least_retry_after(fake, client, sleeps, caplog):
     fake.fail_next("GET", r"workspaces/", status=429, times=2, retry_after="3")
     fake.fail_next("GET", r"workspaces/ws0001/balance/", status=502, times=1)
-    with caplog.at_level("INFO", logger="annotate.providers"):
+    with caplog.at_level("INFO", logger="annotate.crowd.providers"):
         assert client.workspace_id() == "ws0001"
         assert client.balance("ws0001") == (Decimal("500"), "GBP")
     assert len(sleeps) == 3 and sleeps[0] >= 3 and sleeps[1] >= 3 and sleeps[2] < 3

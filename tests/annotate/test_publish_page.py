@@ -17,13 +17,13 @@ from botocore.stub import Stubber
 from django.test import Client
 from django.utils import timezone
 
+from annotate.crowd.providers import PROVIDERS, get_provider
+from annotate.crowd.providers.base.retry import ProviderConfigError
+from annotate.crowd.providers.mturk import client as mturk_client
+from annotate.crowd.providers.mturk.settings import MTurkConfig
+from annotate.crowd.publishing import publication_rows
+from annotate.crowd.settings_form import declared
 from annotate.models import CrowdAction, EntryBinding, Payment, PlatformSubmission, Publication, Study, Worker
-from annotate.provider_form import declared
-from annotate.providers import PROVIDERS, get_provider
-from annotate.providers.base.retry import ProviderConfigError
-from annotate.providers.mturk import client as mturk_client
-from annotate.providers.mturk.settings import MTurkConfig
-from annotate.publishing import publication_rows
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, PROLIFIC_CONFIG, answer, crowd_study, ordinary
 

@@ -13,15 +13,15 @@ import pandas as pd
 import pytest
 from botocore.stub import ANY, Stubber
 
-from annotate.assignment import next_assignment
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.base.retry import Backoff
+from annotate.crowd.providers.mturk import client as mturk_client
+from annotate.handout.assignment import next_assignment
+from annotate.handout.submission import submit
 from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, WorkerTrust
-from annotate.providers import get_provider
-from annotate.providers.base.retry import Backoff
-from annotate.providers.mturk import client as mturk_client
 from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, report, signals
 from annotate.quality.hooks import on_response_stored
 from annotate.quality.policy import policy_for
-from annotate.submission import submit
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, answer, answer_of, crowd_study, golds, ordinary
 

@@ -19,7 +19,21 @@ from celery import current_app
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotate.assignment import next_assignment
+from annotate.crowd.providers import PROVIDERS, get_provider
+from annotate.crowd.providers.base import ProviderUnsupported
+from annotate.crowd.providers.base.retry import Backoff, ProviderConfigError
+from annotate.crowd.providers.local.settings import DEFAULT_INVITE_MAX_AGE_S, LocalSettings
+from annotate.crowd.providers.mturk import client as mturk_client
+from annotate.crowd.providers.mturk import settings as mturk_settings
+from annotate.crowd.providers.prolific import client as prolific_client
+from annotate.crowd.providers.prolific import settings as prolific_settings
+from annotate.crowd.providers.reconcile import (
+    reconcile_study,
+    review_submission,
+    send_bonus,
+    unsubmitted_workers,
+)
+from annotate.handout.assignment import next_assignment
 from annotate.jobs import crowd
 from annotate.models import (
     Assignment,
@@ -32,15 +46,6 @@ from annotate.models import (
     Response,
     Study,
 )
-from annotate.providers import PROVIDERS, get_provider
-from annotate.providers.base import ProviderUnsupported
-from annotate.providers.base.retry import Backoff, ProviderConfigError
-from annotate.providers.local.settings import DEFAULT_INVITE_MAX_AGE_S, LocalSettings
-from annotate.providers.mturk import client as mturk_client
-from annotate.providers.mturk import settings as mturk_settings
-from annotate.providers.prolific import client as prolific_client
-from annotate.providers.prolific import settings as prolific_settings
-from annotate.providers.reconcile import reconcile_study, review_submission, send_bonus, unsubmitted_workers
 from annotate.quality.grading import refresh_trust
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import (
@@ -410,13 +415,13 @@ def test_providers_are_registered_by_name_with_their_settings():
 @pytest.mark.parametrize(
     "module",
     [
-        "annotate/providers/base/settings.py",
-        "annotate/providers/base/retry.py",
-        "annotate/providers/local/settings.py",
-        "annotate/providers/mturk/client.py",
-        "annotate/providers/mturk/settings.py",
-        "annotate/providers/prolific/client.py",
-        "annotate/providers/prolific/settings.py",
+        "annotate/crowd/providers/base/settings.py",
+        "annotate/crowd/providers/base/retry.py",
+        "annotate/crowd/providers/local/settings.py",
+        "annotate/crowd/providers/mturk/client.py",
+        "annotate/crowd/providers/mturk/settings.py",
+        "annotate/crowd/providers/prolific/client.py",
+        "annotate/crowd/providers/prolific/settings.py",
     ],
 )
 def test_platform_clients_and_settings_know_nothing_of_django(module):
@@ -427,10 +432,10 @@ def test_platform_clients_and_settings_know_nothing_of_django(module):
     app = {name for name in imported if name.startswith("annotate.")}
     assert not {name for name in imported if name.split(".")[0] in ("django", "rest_framework")}
     assert app <= {
-        "annotate.providers.base.settings",
-        "annotate.providers.base.retry",
-        "annotate.providers.mturk.settings",
-        "annotate.providers.prolific.settings",
+        "annotate.crowd.providers.base.settings",
+        "annotate.crowd.providers.base.retry",
+        "annotate.crowd.providers.mturk.settings",
+        "annotate.crowd.providers.prolific.settings",
     }
 
 

@@ -11,13 +11,13 @@ import pytest
 from django.core import signing
 from django.urls import reverse
 
-from annotate.assignment import next_assignment
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.handout.assignment import next_assignment
+from annotate.handout.page_tokens import page_token, page_token_valid
+from annotate.handout.submission import submit
 from annotate.models import Response, Worker, WorkerTrust
-from annotate.page_tokens import page_token, page_token_valid
-from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.quality import exclusion, risk
 from annotate.quality.policy import policy_for
-from annotate.submission import submit
 from annotate.tasks import get_kind
 from tests.annotate.conftest import good_answer, make_worker
 from tests.annotate.crowd_helpers import answer, crowd_study, golds, ordinary
@@ -52,7 +52,7 @@ def test_page_token_holds_only_for_its_study_and_worker(settings):
 @pytest.mark.parametrize("native", [True, False])
 def test_submission_stores_the_servers_verdict_not_the_clients(study, monkeypatch, native):
     if not native:
-        monkeypatch.setattr("annotate.sql.native", lambda: False)
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     worker, someone = make_worker("w-page"), make_worker("w-else")
     verdicts = []
     for signals in (

@@ -27,6 +27,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import (
     Assignment,
     Explanation,
@@ -37,13 +38,12 @@ from annotate.models import (
     Publication,
     Response,
 )
-from annotate.providers.local.adapter import invite_path, make_invite
 from tests.annotate.conftest import make_dataset, make_study, make_user
-from tests.annotate.test_forced_choice_generation import make_run
-from tests.annotate.test_forced_choice_scoring import study_with_items
-from tests.annotate.test_nli_pair import make_pair_study
-from tests.annotate.test_sentence_rating import make_rating_study
-from tests.annotate.test_token_marking import make_marking_study
+from tests.annotate.kinds.forced_choice.test_generation import make_run
+from tests.annotate.kinds.forced_choice.test_scoring import study_with_items
+from tests.annotate.kinds.nli_pair.test_kind import make_pair_study
+from tests.annotate.kinds.sentence_rating.test_kind import make_rating_study
+from tests.annotate.kinds.token_marking.test_kind import make_marking_study
 
 pytestmark = pytest.mark.django_db
 

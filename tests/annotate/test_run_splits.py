@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from annotate.access import RESEARCHER_GROUP
+from annotate.kinds.forced_choice.forms import EvaluationStudyForm
 from annotate.machine.splits import TINY_SPLIT, fitting_split, split_warnings
 from annotate.models import ModelRun
-from annotate.tasks.forced_choice.forms import EvaluationStudyForm
 from tests.annotate.conftest import make_dataset, make_user
 
 pytestmark = pytest.mark.django_db

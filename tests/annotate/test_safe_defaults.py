@@ -17,8 +17,8 @@ import yaml
 from django.test import Client
 from django.urls import reverse
 
-from annotate.providers.local.adapter import invite_path, make_invite
-from annotate.workers import WORKERS_COOKIE, remember_worker
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.handout.workers import WORKERS_COOKIE, remember_worker
 from tests.annotate.conftest import make_worker
 from tests.annotate.test_api import Annotator, task_json
 

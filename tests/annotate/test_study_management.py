@@ -11,15 +11,15 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.drafts import prepare_items
-from annotate.lifecycle import start_study
 from annotate.models import Assignment, Dataset, Document, Item, Study
 from annotate.quality.gold_review import set_gold
+from annotate.studies.drafts import prepare_items
+from annotate.studies.lifecycle import start_study
 from annotate.tasks import TASK_KINDS
 from tests.annotate.conftest import make_dataset, make_study, make_user
+from tests.annotate.kinds.forced_choice.test_generation import justify_rows
+from tests.annotate.kinds.sentence_rating.test_kind import TEXT_A, TEXT_B
 from tests.annotate.test_api import Annotator, body_for
-from tests.annotate.test_forced_choice_generation import justify_rows
-from tests.annotate.test_sentence_rating import TEXT_A, TEXT_B
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from annotate.assignment import next_assignment
+from annotate.handout.assignment import next_assignment
+from annotate.handout.submission import FINISHED_MESSAGE, AssignmentNotFound, SubmissionConflict, submit
+from annotate.handout.workers import Seat
 from annotate.models import Assignment, Item, Response, Study
-from annotate.submission import FINISHED_MESSAGE, AssignmentNotFound, SubmissionConflict, submit
-from annotate.workers import Seat
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -192,7 +192,7 @@ def test_gold_items_are_graded(researcher):
 
 def test_general_path_stores_the_same(held, monkeypatch):
     """The portable path (used off PostgreSQL) stores what the two-statement path stores."""
-    monkeypatch.setattr("annotate.sql.native", lambda: False)
+    monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     worker, a = held
     ans, timings = good_answer(a.item)
     key = uuid.uuid4()
@@ -209,7 +209,7 @@ def test_a_session_submits_only_under_its_own_platform_unit(study, monkeypatch, 
     each submits only assignments made under the unit it entered with, as verified or provisional as its
     seat says; a retry answers the same; a finished study takes no new answer."""
     if not native:
-        monkeypatch.setattr("annotate.sql.native", lambda: False)
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     worker = make_worker("twin")
     first = next_assignment(study, worker, ref="A1")
     second = next_assignment(study, worker, ref="A2")

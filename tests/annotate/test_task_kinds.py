@@ -14,7 +14,7 @@ from annotate.tasks import KIND_PACKAGES, TASK_KINDS, default_kind, folder_modul
 from explain_engine.api import DuplicateName, UnknownName
 
 ROOT = Path(__file__).resolve().parents[2]
-KIND_FOLDERS = [ROOT / "annotate" / "tasks" / package for package in KIND_PACKAGES]
+KIND_FOLDERS = [ROOT / "annotate" / "kinds" / package for package in KIND_PACKAGES]
 #: Files outside the kinds' folders allowed to name a kind, and why.
 ALLOWED = {
     # Django finds management commands only in management/commands; this one imports YELP-HAT's raw
@@ -67,7 +67,7 @@ def _sources() -> list[Path]:
 def test_nothing_outside_the_kind_folders_names_a_kind():
     """A kind's name in quotes, or its folder in an import path, outside the kinds' own folders."""
     names = "|".join(sorted({*TASK_KINDS, *KIND_PACKAGES}))
-    pattern = re.compile(rf"""["']({names})["']|tasks[./]({names})\b""")
+    pattern = re.compile(rf"""["']({names})["']|kinds[./]({names})\b""")
     found = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
         for path in _sources()

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from tests.annotate.conftest import PASSWORD, make_dataset, make_study
 from tests.annotate.test_api import Annotator
 

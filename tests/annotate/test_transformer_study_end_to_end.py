@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 import torch
 
-from annotate import storage
 from annotate.access import RESEARCHER_GROUP
 from annotate.dashboards.similarity import MAX_SELECTIONS
+from annotate.infra import storage
 from annotate.jobs import dashboards as dashboard_jobs
 from annotate.jobs import machine as machine_jobs
 from annotate.models import Item, Job, ModelRun, Study

@@ -15,11 +15,11 @@ import pytest
 from django.db import DatabaseError, connection
 from django.test.utils import CaptureQueriesContext
 
-from annotate.assignment import next_assignment
+from annotate.handout.assignment import next_assignment
+from annotate.handout.submission import submit
+from annotate.handout.workers import Seat
 from annotate.models import Assignment, Item, QualityPolicy, Response, Study, Worker, WorkerTrust
 from annotate.quality import aggregation, exclusion, hooks
-from annotate.submission import submit
-from annotate.workers import Seat
 from tests.annotate.conftest import make_dataset, make_study
 from tests.annotate.crowd_helpers import answer_of
 from tests.annotate.test_api import Annotator
@@ -49,7 +49,7 @@ def study(researcher) -> Study:
 
 def use_path(monkeypatch, native: bool) -> None:
     if not native:
-        monkeypatch.setattr("annotate.sql.native", lambda: False)
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
 
 
 class Worked:

@@ -18,7 +18,7 @@ from django.urls import reverse
 from annotate.models import Item, QualityPolicy, Study, Worker, WorkerTrust
 from annotate.quality import grading
 from explain_engine.api import RATING_LEVELS, fleiss_kappa, json_safe
-from tests.annotate.test_sentence_rating import KIND, give, make_rating_study
+from tests.annotate.kinds.sentence_rating.test_kind import KIND, give, make_rating_study
 
 pytestmark = pytest.mark.django_db
 

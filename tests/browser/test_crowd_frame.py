@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Assignment, Response
-from annotate.providers.local.adapter import invite_path, make_invite
 from tests.browser.test_highlight_task import TEXT_A, TEXT_B, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

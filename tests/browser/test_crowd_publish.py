@@ -17,11 +17,11 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotate.access import RESEARCHER_GROUP
+from annotate.crowd.providers import get_provider
+from annotate.crowd.providers.mturk import client as mturk_client
+from annotate.crowd.providers.mturk.settings import MTurkConfig
+from annotate.crowd.providers.prolific.client import ProlificClient
 from annotate.models import CrowdAction, Invite, Payment, PlatformSubmission, Publication, Study
-from annotate.providers import get_provider
-from annotate.providers.mturk import client as mturk_client
-from annotate.providers.mturk.settings import MTurkConfig
-from annotate.providers.prolific.client import ProlificClient
 from tests.annotate.conftest import make_dataset, make_study, make_user, make_worker
 from tests.annotate.crowd_helpers import answer, ordinary
 from tests.annotate.fake_prolific import FakeProlific

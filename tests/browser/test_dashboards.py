@@ -17,7 +17,7 @@ from django.test import Client
 from annotate.access import RESEARCHER_GROUP
 from annotate.dashboards.charts import chart_rows, to_csv
 from annotate.models import Document, Explanation, Item
-from annotate.tasks.words import word_payload as highlight_payload
+from annotate.tasks.page_words import word_payload as highlight_payload
 from explain_engine.api import FAITHFULNESS_BINS
 from tests.annotate.conftest import make_dataset, make_study, make_user, make_worker
 from tests.annotate.test_dashboards import answer, machine_run, noisy

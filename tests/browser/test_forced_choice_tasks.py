@@ -12,10 +12,10 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.lifecycle import start_study
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Item, Response, Study
-from annotate.providers.local.adapter import invite_path, make_invite
-from tests.annotate.test_forced_choice_generation import make_run, make_study, other, predict
+from annotate.studies.lifecycle import start_study
+from tests.annotate.kinds.forced_choice.test_generation import make_run, make_study, other, predict
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

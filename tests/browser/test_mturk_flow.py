@@ -18,9 +18,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from annotate.lifecycle import start_study
+from annotate.crowd.providers.mturk.adapter import PREVIEW_ASSIGNMENT_ID
 from annotate.models import Assignment, Dataset, Document, Publication, Response, Study, Worker
-from annotate.providers.mturk.adapter import PREVIEW_ASSIGNMENT_ID
+from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotate.lifecycle import start_study
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Response, Study
-from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -12,8 +12,8 @@ import psycopg2
 import pytest
 from django.db import connection
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Response
-from annotate.providers.local.adapter import invite_path, make_invite
 from tests.browser.test_highlight_task import make_study, shown_map, wait_for_item
 from tests.services import database_url
 

@@ -12,8 +12,8 @@ import uuid
 import pytest
 from django.test import Client
 
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Response, Worker
-from annotate.providers.local.adapter import invite_path, make_invite
 from annotate.quality import risk
 from tests.browser.test_highlight_task import make_study, wait_for_item
 

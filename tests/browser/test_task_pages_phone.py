@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
-from annotate.lifecycle import start_study
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Item, Study
-from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
 from tests.browser.conftest import FRONTEND, OUTPUT
 

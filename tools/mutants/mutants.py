@@ -17,11 +17,11 @@ class Mutant:
     why: str
 
 
-ASSIGNMENT = "annotate/assignment.py"
-SUBMISSION = "annotate/submission.py"
+ASSIGNMENT = "annotate/handout/assignment.py"
+SUBMISSION = "annotate/handout/submission.py"
 AGREEMENT = "explain_engine/metrics/agreement.py"
 FORCED_CHOICE = "explain_engine/metrics/forced_choice.py"
-FC_RESULTS = "annotate/tasks/forced_choice/results.py"
+FC_RESULTS = "annotate/kinds/forced_choice/results.py"
 
 T_ASSIGNMENT = "tests/annotate/test_assignment.py"
 T_ABANDONED = "tests/annotate/test_abandoned_items.py"
@@ -29,8 +29,8 @@ T_SUBMISSION = "tests/annotate/test_submission.py"
 T_BOOT = "tests/engine/test_bootstrap_intervals_resampled.py"
 T_AGREEMENT = "tests/engine/test_metrics_agreement.py"
 T_FC_ENGINE = "tests/engine/test_metrics_forced_choice.py"
-T_FC_SCORING = "tests/annotate/test_forced_choice_scoring.py"
-T_FC_FILTERS = "tests/annotate/test_forced_choice_filters.py"
+T_FC_SCORING = "tests/annotate/kinds/forced_choice/test_scoring.py"
+T_FC_FILTERS = "tests/annotate/kinds/forced_choice/test_filters.py"
 T_COUNTED = "tests/annotate/test_counted.py"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -127,7 +127,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "submit-any-platform-unit",
-        "annotate/workers.py",
+        "annotate/handout/workers.py",
         "return worker_id == self.worker_id and self.ref in (None, ref)",
         "return worker_id == self.worker_id",
         (T_SUBMISSION,),

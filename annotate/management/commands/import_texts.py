@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotate.corpus import FORMATS, CorpusImportError, detect_format, import_texts
+from annotate.corpus.imports import FORMATS, CorpusImportError, detect_format, import_texts
 from annotate.models import Dataset
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.tasks.highlight.yelphat import import_yelphat
+from annotate.kinds.highlight.yelphat import import_yelphat
 
 
 class Command(BaseCommand):

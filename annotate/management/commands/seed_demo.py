@@ -17,7 +17,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.providers.local.adapter import invite_path, make_invite
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import default_kind, folder_modules, get_kind
 
 

@@ -1,0 +1,142 @@
+"""The local provider: in-house annotators with signed invite links or their own accounts.
+
+An invite link carries a token made by :func:`django.core.signing.dumps` (HMAC with the secret key,
+timestamped) naming the study and an invitee; it is valid for the study's ``invite_max_age_s``
+(:mod:`annotate.crowd.providers.local.settings`) and belongs to the first account (or, signed out, the first
+browser) that opens it: anyone else opening the same link is refused. Without ``open_enrollment`` a study
+is invite-only, for signed-in accounts too; with it, a signed-in account is its own identity and any
+other visitor gets an anonymous identity kept in their session. Every invite made is stored
+(:class:`~annotate.models.Invite`): the study page lists it as unused, used or revoked, and a revoked one
+is refused at the entry page. A token made before invites were stored has no row and stays valid.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.core import signing
+from django.urls import reverse
+
+from annotate.crowd.providers import PROVIDERS
+from annotate.crowd.providers.base import CrowdProvider, Entry
+from annotate.crowd.providers.local.settings import LocalSettings
+from annotate.models import EntryBinding, Invite
+
+NAME = "local"
+INVITE_SALT = "hatlab.invite"
+INVITE_PARAM = "invite"
+ANON_SESSION_KEY = "hatlab_anonymous"
+BROWSER_SESSION_KEY = "hatlab_browser"
+
+
+def make_invite(study, invitee: str | None = None, created_by=None) -> str:
+    """A signed, timestamped invite token for ``study``; ``invitee`` defaults to a random name. The
+    invite is stored (:class:`~annotate.models.Invite`) so it can be listed and revoked; asking again
+    for a stored invitee hands out the stored token."""
+    invitee = invitee or secrets.token_hex(8)
+    stored = Invite.objects.filter(study=study, invitee=invitee).first()
+    if stored is not None:
+        return stored.token
+    token = signing.dumps({"s": str(study.uid), "i": invitee}, salt=INVITE_SALT)
+    Invite.objects.create(study=study, invitee=invitee, token=token, created_by=created_by)
+    return token
+
+
+def invite_state(invite: Invite, used: set[str]) -> str:
+    """``revoked``, ``used`` (an account or browser holds it) or ``unused``; ``used`` holds the refs of
+    the study's bound invites (:func:`used_invites`)."""
+    if invite.revoked_at is not None:
+        return Invite.State.REVOKED
+    return Invite.State.USED if invite_ref(invite.study, invite.invitee) in used else Invite.State.UNUSED
+
+
+def invite_ref(study, invitee: str) -> str:
+    """The :class:`~annotate.models.EntryBinding` ref of an invite once someone used it."""
+    return f"{study.uid}:invite:{invitee}"
+
+
+def used_invites(study) -> set[str]:
+    return set(EntryBinding.objects.filter(study=study, provider=NAME).values_list("ref", flat=True))
+
+
+def invite_path(study, token: str) -> str:
+    """The entry-page path (with query string) an invite token opens."""
+    return f"{reverse('work-entry', args=[study.uid])}?{INVITE_PARAM}={token}"
+
+
+def read_invite(study, token: str) -> str | None:
+    """The invitee named by ``token`` if it is genuine, unexpired and made for ``study``."""
+    max_age = LocalSettings.from_dict(study.provider_config).invite_max_age_s
+    try:
+        data = signing.loads(token, salt=INVITE_SALT, max_age=max_age)
+    except signing.BadSignature:
+        return None
+    if not isinstance(data, dict) or data.get("s") != str(study.uid) or not isinstance(data.get("i"), str):
+        return None
+    return data["i"]
+
+
+class LocalProvider(CrowdProvider):
+    name = NAME
+    title = "Local (invite links and accounts)"
+
+    invites = True
+
+    def validate_config(self, config: Any) -> dict[str, Any]:
+        LocalSettings.from_dict(config)
+        return {} if config is None else dict(config)
+
+    def open_enrollment(self, study) -> bool:
+        return LocalSettings.from_dict(study.provider_config).open_enrollment
+
+    def identify(self, request, study) -> str | None:
+        token = request.GET.get(INVITE_PARAM)
+        if token:
+            invitee = read_invite(study, token)
+            return None if invitee is None else f"invite:{invitee}"
+        if not LocalSettings.from_dict(study.provider_config).open_enrollment:
+            return None
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            return f"user:{user.pk}"
+        anonymous = request.session.get(ANON_SESSION_KEY)
+        if not isinstance(anonymous, str):
+            anonymous = request.session[ANON_SESSION_KEY] = secrets.token_hex(12)
+        return f"anon:{anonymous}"
+
+    def verify_entry(self, request, study, external_id: str) -> Entry:
+        """A revoked invite is refused. An invite is bound to the first account that opens it (signed out: the first browser, by a
+        token in its session); another account or browser opening it is refused. Accounts and anonymous
+        visitors of an open study need no check."""
+        if not external_id.startswith("invite:"):
+            return Entry()
+        browser = request.session.get(BROWSER_SESSION_KEY)
+        if not isinstance(browser, str):
+            browser = request.session[BROWSER_SESSION_KEY] = secrets.token_hex(12)
+        holders = [f"browser:{browser}"]
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            holders.insert(0, f"user:{user.pk}")
+        invitee = external_id.removeprefix("invite:")
+        if Invite.objects.filter(study=study, invitee=invitee, revoked_at__isnull=False).exists():
+            return Entry.refuse("This invite link was withdrawn by the research team.")
+        binding, _ = EntryBinding.objects.get_or_create(
+            provider=self.name,
+            ref=invite_ref(study, invitee),
+            defaults={"study": study, "holder": holders[0]},
+        )
+        if binding.holder not in holders:
+            return Entry.refuse("This invite link was already used by someone else. Ask for your own link.")
+        return Entry()
+
+    def worker_defaults(self, request, study, external_id: str) -> dict[str, Any]:
+        if external_id.startswith("user:"):
+            return {"user": request.user}
+        return {}
+
+    def completion(self, request, assignment_or_worker) -> dict[str, Any]:
+        return {"message": "Thank you! You have finished all items available to you in this study."}
+
+
+PROVIDERS.add(NAME, LocalProvider(), settings=LocalSettings, bonuses=False, blocks=False)

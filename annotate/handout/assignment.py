@@ -1,0 +1,432 @@
+"""Handing out items: every item gets exactly ``responses_needed`` distinct annotators.
+
+An assignment holds one *slot* ``0 .. responses_needed-1`` of one item. Two partial unique
+constraints on live (not released) assignments are the last word: one live assignment per
+``(item, slot)`` and one per ``(item, worker)``. On top of them, :func:`next_assignment` runs in one
+transaction that
+
+1. locks the worker's row (``SELECT ... FOR UPDATE``), so one worker's simultaneous requests queue
+   up and a worker asking again gets the open assignment they already hold under the same platform
+   unit (``ref``: two sessions of one worker id never share an assignment);
+2. releases this study's expired assignments (their slots become free again);
+3. picks the first open item the worker has never been given, locking it with
+   ``FOR UPDATE SKIP LOCKED`` so that concurrent requests take different items instead of waiting;
+4. takes the lowest free slot of that item in a single ``INSERT ... SELECT`` (a fresh snapshot
+   taken after the lock, so a slot committed by someone else a moment ago is seen as taken).
+
+When only items locked by other requests are left, a second transaction waits for the first of
+them instead of skipping it, so nobody is told "nothing left" while a slot is still free. Should the
+constraints still refuse a row (``IntegrityError``), the whole transaction is retried.
+The SQL is written by hand (PostgreSQL) because these two requests are the service's hot path; on
+other databases (the SQLite demo) the same steps run through the ORM.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, connection
+from django.db.models import Count, Exists, F, OuterRef, Q
+from django.utils import timezone
+
+from annotate.infra import sql
+from annotate.infra.sql import Prepared
+from annotate.models import Assignment, Item, Study, Worker
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, gold_wanted
+from annotate.tasks import get_kind
+
+ASSIGNED = Assignment.Status.ASSIGNED
+SUBMITTED = Assignment.Status.SUBMITTED
+RELEASED = Assignment.Status.RELEASED
+MAX_ROUNDS = 100
+MAX_REFUSALS = 5
+
+_A = Assignment._meta.db_table
+_I = Item._meta.db_table
+_W = Worker._meta.db_table
+
+
+class WorkerBlocked(Exception):
+    """The worker is blocked and gets no more work."""
+
+
+def release_expired(study: Study | int | None = None, now: datetime | None = None) -> int:
+    """Release assignments past their expiry (of one study, or of all); returns how many."""
+    now = now or timezone.now()
+    qs = Assignment.objects.filter(status=ASSIGNED, expires_at__lt=now)
+    if study is not None:
+        qs = qs.filter(study_id=study if isinstance(study, int) else study.pk)
+    return qs.update(status=RELEASED)
+
+
+def next_assignment(
+    study: Study,
+    worker: Worker | int,
+    *,
+    now: datetime | None = None,
+    gold: bool | None = None,
+    ref: str = "",
+) -> Assignment | None:
+    """The worker's open assignment in ``study``, else a new one, else ``None`` when nothing is left.
+
+    ``gold`` restricts a new assignment to gold items (``True``) or to ordinary items (``False``);
+    ``None`` takes any. ``ref`` is the platform's unit of work the session entered with (see
+    :class:`annotate.handout.workers.Seat`): only an open assignment made under it is handed back, and a new one
+    is made under it, so two sessions of one worker id never share an assignment. The returned
+    assignment has its ``item`` loaded (payload only).
+    """
+    worker_id = worker if isinstance(worker, int) else worker.pk
+    return next_with_progress(study, worker_id, now=now, gold=gold, ref=ref)[0]
+
+
+def next_with_progress(
+    study: Study,
+    worker_id: int,
+    *,
+    now: datetime | None = None,
+    gold: bool | None = None,
+    ref: str = "",
+) -> tuple[Assignment | None, dict[str, int]]:
+    """:func:`next_assignment` and the worker's progress (see :func:`worker_progress`), read in the
+    same statement as the new item when there is one.
+
+    A study whose config sets ``gold_rate`` mixes its golds in at that rate when ``gold`` is not
+    given (:mod:`annotate.quality.gold_mixing`); otherwise items come in queue order."""
+    rate = study.config.get(GOLD_RATE_KEY) if gold is None else None
+    if rate is not None and (gold := gold_wanted(study, worker_id, rate)) is not None:
+        assignment, progress = next_with_progress(study, worker_id, now=now, gold=gold, ref=ref)
+        if assignment is None:  # that kind ran out: the other one, if any is left
+            assignment, progress = next_with_progress(study, worker_id, now=now, gold=not gold, ref=ref)
+        return assignment, progress
+    wait, refused = False, 0
+    for _ in range(MAX_ROUNDS):
+        try:
+            with sql.transaction_begun_by_first_statement() as begin:
+                outcome, progress = _next(study, worker_id, now or timezone.now(), gold, wait, begin, ref)
+        except IntegrityError:
+            refused += 1
+            if refused == MAX_REFUSALS:
+                raise
+            continue
+        if outcome is not _AGAIN:
+            return outcome, progress or worker_progress(study, worker_id)
+        wait = True
+    raise RuntimeError(f"no assignment decided for worker {worker_id} after {MAX_ROUNDS} rounds")
+
+
+_AGAIN = object()
+
+
+def _next(
+    study: Study, worker_id: int, now: datetime, gold: bool | None, wait: bool, begin: str = "", ref: str = ""
+):
+    """One transaction of :func:`next_with_progress`; returns ``(outcome, progress or None)``.
+    ``begin`` is sent before the first statement (see :func:`annotate.infra.sql.transaction_begun_by_first_statement`).
+
+    Without ``wait``, items locked by other requests are skipped; when only such items are left, the
+    caller is told to come again (``_AGAIN``) with ``wait``: then the first open item is locked even if
+    that means waiting, one item per transaction, so a transaction never waits while it holds an
+    item's lock (no deadlock).
+    """
+    limit = study.config.get("max_items_per_worker")
+    expires_at = now + timedelta(seconds=study.time_limit_s)
+    lock = "wait" if wait else "skip"
+    together = sql.native() and _exclusion_hook(study) is None
+    if together:  # the common case: the worker's lock and the first candidate share one round trip
+        status, found = _lock_then_candidate(study.pk, worker_id, now, begin, gold, lock, limit, ref)
+    else:
+        status = _lock_worker_and_release(study.pk, worker_id, now, begin)
+    if status != Worker.Status.ACTIVE:
+        raise WorkerBlocked(f"worker {worker_id} is {status or 'unknown'}")
+    skipped: list[int] = [] if together else kind_excluded_items(study, worker_id)
+    if not together:
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref)
+    while found is not None:
+        item_id, needed, payload, is_gold, done = found
+        assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at, ref)
+        if assignment is not None:
+            assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
+            total = study_item_count(study)
+            return assignment, {"done": done, "total": min(total, limit) if limit else total}
+        if wait:
+            return _AGAIN, None
+        skipped.append(item_id)
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref)
+    held = held_assignment(study, worker_id, ref)
+    if held is not None:
+        return held, None
+    if limit and _submitted_count(study.pk, worker_id) >= limit:
+        return None, None
+    if not wait and _candidate(study.pk, worker_id, skipped, gold, None, None, ref) is not None:
+        return _AGAIN, None  # only items other requests hold locks on are left: wait for them
+    return None, None
+
+
+def _exclusion_hook(study: Study):
+    return getattr(get_kind(study.kind), "excluded_items", None)
+
+
+def kind_excluded_items(study: Study, worker_id: int) -> list[int]:
+    """Items the study's task kind keeps from this worker: the kind's optional
+    ``excluded_items(study, worker_id)`` (called after the worker's row is locked), else none."""
+    hook = _exclusion_hook(study)
+    return list(hook(study, worker_id)) if hook is not None else []
+
+
+def _submitted_count(study_id: int, worker_id: int) -> int:
+    return Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=SUBMITTED).count()
+
+
+# An assignment is cheap to lose in a server crash (the worker asks again), so the hand-out's
+# transaction does not wait for the disk at commit; submissions always do.
+_NO_DISK_WAIT = "SET LOCAL synchronous_commit TO OFF; "
+_LOCK_AND_RELEASE = Prepared(
+    "hatlab_lock_worker",
+    ("bigint", "bigint", "timestamptz"),
+    f"""WITH released AS (
+            UPDATE {_A} SET status = '{RELEASED}' WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
+            RETURNING 1)
+        SELECT status, (SELECT count(*) FROM released) FROM {_W} WHERE id = $2 FOR UPDATE""",
+)
+
+
+def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin: str = "") -> str | None:
+    """Lock the worker's row (their requests queue up) and release the study's expired assignments;
+    returns the worker's status (``None`` for no such worker)."""
+    if sql.native():
+        with connection.cursor() as cursor:
+            _LOCK_AND_RELEASE.execute(cursor, [study_id, worker_id, now], prefix=begin + _NO_DISK_WAIT)
+            row = cursor.fetchone()
+        return None if row is None else row[0]
+    status = Worker.objects.select_for_update().filter(pk=worker_id).values_list("status", flat=True).first()
+    release_expired(study_id, now)
+    return status
+
+
+_CANDIDATE_SQL = f"""
+    SELECT i.id, i.responses_needed, i.payload, i.is_gold,
+           (SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'),
+           (SELECT status FROM {_W} w WHERE w.id = $2)
+    FROM {_I} i
+    WHERE i.study_id = $1 AND NOT i.retired AND i.responses_done < i.responses_needed
+      AND ($3::boolean IS NULL OR i.is_gold = $3)
+      AND i.id <> ALL($4)
+      AND NOT EXISTS (SELECT 1 FROM {_A} a WHERE a.item_id = i.id AND a.worker_id = $2)
+      AND (SELECT count(*) FROM {_A} a WHERE a.item_id = i.id AND a.status <> '{RELEASED}') < i.responses_needed
+      AND NOT EXISTS (SELECT 1 FROM {_A} h WHERE h.worker_id = $2 AND h.study_id = $1 AND h.status = '{ASSIGNED}'
+                      AND h.provider_assignment_id = $6)
+      AND ($5::integer IS NULL OR $5 > (
+           SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'))
+    ORDER BY i.position, i.id
+    LIMIT 1"""
+_CANDIDATE = {
+    lock: Prepared(
+        f"hatlab_candidate_{name}",
+        ("bigint", "bigint", "boolean", "bigint[]", "integer", "text"),
+        f"{_CANDIDATE_SQL} {clause}",
+    )
+    for lock, name, clause in (
+        ("skip", "skip", "FOR UPDATE OF i SKIP LOCKED"),
+        ("wait", "wait", "FOR UPDATE OF i"),
+        (None, "read", ""),
+    )
+}
+
+
+_WORKER_STATUS = Prepared("hatlab_worker_status", ("bigint",), f"SELECT status FROM {_W} WHERE id = $1")
+
+
+def _lock_then_candidate(
+    study_id: int,
+    worker_id: int,
+    now: datetime,
+    begin: str,
+    gold: bool | None,
+    lock: str,
+    limit: int | None,
+    ref: str = "",
+) -> tuple[str | None, tuple[int, int, dict, bool, int] | None]:
+    """:func:`_lock_worker_and_release` and then :func:`_candidate` in one round trip (PostgreSQL):
+    the worker's status and the first candidate, which carries that status (read after the lock)."""
+    with connection.cursor() as cursor:
+        sql.execute_together(
+            cursor,
+            [
+                (_LOCK_AND_RELEASE, [study_id, worker_id, now]),
+                (_CANDIDATE[lock], [study_id, worker_id, gold, [], limit, ref]),
+            ],
+            prefix=begin + _NO_DISK_WAIT,
+        )
+        row = cursor.fetchone()
+        if row is None:  # no candidate: the status on its own
+            _WORKER_STATUS.execute(cursor, [worker_id])
+            status = cursor.fetchone()
+            return (None if status is None else status[0]), None
+    return row[5], _candidate_row(row)
+
+
+def _candidate_row(row) -> tuple[int, int, dict, bool, int]:
+    payload = json.loads(row[2]) if isinstance(row[2], str) else row[2]
+    return row[0], row[1], payload, row[3], row[4]
+
+
+def _candidate(
+    study_id: int,
+    worker_id: int,
+    skipped: list[int],
+    gold: bool | None,
+    lock: str | None,
+    limit: int | None,
+    ref: str = "",
+) -> tuple[int, int, dict, bool, int] | None:
+    """The first open item (by position) this worker never had, unless they hold an open assignment
+    under ``ref`` or reached ``limit``: locked skipping locked ones (``"skip"``), locked waiting for a lock
+    (``"wait"``), or just read (``None``). Comes with the worker's submitted count, for their progress."""
+    if sql.native():
+        with connection.cursor() as cursor:
+            _CANDIDATE[lock].execute(cursor, [study_id, worker_id, gold, skipped, limit, ref])
+            row = cursor.fetchone()
+        return None if row is None else _candidate_row(row)
+    if Assignment.objects.filter(
+        worker_id=worker_id, study_id=study_id, status=ASSIGNED, provider_assignment_id=ref
+    ).exists():
+        return None
+    done = _submitted_count(study_id, worker_id)
+    if limit and done >= limit:
+        return None
+    live = Count("assignments", filter=~Q(assignments__status=RELEASED))
+    qs = (
+        Item.objects.filter(study_id=study_id, retired=False, responses_done__lt=F("responses_needed"))
+        .exclude(pk__in=skipped)
+        .exclude(Exists(Assignment.objects.filter(item=OuterRef("pk"), worker_id=worker_id)))
+        .annotate(live=live)
+        .filter(live__lt=F("responses_needed"))
+        .order_by("position", "id")
+    )
+    if gold is not None:
+        qs = qs.filter(is_gold=gold)
+    row = qs.values_list("id", "responses_needed", "payload", "is_gold").first()
+    return None if row is None else (*row, done)
+
+
+_TAKE_SLOT = Prepared(
+    "hatlab_take_slot",
+    ("uuid", "bigint", "bigint", "bigint", "timestamptz", "timestamptz", "integer", "text"),
+    f"""INSERT INTO {_A} (uid, study_id, item_id, worker_id, slot, status, assigned_at, expires_at,
+                          provider_assignment_id)
+        SELECT $1, $2, $3, $4, s.slot, '{ASSIGNED}', $5, $6, $8
+        FROM generate_series(0, $7 - 1) AS s(slot)
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {_A} a WHERE a.item_id = $3 AND a.slot = s.slot AND a.status <> '{RELEASED}')
+        ORDER BY s.slot LIMIT 1
+        RETURNING id, slot""",
+)
+
+
+def _take_slot(
+    study_id: int,
+    worker_id: int,
+    item_id: int,
+    needed: int,
+    now: datetime,
+    expires_at: datetime,
+    ref: str = "",
+) -> Assignment | None:
+    """Insert an assignment (under the platform's unit ``ref``) on the lowest free slot of a locked item,
+    or ``None`` when it is full.
+    On PostgreSQL one statement with a fresh snapshot: a slot committed since the item was chosen
+    is seen as taken."""
+    if sql.native():
+        assignment = Assignment(
+            study_id=study_id,
+            item_id=item_id,
+            worker_id=worker_id,
+            status=ASSIGNED,
+            expires_at=expires_at,
+            provider_assignment_id=ref,
+        )
+        assignment.assigned_at = now
+        with connection.cursor() as cursor:
+            _TAKE_SLOT.execute(
+                cursor, [assignment.uid, study_id, item_id, worker_id, now, expires_at, needed, ref]
+            )
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        assignment.pk, assignment.slot = row
+        return assignment
+    used = set(
+        Assignment.objects.filter(item_id=item_id).exclude(status=RELEASED).values_list("slot", flat=True)
+    )
+    free = next((s for s in range(needed) if s not in used), None)
+    if free is None:
+        return None
+    assignment = Assignment.objects.create(
+        study_id=study_id,
+        item_id=item_id,
+        worker_id=worker_id,
+        slot=free,
+        expires_at=expires_at,
+        provider_assignment_id=ref,
+    )
+    # ``assigned_at`` is auto_now_add, which would ignore ``now``; set it as the native statement does.
+    Assignment.objects.filter(pk=assignment.pk).update(assigned_at=now)
+    assignment.assigned_at = now
+    return assignment
+
+
+ITEM_COUNT_TTL_S = 30.0
+_item_counts: dict[uuid.UUID, tuple[float, int]] = {}
+
+
+def study_item_count(study: Study) -> int:
+    """The number of items (not retired) of a study, for progress displays.
+
+    Kept for ``ITEM_COUNT_TTL_S`` seconds in this process: counting a large study's items on every
+    request would cost as much as handing the item out, and the figure only labels a progress bar.
+    Keyed by the study's uid, not its id: SQLite gives a deleted or rolled-back study's id to the next one.
+    """
+    now = time.monotonic()
+    cached = _item_counts.get(study.uid)
+    if cached is not None and now - cached[0] < ITEM_COUNT_TTL_S:
+        return cached[1]
+    count = Item.objects.filter(study_id=study.pk, retired=False).count()
+    _item_counts[study.uid] = (now, count)
+    return count
+
+
+def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
+    """Whether the hand-out has anything more for this worker under ``ref`` now (an open assignment, or
+    an item they could be given), read without taking anything."""
+    held = Assignment.objects.filter(
+        worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
+    ).exists()
+    limit = study.config.get("max_items_per_worker")
+    return held or _candidate(study.pk, worker_id, [], None, None, limit, ref) is not None
+
+
+def worker_progress(study: Study, worker_id: int) -> dict[str, int]:
+    """``{"done": responses this worker submitted, "total": items they may answer at most}``."""
+    total = study_item_count(study)
+    limit = study.config.get("max_items_per_worker")
+    return {
+        "done": _submitted_count(study.pk, worker_id),
+        "total": min(total, limit) if limit else total,
+    }
+
+
+def held_assignment(study: Study, worker_id: int, ref: str = "") -> Assignment | None:
+    """The worker's open assignment in ``study`` under ``ref`` (with its item), handing out nothing new:
+    what a paused study still lets the worker finish."""
+    return (
+        Assignment.objects.filter(
+            worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
+        )
+        .select_related("item")
+        .only("id", "uid", "item_id", "slot", "status", "expires_at", "item__payload", "item__is_gold")
+        .order_by("id")
+        .first()
+    )

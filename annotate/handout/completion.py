@@ -1,0 +1,66 @@
+"""What a worker is told when the hand-out has nothing more for them: the provider's completion (a
+code, the form back to the platform) only once they have done their share, otherwise what is left.
+
+A worker has done their share when they answered as many items as they may (the study's items, or
+``max_items_per_worker``), or when nothing more can be handed to them and they answered at least one.
+A worker whose answers wait for the platform's confirmation gets a reconciliation queued for soon after
+they hand their unit of work back (:func:`annotate.jobs.crowd.reconcile_soon`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotate.crowd.providers import get_provider
+from annotate.handout.workers import Seat
+from annotate.jobs.crowd import reconcile_soon
+from annotate.models import Assignment, Study
+
+
+def share_done(progress: dict[str, int], nothing_left: bool) -> bool:
+    """Whether a worker with ``progress`` (``done`` of ``total``) has finished their share."""
+    done, total = progress["done"], progress["total"]
+    return (total > 0 and done >= total) or (nothing_left and done > 0)
+
+
+def left_state(study: Study, nothing_left: bool) -> str:
+    """Why an unfinished worker gets nothing: ``closed`` (the study finished), ``full`` (no item is free
+    for them now) or ``unfinished`` (items are left: they came to the done page early)."""
+    if study.status == Study.Status.FINISHED:
+        return "closed"
+    return "full" if nothing_left else "unfinished"
+
+
+def left_message(study: Study, progress: dict[str, int], nothing_left: bool) -> str:
+    """What an unfinished worker is told: how many items they answered, and what they can do now."""
+    done, total = progress["done"], progress["total"]
+    answered = f"You have answered {done} of {total} items."
+    state = left_state(study, nothing_left)
+    if state == "closed":
+        return f"{answered} This study has ended, so there is no completion code."
+    if state == "full":
+        return f"{answered} Every item is being worked on or is finished; please come back later."
+    return f"{answered} Go back to the task to continue; the completion code comes when you have finished."
+
+
+def completion_for(
+    request, study: Study, seat: Seat, progress: dict[str, int], *, nothing_left: bool
+) -> dict[str, Any]:
+    """The completion the done page and the annotator API show: the provider's when the worker's share is
+    done (``finished`` true, ``state`` "done"), else a message saying what is left (``finished`` false, no
+    code, ``state`` as :func:`left_state` says)."""
+    if not share_done(progress, nothing_left):
+        return {
+            "finished": False,
+            "state": left_state(study, nothing_left),
+            "message": left_message(study, progress, nothing_left),
+        }
+    provider = get_provider(study.provider)
+    if provider.platform and not seat.verified:
+        reconcile_soon(study)
+    # An unsaved assignment names the study and worker, whatever route this is (the submit route has none).
+    return {
+        "finished": True,
+        "state": "done",
+        **provider.completion(request, Assignment(study=study, worker_id=seat.worker_id)),
+    }

@@ -1,3 +1,0 @@
-"""The local crowd: in-house annotators with signed invite links or their own accounts (no platform)."""
-
-from annotate.providers.local import adapter  # noqa: F401  (registers the provider)

@@ -1,3 +1,0 @@
-"""Prolific: settings and fees, the REST API client, and the adapter."""
-
-from annotate.providers.prolific import adapter  # noqa: F401  (registers the provider)

@@ -1,0 +1,54 @@
+"""A study's life: draft → running ⇄ paused → finished. Starting a draft builds its items (unless they
+were built earlier for its golds: :mod:`annotate.studies.drafts`). Paused, a study hands out nothing new but takes
+the answers to items already handed out; finished, it takes no answer at all."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotate.models import Item, Study
+from annotate.quality.gold_mixing import GOLD_RATE_KEY, prepare_gold_items
+from annotate.tasks import get_kind
+
+BATCH_SIZE = 1000
+_ALLOWED = {
+    "start": {Study.Status.DRAFT, Study.Status.PAUSED},
+    "pause": {Study.Status.RUNNING},
+    "finish": {Study.Status.RUNNING, Study.Status.PAUSED},
+}
+_TARGET = {"start": Study.Status.RUNNING, "pause": Study.Status.PAUSED, "finish": Study.Status.FINISHED}
+
+
+class StudyStateError(ValueError):
+    """The action does not apply to the study in its present state."""
+
+
+def apply(study: Study, action: str) -> int:
+    """Run ``action`` (``start``, ``pause`` or ``finish``) on ``study``; returns the number of items
+    created (only a first start creates any). The study row is locked, so a double click is harmless."""
+    if action not in _TARGET:
+        raise StudyStateError(f"unknown action {action!r}; use one of {sorted(_TARGET)}")
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.status == _TARGET[action]:
+            study.status = locked.status
+            return 0
+        if locked.status not in _ALLOWED[action]:
+            raise StudyStateError(f"cannot {action} a {locked.get_status_display().lower()} study")
+        created = 0
+        if action == "start" and not Item.objects.filter(study=locked).exists():
+            items = get_kind(locked.kind).build_items(locked)
+            if not items:
+                raise StudyStateError("the study's dataset has no documents")
+            Item.objects.bulk_create(items, batch_size=BATCH_SIZE)
+            created = len(items)
+        if locked.status == Study.Status.DRAFT and locked.config.get(GOLD_RATE_KEY) is not None:
+            prepare_gold_items(locked)  # golds mixed in at a rate meet everyone (items built now or earlier)
+        locked.status = _TARGET[action]
+        locked.save(update_fields=["status"])
+        study.status = locked.status
+        return created
+
+
+def start_study(study: Study) -> int:
+    return apply(study, "start")

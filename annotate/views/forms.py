@@ -1,0 +1,44 @@
+"""Forms of the researcher pages. Study options are checked again by the task kind's schema."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotate.access import is_admin
+from annotate.corpus.imports import FORMATS
+from annotate.models import Dataset
+
+
+class DatasetImportForm(forms.Form):
+    dataset = forms.ModelChoiceField(
+        queryset=Dataset.objects.none(),
+        required=False,
+        empty_label="— a new dataset —",
+        help_text="Add to one of your datasets, or leave empty and name a new one.",
+    )
+    name = forms.CharField(max_length=200, required=False, help_text="Name of the new dataset.")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    file = forms.FileField(help_text="CSV or JSONL with the fields id, text, label (and optional metadata).")
+    format = forms.ChoiceField(
+        choices=[("", "from the file name"), *((f, f.upper()) for f in FORMATS)], required=False
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+        datasets = Dataset.objects.all() if is_admin(user) else Dataset.objects.filter(owner=user)
+        self.fields["dataset"].queryset = datasets.order_by("name")
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("dataset"):
+            name = (data.get("name") or "").strip()
+            if not name:
+                self.add_error("name", "Name the new dataset, or pick an existing one.")
+            elif Dataset.objects.filter(owner=self.user, name=name).exists():
+                self.add_error("name", "You already have a dataset with this name.")
+        return data
+
+
+class InviteForm(forms.Form):
+    count = forms.IntegerField(min_value=1, max_value=500, initial=5, label="How many links")
