@@ -26,7 +26,6 @@ from annotate.access import is_admin, visible_to
 from annotate.api.fields import JSONObjectField, MethodNamesField
 from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
-from annotate.jobs.machine import enqueue_explanations, enqueue_training, training_key
 from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import (
     MachineInputError,
@@ -35,6 +34,7 @@ from annotate.machine import (
     create_model_run,
 )
 from annotate.machine.explaining import available_methods
+from annotate.machine.jobs import enqueue_explanations, enqueue_training, training_key
 from annotate.models import Dataset, Explanation, Job, ModelRun, Prediction
 
 

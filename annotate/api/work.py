@@ -37,14 +37,14 @@ from annotate.api.serializers import (
     SubmissionSerializer,
     SubmittedSerializer,
 )
+from annotate.crowd.completion import completion_for
 from annotate.handout.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
-from annotate.handout.completion import completion_for
+from annotate.handout.hooks import on_submitted
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.handout.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 from annotate.infra import sql, throttle
 from annotate.infra.sql import Prepared
 from annotate.models import Study, Worker
-from annotate.quality.hooks import on_submitted
 from annotate.tasks import get_kind
 
 # The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
@@ -249,7 +249,7 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     """POST: store an answer; 201 ``{"response": id}``, or 200 with the same body for a retry. With
     ``"next": true`` the body also carries the next item under ``next`` (what ``next`` would answer).
     A new, verified gold answer refreshes the worker's trust at once
-    (:func:`~annotate.quality.hooks.on_submitted`); any other answer costs no query more."""
+    (:func:`~annotate.handout.hooks.on_submitted`); any other answer costs no query more."""
     if (refused := _guard(request)) is not None:
         return refused
     try:

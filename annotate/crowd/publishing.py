@@ -19,13 +19,13 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
+from annotate.crowd.jobs import enqueue_reconcile, reconcile_key
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base import ACTIVE, APPROVED, REJECTED, SUBMITTED, ProviderUnsupported
 from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.crowd.providers.base.settings import cents
 from annotate.crowd.providers.reconcile import review_submission, send_bonus, spend, unsubmitted_workers
 from annotate.crowd.unconfirmed import unconfirmed_workers
-from annotate.jobs.crowd import enqueue_reconcile, reconcile_key
 from annotate.models import EntryBinding, Job, PlatformSubmission, Publication, Study, Worker
 from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.studies import lifecycle

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotate.exports import csvfile
+from annotate.infra import csvfile
 
 TABLE_SUFFIX = "-table"
 
@@ -157,7 +157,7 @@ def _cell(value: Any) -> Any:
 
 
 def to_csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """CSV text with CRLF line ends, cells defused against spreadsheet formulas (:mod:`annotate.exports.csvfile`)."""
+    """CSV text with CRLF line ends, cells defused against spreadsheet formulas (:mod:`annotate.infra.csvfile`)."""
     return csvfile.csv_text(header, rows, cell=_cell, lineterminator="\r\n")
 
 

@@ -16,7 +16,7 @@ from annotate.dashboards.cache import (
     pos_row,
 )
 from annotate.dashboards.compute import compute_and_store
-from annotate.jobs.dashboards import enqueue_dashboard
+from annotate.dashboards.jobs import enqueue_dashboard
 from annotate.jobs.sweeper import sweep_soon
 from annotate.models import Item, Job, Response, Study
 

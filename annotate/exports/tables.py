@@ -25,7 +25,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from annotate.exports import csvfile
+from annotate.infra import csvfile
 from annotate.models import Document, Item, Response, Study, Worker, WorkerTrust
 from annotate.tasks import get_kind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
@@ -310,7 +310,7 @@ def _csv_cell(value: Any) -> Any:
 
 def stream_csv(fields: Iterable[str], rows: Iterable[dict[str, Any]]) -> Iterator[str]:
     """CSV text, header first; 0/1 maps as space-separated digits, other lists as JSON (formula-safe cells,
-    :mod:`annotate.exports.csvfile`)."""
+    :mod:`annotate.infra.csvfile`)."""
     fields = tuple(fields)
     return csvfile.stream_csv(fields, ([row[f] for f in fields] for row in rows), cell=_csv_cell)
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import torch
 from celery import current_app, current_task, shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
@@ -27,9 +28,16 @@ from django.utils import timezone
 
 from annotate.jobs.dispatch import event
 from annotate.jobs.heartbeat import Heartbeat
-from annotate.machine.runs import set_torch_threads
 from annotate.models import Job
 from explain_engine.api import DuplicateName, Registry
+
+
+def set_torch_threads() -> int:
+    """``torch.set_num_threads(settings.HATLAB_TORCH_THREADS)`` (1 unless configured); returns it."""
+    threads = max(1, int(getattr(settings, "HATLAB_TORCH_THREADS", 1) or 1))
+    torch.set_num_threads(threads)
+    return threads
+
 
 log = logging.getLogger(__name__)
 

@@ -2,6 +2,7 @@
 heat-map page shows. The numerical work is the engine's (:mod:`explain_engine`); this package
 validates requests, calls the engine and stores what it returns."""
 
+from annotate.jobs.base import set_torch_threads
 from annotate.machine.errors import MachineInputError
 from annotate.machine.explaining import clean_explanation_params, params_digest, run_explanations
 from annotate.machine.runs import (
@@ -10,7 +11,6 @@ from annotate.machine.runs import (
     create_model_run,
     dataset_records,
     queue_for,
-    set_torch_threads,
 )
 from annotate.machine.training import load_trained, run_training, store_predictions
 

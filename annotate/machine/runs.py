@@ -15,7 +15,6 @@ import math
 import os
 from typing import Any
 
-import torch
 from django.conf import settings
 from django.db import transaction
 
@@ -95,13 +94,6 @@ def gpu_queue_enabled() -> bool:
 def queue_for(gpu: bool | None = None) -> str:
     """``gpu`` when the job asks for it or GPU routing is enabled, else ``cpu``."""
     return "gpu" if gpu or gpu_queue_enabled() else "cpu"
-
-
-def set_torch_threads() -> int:
-    """``torch.set_num_threads(settings.HATLAB_TORCH_THREADS)`` (1 unless configured); returns it."""
-    threads = max(1, int(getattr(settings, "HATLAB_TORCH_THREADS", 1) or 1))
-    torch.set_num_threads(threads)
-    return threads
 
 
 def _check_number(key: str, value: Any, *, integer: bool, minimum: float, strict: bool) -> None:

@@ -10,5 +10,5 @@
 * :mod:`~annotate.quality.signals` — behaviour signals per response (time, focus, paste, speed).
 * :mod:`~annotate.quality.risk` — a risk score per worker with its reasons (reading speed, no input,
   no page token, answer patterns, gold failures).
-* :mod:`~annotate.quality.hooks` — what the submission path calls after storing an answer.
+* :mod:`~annotate.handout.hooks` — what the submission path calls after storing an answer.
 """

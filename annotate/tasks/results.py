@@ -14,7 +14,7 @@ from typing import Any
 from django.http import Http404, HttpResponse
 
 from annotate.access import owned_or_404
-from annotate.exports import csvfile
+from annotate.infra import csvfile
 from annotate.models import ModelRun, Response, Study, Worker
 from annotate.quality.exclusion import answer_weights, excluded_worker_ids
 
@@ -61,7 +61,7 @@ def worker_names(worker_ids) -> dict[int, str]:
 
 
 def csv_text(columns: list[str], rows: list[list]) -> str:
-    """A results table as CSV (formula-safe cells, :mod:`annotate.exports.csvfile`)."""
+    """A results table as CSV (formula-safe cells, :mod:`annotate.infra.csvfile`)."""
     return csvfile.csv_text(columns, rows, cell=_cell)
 
 

@@ -25,9 +25,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import owned_or_404, researcher_required
+from annotate.crowd import blocks
 from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.crowd.providers.reconcile import review_submission, send_bonus
-from annotate.exports import csvfile
+from annotate.infra import csvfile
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_import import answer_errors
@@ -145,9 +146,9 @@ def worker_action(request, uid, worker_id: int, action: str):
     worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
     errors: list[str] = []
     if action == "block":
-        errors = exclusion.block(study, worker, request.POST.get("reason") or exclusion.AUTO_REASON)
+        errors = blocks.block(study, worker, request.POST.get("reason") or exclusion.AUTO_REASON)
     elif action == "unblock":
-        errors = exclusion.unblock(study, worker)
+        errors = blocks.unblock(study, worker)
     elif action in ("exclude", "include"):
         exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
     elif action == "bonus":
@@ -205,7 +206,7 @@ def gold_action(request, uid, item_id: int, action: str):
 def regrade(request, uid):
     study = study_or_404(request, uid)
     changed = grading.regrade_study(study)
-    summary = exclusion.apply_quality(study)
+    summary = blocks.apply_quality(study)
     gold_review.review_golds(study)
     messages.success(
         request, f"re-graded: {changed} grade(s) changed, {len(summary.changes)} status change(s)"

@@ -12,10 +12,10 @@ from django.views.decorators.http import require_POST
 
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
-from annotate.jobs.machine import EXPLAIN_KIND, enqueue_explanations, enqueue_training, training_key
 from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import create_model_run, heatmap
 from annotate.machine.forms import ExplainForm, ModelRunForm
+from annotate.machine.jobs import EXPLAIN_KIND, enqueue_explanations, enqueue_training, training_key
 from annotate.machine.runs import documents_with_words
 from annotate.machine.splits import split_warnings
 from annotate.models import Job, ModelRun, Prediction

@@ -7,7 +7,7 @@ worker's seat in a signed cookie (:mod:`annotate.handout.workers`) and serves th
 token, the public study config and the page token the page sends back with each answer
 (:mod:`annotate.handout.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
 the instructions only. The completion page shows the provider's completion (a code, the form back to the
-platform) only to a worker who has done their share (:mod:`annotate.handout.completion`).
+platform) only to a worker who has done their share (:mod:`annotate.crowd.completion`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
+from annotate.crowd.completion import completion_for
 from annotate.crowd.providers import admit, get_provider
 from annotate.handout.assignment import held_assignment, work_left, worker_progress
-from annotate.handout.completion import completion_for
 from annotate.handout.page_tokens import page_token
 from annotate.handout.workers import Seat, remember_worker, session_seat, work_token
 from annotate.infra import throttle

@@ -10,7 +10,7 @@ from django.core.cache import cache
 from annotate.access import ADMIN_GROUP, RESEARCHER_GROUP
 from annotate.corpus.demo_reviews import generate_reviews
 from annotate.corpus.imports import TextRecord, store_records
-from annotate.jobs import machine as machine_jobs
+from annotate.machine import jobs as machine_jobs
 from annotate.models import Dataset, Document, ModelRun, Study, Worker
 from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from annotate.handout.assignment import WorkerBlocked, next_assignment, release_expired, worker_progress
+from annotate.handout.jobs import release_expired_assignments
 from annotate.handout.submission import submit
-from annotate.jobs.assignments import release_expired_assignments
 from annotate.models import Assignment, Item, Worker
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 

@@ -20,18 +20,19 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.crowd import blocks
 from annotate.crowd.unconfirmed import unconfirmed_workers
 from annotate.dashboards.cache import STUDY, fingerprint
 from annotate.dashboards.gather import study_data
 from annotate.dashboards.similarity import text_detail
 from annotate.dashboards.study import study_dashboard
 from annotate.exports.tables import include_unverified, item_rows, response_rows
+from annotate.handout.hooks import on_response_stored, on_verification_changed
 from annotate.kinds.forced_choice.results import evaluation_results
 from annotate.kinds.nli_pair.results import pair_results
 from annotate.machine.heatmap import human_rows
 from annotate.models import QualityPolicy, Response, Study, Worker, WorkerTrust
-from annotate.quality import aggregation, exclusion, gold_review, grading, signals
-from annotate.quality.hooks import on_response_stored, on_verification_changed
+from annotate.quality import aggregation, gold_review, grading, signals
 from annotate.studies.progress import study_progress
 from annotate.tasks.results import counted_responses
 from tests.annotate.crowd_helpers import answer, answer_of, crowd_study, golds, ordinary
@@ -88,7 +89,7 @@ def test_failing_golds_that_are_only_provisional_neither_exclude_nor_block(three
     study, people = three_way
     QualityPolicy.objects.filter(study=study).update(block_mode="qualification", min_golds=4)
     study = Study.objects.get(pk=study.pk)  # the fixture's trust refresh cached the default policy
-    summary = exclusion.apply_quality(study, mirror=False)
+    summary = blocks.apply_quality(study, mirror=False)
     assert summary.blocked == []
     trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
     assert set(trust) == {people["v1"].pk, people["v2"].pk}

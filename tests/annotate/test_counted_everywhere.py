@@ -39,7 +39,7 @@ ALLOWED = {
         "annotate/crowd/unconfirmed.py",
         "unconfirmed_workers",
     ): "lists the workers with unverified answers only",
-    ("annotate/jobs/crowd.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
+    ("annotate/crowd/jobs.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
 }
 
 

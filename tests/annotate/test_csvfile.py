@@ -1,4 +1,4 @@
-"""One CSV writer (annotate.exports.csvfile) for every CSV the app writes: formula-like text is defused with a
+"""One CSV writer (annotate.infra.csvfile) for every CSV the app writes: formula-like text is defused with a
 leading quote (OWASP, "CSV Injection"), numbers stay numbers; each of the app's CSV files goes through it."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.dashboards import charts
-from annotate.exports import csvfile
 from annotate.exports.tables import stream
+from annotate.infra import csvfile
 from annotate.kinds.forced_choice import results as fc_results
 from annotate.models import Document
 from annotate.tasks import results as kind_results
@@ -91,7 +91,7 @@ def test_kind_results_and_dashboards_are_defused(monkeypatch):
 
 
 def test_no_other_csv_writer_in_the_app():
-    """Every CSV the app writes goes through annotate.exports.csvfile: no other module builds a csv writer."""
+    """Every CSV the app writes goes through annotate.infra.csvfile: no other module builds a csv writer."""
     writers = re.compile(r"csv\.(writer|DictWriter)\(")
     found = [
         str(path.relative_to(ROOT))

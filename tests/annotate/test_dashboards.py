@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from annotate.dashboards import cache, charts, compute, gather, notes
+from annotate.dashboards import cache, charts, compute, gather, jobs, notes
 from annotate.dashboards.study import study_dashboard
-from annotate.jobs import dashboards as jobs
 from annotate.kinds.highlight.yelphat import import_yelphat
 from annotate.machine.heatmap import human_rows
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, WorkerTrust

@@ -56,7 +56,7 @@ def mturk(settings):
 @pytest.fixture
 def queued(monkeypatch) -> list:
     calls: list = []
-    monkeypatch.setattr("annotate.handout.completion.reconcile_soon", calls.append)
+    monkeypatch.setattr("annotate.crowd.completion.reconcile_soon", calls.append)
     return calls
 
 

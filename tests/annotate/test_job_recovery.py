@@ -20,10 +20,9 @@ from rest_framework.test import APIClient
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.jobs import dispatch, sweeper
-from annotate.jobs import machine as jobs
 from annotate.jobs.base import claim, run_job
 from annotate.jobs.heartbeat import Heartbeat
-from annotate.machine import create_model_run
+from annotate.machine import create_model_run, jobs
 from annotate.models import Job, ModelRun
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
 

@@ -7,8 +7,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.jobs import machine as jobs
-from annotate.machine import create_model_run
+from annotate.machine import create_model_run, jobs
 from annotate.models import Explanation, Job, ModelRun
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset, train_now
 

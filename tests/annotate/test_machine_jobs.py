@@ -17,13 +17,13 @@ from botocore.stub import ANY, Stubber
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.infra import storage
-from annotate.jobs import machine as jobs
 from annotate.machine import (
     MachineInputError,
     clean_explanation_params,
     clean_params,
     create_model_run,
     heatmap,
+    jobs,
     load_trained,
     queue_for,
 )

@@ -9,8 +9,7 @@ import sys
 import pytest
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.jobs import machine as jobs
-from annotate.machine import MachineInputError, clean_params, load_trained
+from annotate.machine import MachineInputError, clean_params, jobs, load_trained
 from annotate.machine.explaining import clean_explanation_params, run_explanations
 from annotate.machine.runs import architecture_choices
 from annotate.models import Explanation, ModelRun, Prediction

@@ -9,8 +9,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.jobs import machine as jobs
-from annotate.machine import create_model_run
+from annotate.machine import create_model_run, jobs
 from annotate.machine.explaining import clean_explanation_params, run_explanations
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, Study, Worker
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset, train_now

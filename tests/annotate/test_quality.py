@@ -13,14 +13,15 @@ import pandas as pd
 import pytest
 from botocore.stub import ANY, Stubber
 
+from annotate.crowd import blocks
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import Backoff
 from annotate.crowd.providers.mturk import client as mturk_client
 from annotate.handout.assignment import next_assignment
+from annotate.handout.hooks import on_response_stored
 from annotate.handout.submission import submit
 from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, WorkerTrust
 from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, report, signals
-from annotate.quality.hooks import on_response_stored
 from annotate.quality.policy import policy_for
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, answer, answer_of, crowd_study, golds, ordinary
@@ -104,10 +105,10 @@ def test_worker_below_threshold_is_excluded_and_blocked_on_mturk(study, settings
                         "SendNotification": False,
                     },  # fmt: skip
                 )
-            summary = exclusion.apply_quality(study)
+            summary = blocks.apply_quality(study)
             stub.assert_no_pending_responses()
             # Running again mirrors nothing twice (the Stubber has no more replies queued).
-            again = exclusion.apply_quality(study)
+            again = blocks.apply_quality(study)
     finally:
         provider.use_client(None)
     assert summary.blocked == [bad.pk] and not summary.errors
@@ -136,7 +137,7 @@ def test_worker_is_blocked_with_a_platform_block(study):
     try:
         with Stubber(client) as stub:
             stub.add_response("create_worker_block", {}, {"WorkerId": "BADWORKER2", "Reason": ANY})
-            summary = exclusion.apply_quality(study)
+            summary = blocks.apply_quality(study)
             stub.assert_no_pending_responses()
             # An admin unblocks: the platform block is deleted and the trust qualification restored.
             stub.add_response(
@@ -156,10 +157,10 @@ def test_worker_is_blocked_with_a_platform_block(study):
                 },
             )
             stub.add_response("delete_worker_block", {}, {"WorkerId": "BADWORKER2", "Reason": ANY})
-            assert exclusion.unblock(study, bad) == []
+            assert blocks.unblock(study, bad) == []
             stub.assert_no_pending_responses()
             # The admin's choice stands: the next quality run does not block them again.
-            exclusion.apply_quality(study)
+            blocks.apply_quality(study)
     finally:
         provider.use_client(None)
     assert summary.blocked == [bad.pk]
@@ -171,7 +172,7 @@ def test_no_blocking_policy_only_excludes(study):
     bad = make_worker("bad")
     for gold in golds(study)[:4]:
         answer(study, bad, gold, correct=False)
-    summary = exclusion.apply_quality(study)
+    summary = blocks.apply_quality(study)
     bad.refresh_from_db()
     assert summary.blocked == [] and bad.status == Worker.Status.ACTIVE
     assert exclusion.excluded_worker_ids(study) == {bad.pk}

@@ -19,6 +19,7 @@ from celery import current_app
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from annotate.crowd import jobs as crowd
 from annotate.crowd.providers import PROVIDERS, get_provider
 from annotate.crowd.providers.base import ProviderUnsupported
 from annotate.crowd.providers.base.retry import Backoff, ProviderConfigError
@@ -34,7 +35,6 @@ from annotate.crowd.providers.reconcile import (
     unsubmitted_workers,
 )
 from annotate.handout.assignment import next_assignment
-from annotate.jobs import crowd
 from annotate.models import (
     Assignment,
     Item,

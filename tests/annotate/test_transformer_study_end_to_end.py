@@ -26,10 +26,10 @@ import pytest
 import torch
 
 from annotate.access import RESEARCHER_GROUP
+from annotate.dashboards import jobs as dashboard_jobs
 from annotate.dashboards.similarity import MAX_SELECTIONS
 from annotate.infra import storage
-from annotate.jobs import dashboards as dashboard_jobs
-from annotate.jobs import machine as machine_jobs
+from annotate.machine import jobs as machine_jobs
 from annotate.models import Item, Job, ModelRun, Study
 from annotate.quality import grading
 from explain_engine.api import FAITHFULNESS_BINS, methods_for

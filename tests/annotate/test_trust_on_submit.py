@@ -15,11 +15,13 @@ import pytest
 from django.db import DatabaseError, connection
 from django.test.utils import CaptureQueriesContext
 
+from annotate.crowd import blocks
+from annotate.handout import hooks
 from annotate.handout.assignment import next_assignment
 from annotate.handout.submission import submit
 from annotate.handout.workers import Seat
 from annotate.models import Assignment, Item, QualityPolicy, Response, Study, Worker, WorkerTrust
-from annotate.quality import aggregation, exclusion, hooks
+from annotate.quality import aggregation, exclusion
 from tests.annotate.conftest import make_dataset, make_study
 from tests.annotate.crowd_helpers import answer_of
 from tests.annotate.test_api import Annotator
@@ -161,14 +163,14 @@ def test_a_failed_refresh_keeps_the_answer_and_the_quality_job_catches_up(study,
 
     monkeypatch.setattr(hooks, "refresh_trust", broken)
     a = Worked(study)
-    with caplog.at_level(logging.ERROR, logger="annotate.quality.hooks"):
+    with caplog.at_level(logging.ERROR, logger="annotate.handout.hooks"):
         for _ in range(3):
             assert a.answer(True).status_code == 201
     assert Response.objects.filter(worker_id=a.worker_id).counted().count() == 3
     assert trust_of(study, a.worker_id) is None
     assert sum("refreshing the trust of worker" in r.getMessage() for r in caplog.records) == 2
     monkeypatch.undo()
-    exclusion.apply_quality(study, mirror=False)
+    blocks.apply_quality(study, mirror=False)
     assert trust_of(study, a.worker_id).status == "trusted"
 
 
@@ -185,7 +187,7 @@ def test_trust_and_its_block_are_stored_together(study, monkeypatch):
         assert b.answer(False).status_code == 201
     assert trust_of(study, b.worker_id) is None
     monkeypatch.undo()
-    assert exclusion.apply_quality(study, mirror=False).blocked == [b.worker_id]
+    assert blocks.apply_quality(study, mirror=False).blocked == [b.worker_id]
     assert Worker.objects.get(pk=b.worker_id).status == Worker.Status.BLOCKED
 
 

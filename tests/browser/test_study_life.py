@@ -24,10 +24,10 @@ from django.utils import timezone
 from playwright.sync_api import Page
 
 from annotate.access import RESEARCHER_GROUP
+from annotate.crowd.jobs import run_reconcile
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.mturk.settings import MTurkConfig
 from annotate.crowd.providers.prolific.client import ProlificClient
-from annotate.jobs.crowd import run_reconcile
 from annotate.models import PlatformSubmission, Publication, Response, Study
 from tests.annotate.conftest import make_user
 from tests.annotate.fake_prolific import FakeProlific
@@ -170,7 +170,7 @@ def test_a_study_from_import_to_export(live_server, browser_context, stub, exter
                                        output_dir):  # fmt: skip
     # a worker finishing queues a reconciliation for later, and "Reconcile now" queues one at once: here
     # both run in this process (the broker is not part of the test)
-    monkeypatch.setattr("annotate.handout.completion.reconcile_soon", lambda study, *a, **k: False)
+    monkeypatch.setattr("annotate.crowd.completion.reconcile_soon", lambda study, *a, **k: False)
     monkeypatch.setattr("annotate.crowd.publishing.enqueue_reconcile", reconcile_here)
     owner = make_user("rhea", RESEARCHER_GROUP)
     page, errors = signed_in(browser_context, live_server, owner)
@@ -255,7 +255,7 @@ def test_a_prolific_study_from_import_to_export(
     ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``, is sent back to Prolific's completion URL with the
     study's code, Prolific then lists the submission as awaiting review, and the researcher approves the
     three in bulk and downloads the export."""
-    monkeypatch.setattr("annotate.handout.completion.reconcile_soon", lambda study, *a, **k: False)
+    monkeypatch.setattr("annotate.crowd.completion.reconcile_soon", lambda study, *a, **k: False)
     monkeypatch.setattr("annotate.crowd.publishing.enqueue_reconcile", reconcile_here)
     settings.HATLAB_PUBLIC_URL = "https://hatlab.example.org"
     fake = FakeProlific().start()

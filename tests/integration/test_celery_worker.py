@@ -19,9 +19,8 @@ from django.db import connection
 from kombu import Connection
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.jobs import machine as jobs
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
-from annotate.machine import create_model_run
+from annotate.machine import create_model_run, jobs
 from annotate.models import Job, ModelRun, Prediction
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
 from tests.services import database_url

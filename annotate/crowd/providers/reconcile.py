@@ -15,7 +15,7 @@ For every unit of work the platform reports (:meth:`CrowdProvider.fetch_submissi
 4. the worker's *provisional* answers under that unit (their assignments carry its id) are verified when
    the unit was bound at entry to the same worker and the same HIT / Prolific study the platform lists it
    under (:class:`~annotate.models.EntryBinding`), and what a stored verified answer triggers runs
-   (:func:`~annotate.quality.hooks.on_response_stored`);
+   (:func:`~annotate.handout.hooks.on_response_stored`);
 5. under automatic review a matched submission is approved, or rejected when the study rejects workers
    excluded by their gold trust; flagged ones wait for a person. A decision is written before the
    platform is called and marked sent after, and the platform's "already approved" counts as sent, so
@@ -58,6 +58,7 @@ from annotate.crowd.providers.base import (
     SubmissionRecord,
 )
 from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
+from annotate.handout.hooks import on_response_stored, on_verification_changed
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.models import (
     Assignment,
@@ -71,7 +72,6 @@ from annotate.models import (
     Worker,
     WorkerTrust,
 )
-from annotate.quality.hooks import on_response_stored, on_verification_changed
 from annotate.quality.policy import policy_for
 from explain_engine.api import EXCLUDED
 

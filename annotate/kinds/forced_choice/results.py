@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from annotate.exports import csvfile
+from annotate.infra import csvfile
 from annotate.kinds.forced_choice.generation import CORRECT, MISCLASSIFIED
 from annotate.models import Response, Study, Worker
 from annotate.quality.exclusion import excluded_worker_ids
@@ -244,7 +244,7 @@ def _finite(series: list[dict]) -> list[dict]:
 
 
 def _cell(value: Any) -> Any:
-    """A CSV cell: floats to 6 places, empty for NaN (formulas are defused by :mod:`annotate.exports.csvfile`)."""
+    """A CSV cell: floats to 6 places, empty for NaN (formulas are defused by :mod:`annotate.infra.csvfile`)."""
     if isinstance(value, float):
         return "" if not math.isfinite(value) else round(value, 6)
     return value

@@ -152,7 +152,7 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
         Prolific declares completion codes per study (``completion_codes`` of the study body: a code, its
         type and the actions it triggers), not per participant, so every participant of a publication
         gets the same code: the done page shows it only to a worker who has finished their share
-        (:mod:`annotate.handout.completion`), and reconciliation checks each submission's code and session."""
+        (:mod:`annotate.crowd.completion`), and reconciliation checks each submission's code and session."""
         context = self.context(request, completion_study_uid(request, assignment_or_worker))
         publication = Publication.objects.filter(
             provider=self.name, external_id=context.get("study_id", "")

@@ -4,16 +4,16 @@ code, the form back to the platform) only once they have done their share, other
 A worker has done their share when they answered as many items as they may (the study's items, or
 ``max_items_per_worker``), or when nothing more can be handed to them and they answered at least one.
 A worker whose answers wait for the platform's confirmation gets a reconciliation queued for soon after
-they hand their unit of work back (:func:`annotate.jobs.crowd.reconcile_soon`).
+they hand their unit of work back (:func:`annotate.crowd.jobs.reconcile_soon`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from annotate.crowd.jobs import reconcile_soon
 from annotate.crowd.providers import get_provider
 from annotate.handout.workers import Seat
-from annotate.jobs.crowd import reconcile_soon
 from annotate.models import Assignment, Study
 
 

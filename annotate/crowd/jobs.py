@@ -16,10 +16,10 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from annotate.crowd.blocks import apply_quality
 from annotate.crowd.providers.reconcile import reconcile_study
 from annotate.jobs.base import job
 from annotate.models import Job, Response, Study
-from annotate.quality.exclusion import apply_quality
 from annotate.quality.gold_review import review_golds
 
 log = logging.getLogger(__name__)
