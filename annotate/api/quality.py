@@ -12,10 +12,10 @@ from rest_framework.views import APIView
 from annotate.api.permissions import IsAdmin
 from annotate.models import Study, Worker
 from annotate.quality import exclusion, grading
-from annotate.quality.gold_mixing import GOLD_RATE_KEY
 from annotate.quality.policy import policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
+from annotate.tasks.base import GOLD_RATE_KEY
 
 
 class QualityAPI(APIView):

@@ -14,8 +14,9 @@ from annotate.api.fields import JSONObjectField
 from annotate.corpus.imports import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.crowd.providers import PROVIDERS
 from annotate.models import Dataset, Study
-from annotate.quality.gold_mixing import GOLD_RATE_KEY, validate_gold_rate
+from annotate.quality.gold_mixing import validate_gold_rate
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
+from annotate.tasks.base import GOLD_RATE_KEY
 
 MAX_MS = 7 * 24 * 3600 * 1000
 MAX_SIGNALS_BYTES = 16 * 1024

@@ -35,8 +35,9 @@ from django.utils import timezone
 from annotate.infra import sql
 from annotate.infra.sql import Prepared
 from annotate.models import Assignment, Item, Study, Worker
-from annotate.quality.gold_mixing import GOLD_RATE_KEY, gold_wanted
+from annotate.quality.gold_mixing import gold_wanted
 from annotate.tasks import get_kind
+from annotate.tasks.base import GOLD_RATE_KEY
 
 ASSIGNED = Assignment.Status.ASSIGNED
 SUBMITTED = Assignment.Status.SUBMITTED

@@ -28,9 +28,9 @@ from django.conf import settings
 from django.db import connection
 
 from annotate.models import Assignment, Item, Study
+from annotate.tasks.base import GOLD_RATE_KEY
 
 GOLD_CAPACITY = 32767
-GOLD_RATE_KEY = "gold_rate"
 
 
 def validate_gold_rate(value: Any) -> float | None:

@@ -21,10 +21,11 @@ from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
 from annotate.models import GoldReview, Item, Response, Study, WorkerTrust
-from annotate.quality.gold_mixing import GOLD_RATE_KEY, prepare_gold_items
+from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
 from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
+from annotate.tasks.base import GOLD_RATE_KEY
 from explain_engine.api import leave_one_out_trust
 
 # A gold answer is validated as an answer would be; these timings satisfy the read-first rule.

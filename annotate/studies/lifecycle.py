@@ -7,8 +7,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotate.models import Item, Study
-from annotate.quality.gold_mixing import GOLD_RATE_KEY, prepare_gold_items
+from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.tasks import get_kind
+from annotate.tasks.base import GOLD_RATE_KEY
 
 BATCH_SIZE = 1000
 _ALLOWED = {

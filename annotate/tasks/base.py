@@ -22,6 +22,9 @@ from rest_framework.exceptions import ValidationError
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.page_words import payload_words
 
+#: The study config's key of the share of hand-outs that are gold items (:mod:`annotate.quality.gold_mixing`).
+GOLD_RATE_KEY = "gold_rate"
+
 
 class BaseConfigSerializer(serializers.Serializer):
     """Config options every kind understands."""

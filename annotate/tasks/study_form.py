@@ -15,7 +15,7 @@ from django import forms
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
 from annotate.models import Dataset, Study
-from annotate.quality.gold_mixing import GOLD_RATE_KEY
+from annotate.tasks.base import GOLD_RATE_KEY
 
 COMMON_FIELDS = (
     "name",

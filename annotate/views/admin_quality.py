@@ -32,11 +32,12 @@ from annotate.infra import csvfile
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_import import answer_errors
-from annotate.quality.gold_mixing import GOLD_RATE_KEY, set_gold_rate
+from annotate.quality.gold_mixing import set_gold_rate
 from annotate.quality.policy import policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
 from annotate.tasks import get_kind
+from annotate.tasks.base import GOLD_RATE_KEY
 
 
 def post_only(view):
