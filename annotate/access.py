@@ -2,7 +2,10 @@
 
 Roles: *admin* (superusers and the ``admin`` group) sees everything; *researcher* (the ``researcher``
 group) builds studies and sees their own; everyone else is an annotator who sees only their own
-assignments. The DRF permission classes in :mod:`annotate.api.permissions` apply these same rules.
+assignments. The pages apply them through :func:`researcher_required` and :func:`owned_or_404`; every DRF
+view (the project API in :mod:`annotate.api` and a kind's own API views) through the permission classes at
+the end, kept here rather than in :mod:`annotate.api` so a kind's API reaches them without importing the
+API layer.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from rest_framework.permissions import BasePermission
 
 RESEARCHER_GROUP = "researcher"
 ADMIN_GROUP = "admin"
@@ -68,3 +72,30 @@ researcher_required = _role_required(is_researcher, "researcher")
 researcher_required.__doc__ = "A page for researchers: sign-in first; then the researcher role, else 403."
 admin_required = _role_required(is_admin, "admin")
 admin_required.__doc__ = "A page for admins: sign-in first; then the admin role, else 403."
+
+
+class IsResearcher(BasePermission):
+    """API: signed-in researchers and admins."""
+
+    message = "This needs the researcher role."
+
+    def has_permission(self, request, view) -> bool:
+        return is_researcher(request.user)
+
+
+class IsAdmin(BasePermission):
+    """API: signed-in admins."""
+
+    message = "This needs the admin role."
+
+    def has_permission(self, request, view) -> bool:
+        return is_admin(request.user)
+
+
+class IsOwnerOrAdmin(BasePermission):
+    """API: a researcher may act on what they own; an admin on everything."""
+
+    message = "This belongs to another researcher."
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        return is_admin(request.user) or getattr(obj, "owner_id", None) == request.user.pk

@@ -5,6 +5,7 @@ URL names are global: ``home``, ``login``, ``study-detail``, ``api-work-next``, 
 
 from django.urls import include, path, re_path
 
+from annotate.api.schema import schema_patterns
 from annotate.crowd.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
 from annotate.views import (
@@ -33,7 +34,7 @@ urlpatterns = [
     path("", home.home, name="home"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", LogoutView.as_view(), name="logout"),
-    path("api/docs/", docs.api_docs, name="api-docs"),
+    path("api/docs/", docs.api_docs, {"patterns": schema_patterns}, name="api-docs"),
     # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset-detail"),

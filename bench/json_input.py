@@ -1,5 +1,5 @@
 """Micro-benchmark of reading a submission's body: :func:`json.loads` alone vs
-:func:`annotate.api.json_input.parse_json` (size, depth and unstorable-value checks included), best of five
+:func:`annotate.infra.json_input.parse_json` (size, depth and unstorable-value checks included), best of five
 repeats, in microseconds per body. Two bodies: a typical highlight answer (60 words, a few signals) and one
 with 150 signal events (more opening brackets than the depth limit, so the depth is computed). Usage::
 
@@ -12,7 +12,7 @@ import json
 import timeit
 import uuid
 
-from annotate.api.json_input import parse_json
+from annotate.infra.json_input import parse_json
 
 TIMINGS = {"read_ms": 1200, "answer_ms": 800, "label_at_ms": 1200, "first_highlight_at_ms": 1500}
 BODIES = {

@@ -164,7 +164,7 @@ REST_FRAMEWORK = {
     # JSON only (the dataset upload adds multipart itself), read with the limits below
     "DEFAULT_PARSER_CLASSES": ["annotate.api.parsers.LimitedJSONParser"],
 }
-# JSON bodies (annotate/api/json_input.py): bytes and nesting depth past which a body is a 400; the
+# JSON bodies (annotate/infra/json_input.py): bytes and nesting depth past which a body is a 400; the
 # annotator's submissions have their own, smaller size limit.
 HATLAB_JSON_MAX_BYTES = int(os.environ.get("HATLAB_JSON_MAX_BYTES", str(2 * 1024 * 1024)))
 HATLAB_JSON_MAX_DEPTH = int(os.environ.get("HATLAB_JSON_MAX_DEPTH", "32"))

@@ -9,8 +9,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.access import owned_or_404
-from annotate.api.permissions import IsResearcher
+from annotate.access import IsResearcher, owned_or_404
 from annotate.crowd.publishing import ActionError, crowd_state, perform
 from annotate.models import Study
 

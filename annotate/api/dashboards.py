@@ -29,7 +29,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.permissions import IsResearcher
+from annotate.access import IsResearcher
 from annotate.dashboards import charts
 from annotate.dashboards.cache import SIMILARITY, STUDY
 from annotate.dashboards.params import (

@@ -22,9 +22,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotate.access import is_admin, visible_to
-from annotate.api.fields import JSONObjectField, MethodNamesField
-from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
+from annotate.access import IsOwnerOrAdmin, IsResearcher, is_admin, visible_to
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
 from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import (
@@ -36,6 +34,7 @@ from annotate.machine import (
 from annotate.machine.explaining import available_methods
 from annotate.machine.jobs import enqueue_explanations, enqueue_training, training_key
 from annotate.models import Dataset, Explanation, Job, ModelRun, Prediction
+from annotate.tasks.api_parts import JSONObjectField, MethodNamesField
 
 
 def input_error(exc: MachineInputError) -> ValidationError:

@@ -1,4 +1,4 @@
-"""The DRF parser of JSON bodies: :func:`annotate.api.json_input.parse_json` with the API's limits."""
+"""The DRF parser of JSON bodies: :func:`annotate.infra.json_input.parse_json` with the API's limits."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import JSONRenderer
 
-from annotate.api.json_input import JSONInputError, parse_json
+from annotate.infra.json_input import JSONInputError, parse_json
 
 
 def json_error(exc: JSONInputError) -> ParseError:

@@ -9,7 +9,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api.permissions import IsAdmin
+from annotate.access import IsAdmin
 from annotate.models import Study, Worker
 from annotate.quality import exclusion, grading
 from annotate.quality.policy import policy_for

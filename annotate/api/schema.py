@@ -9,8 +9,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 
+from annotate.access import IsResearcher
 from annotate.api import work
-from annotate.api.permissions import IsResearcher
 
 _described = [
     path(f"api/{work.NEXT}", work.NextView.as_view()),

@@ -9,14 +9,12 @@ from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
-from annotate.access import is_admin
-from annotate.api.fields import JSONObjectField
 from annotate.corpus.imports import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.crowd.providers import PROVIDERS
 from annotate.models import Dataset, Study
-from annotate.quality.gold_mixing import validate_gold_rate
-from annotate.tasks import TASK_KINDS, default_kind, get_kind
-from annotate.tasks.base import GOLD_RATE_KEY
+from annotate.studies import service as study_service
+from annotate.tasks import TASK_KINDS, default_kind
+from annotate.tasks.api_parts import JSONObjectField
 
 MAX_MS = 7 * 24 * 3600 * 1000
 MAX_SIGNALS_BYTES = 16 * 1024
@@ -85,6 +83,9 @@ class ImportResultSerializer(serializers.Serializer):
 
 
 class StudySerializer(serializers.ModelSerializer):
+    """A study as the API shows it. Its fields describe the input in the schema; the input itself is
+    checked and stored by the study rule (:mod:`annotate.studies.service`)."""
+
     dataset = serializers.PrimaryKeyRelatedField(
         queryset=Dataset.objects.all(), required=False, allow_null=True
     )
@@ -121,41 +122,16 @@ class StudySerializer(serializers.ModelSerializer):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = sorted(TASK_KINDS)
         self.fields["provider"].choices = sorted(PROVIDERS)
-        request = self.context.get("request")
-        if request is not None and not is_admin(request.user):
-            self.fields["dataset"].queryset = Dataset.objects.filter(owner_id=request.user.pk)
 
     def get_entry_url(self, study: Study) -> str:
         return reverse("work-entry", args=[study.uid])
 
-    def validate_provider_config(self, value):
-        if not isinstance(value, dict):
-            raise ValidationError("must be an object")
-        return value
-
-    def validate(self, data: dict) -> dict:
-        kind = get_kind(data.get("kind") or default_kind())
-        config = data.get("config")
-        gold_rate = None
-        if isinstance(config, dict) and GOLD_RATE_KEY in config:
-            config = dict(config)
-            try:
-                gold_rate = validate_gold_rate(config.pop(GOLD_RATE_KEY))
-            except ValueError as exc:
-                raise ValidationError({"config": {GOLD_RATE_KEY: [str(exc)]}}) from None
-        request = self.context.get("request")
-        try:
-            data["config"] = kind.validate_config(config, user=request.user if request is not None else None)
-        except ValidationError as exc:
-            raise ValidationError({"config": exc.detail}) from None
-        if gold_rate is not None:  # opt-in: golds mixed in at this rate instead of at queue positions
-            data["config"][GOLD_RATE_KEY] = gold_rate
-        if kind.needs_dataset and not data.get("dataset"):
-            raise ValidationError({"dataset": [f"a {kind.name} study needs a dataset"]})
-        return data
+    def to_internal_value(self, data) -> dict:
+        """The study rule's check for the request's user (:func:`annotate.studies.service.validate_study`)."""
+        return study_service.validate_study(self.context["request"].user, data, instance=self.instance)
 
     def create(self, validated_data: dict) -> Study:
-        return Study.objects.create(owner=self.context["request"].user, **validated_data)
+        return study_service.store_study(self.context["request"].user, validated_data)
 
 
 class ProgressAnnotatorSerializer(serializers.Serializer):

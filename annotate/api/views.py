@@ -13,9 +13,8 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from annotate.access import visible_to
+from annotate.access import IsOwnerOrAdmin, IsResearcher, visible_to
 from annotate.api.parsers import LimitedJSONParser
-from annotate.api.permissions import IsOwnerOrAdmin, IsResearcher
 from annotate.api.serializers import (
     DatasetImportSerializer,
     DatasetSerializer,

@@ -27,7 +27,6 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
-from annotate.api.json_input import JSONInputError, parse_json
 from annotate.api.parsers import LimitedJSONParser
 from annotate.api.serializers import (
     MAX_MS,
@@ -43,6 +42,8 @@ from annotate.handout.hooks import on_submitted
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.handout.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 from annotate.infra import sql, throttle
+from annotate.infra.field_errors import flatten_errors
+from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.infra.sql import Prepared
 from annotate.models import Study, Worker
 from annotate.tasks import get_kind
@@ -58,25 +59,6 @@ _STUDY_BY_UID = Prepared(
     ("uuid",),
     f"SELECT {', '.join(STUDY_FIELDS)} FROM {Study._meta.db_table} WHERE uid = $1",
 )
-
-
-def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
-    """DRF error details as ``{"dotted.field": ["message", ...]}``."""
-    if isinstance(detail, dict):
-        out: dict[str, list[str]] = {}
-        for key, value in detail.items():
-            name = str(key) if not prefix else f"{prefix}.{key}"
-            for field, messages in flatten_errors(value, name).items():
-                out.setdefault(field, []).extend(messages)
-        return out
-    if isinstance(detail, list) and any(isinstance(v, dict | list) for v in detail):
-        out = {}
-        for i, value in enumerate(detail):
-            for field, messages in flatten_errors(value, f"{prefix}.{i}" if prefix else str(i)).items():
-                out.setdefault(field, []).extend(messages)
-        return out
-    messages = detail if isinstance(detail, list) else [detail]
-    return {prefix or "non_field_errors": [str(m) for m in messages]}
 
 
 def error(status: int, errors: dict[str, list[str]]) -> JsonResponse:
@@ -110,7 +92,7 @@ def parse_submission(body: bytes) -> dict[str, Any]:
 
     Written by hand rather than with :class:`SubmissionSerializer` (which documents the same rules)
     because this runs on every submission and the serializer costs more than storing the answer. The body
-    is read with :func:`annotate.api.json_input.parse_json` (``HATLAB_SUBMISSION_MAX_BYTES``,
+    is read with :func:`annotate.infra.json_input.parse_json` (``HATLAB_SUBMISSION_MAX_BYTES``,
     ``HATLAB_JSON_MAX_DEPTH``; no NaN, NUL or lone surrogate anywhere).
     """
     try:

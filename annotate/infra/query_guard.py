@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
-from annotate.api.json_input import unstorable_reason
+from annotate.infra.json_input import unstorable_reason
 
 ANNOTATOR_API = "/api/work/"
 

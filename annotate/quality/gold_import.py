@@ -12,8 +12,8 @@ from typing import Any
 from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
-from annotate.api.work import flatten_errors
 from annotate.corpus.imports import CorpusImportError, read_rows
+from annotate.infra.field_errors import flatten_errors
 from annotate.models import Item, Study
 from annotate.quality.gold_review import GOLD_TIMINGS, set_gold
 from annotate.tasks import get_kind

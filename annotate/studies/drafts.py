@@ -1,5 +1,6 @@
-"""Managing studies before and beside their run: edit a draft, delete a draft, clone any study into a new
-draft, and build a draft's items early so golds can be marked on them before it starts.
+"""A draft's items and golds beside the study rule (:mod:`annotate.studies.service` edits and clones): build
+a draft's items early so golds can be marked on them before it starts, build them again after an edit,
+carry golds over to a clone, and delete a draft.
 
 A draft's items are built only when something needs them (the golds page, or the start). Editing a draft
 that has items builds them again from the new settings; a gold marked on an item is carried over to the
@@ -11,19 +12,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
-from annotate.api.serializers import StudySerializer
 from annotate.models import Item, Study
 from annotate.quality.gold_review import GOLD_TIMINGS
 from annotate.studies.lifecycle import BATCH_SIZE, StudyStateError
 from annotate.tasks import get_kind
-
-#: What a clone's name starts with.
-CLONE_PREFIX = "Copy of "
 
 
 @dataclass(frozen=True)
@@ -62,7 +58,7 @@ def _item_key(document_id: int | None, payload: dict) -> str:
     return f"{document_id}:{json.dumps(payload, sort_keys=True)}"
 
 
-def _gold_answers(study: Study) -> dict[str, dict]:
+def gold_answers(study: Study) -> dict[str, dict]:
     """The gold answers marked on ``study``'s items, by document and payload."""
     items = Item.objects.filter(study=study, is_gold=True, retired=False).only(
         "document_id", "payload", "secret"
@@ -70,7 +66,7 @@ def _gold_answers(study: Study) -> dict[str, dict]:
     return {_item_key(i.document_id, i.payload): i.secret["gold"] for i in items if "gold" in i.secret}
 
 
-def _build_with_golds(study: Study, golds: dict[str, dict]) -> Rebuilt:
+def build_with_golds(study: Study, golds: dict[str, dict]) -> Rebuilt:
     """Build and save ``study``'s items, each gold of ``golds`` on the item with its document and payload
     when the kind accepts the answer under ``study``'s settings."""
     kind = get_kind(study.kind)
@@ -99,24 +95,9 @@ def rebuild_items(study: Study) -> Rebuilt:
     with transaction.atomic():
         if not Item.objects.filter(study=study).exists():
             return Rebuilt()
-        golds = _gold_answers(study)
+        golds = gold_answers(study)
         Item.objects.filter(study=study).delete()
-        return _build_with_golds(study, golds)
-
-
-def update_draft(study: Study, data: dict[str, Any], context: dict) -> Rebuilt:
-    """Save ``data`` (the study API's input, as a create form makes it) over a draft and rebuild its
-    items if it had any. The provider's own settings are kept; ``open_enrollment`` follows ``data``.
-    ``ValidationError`` names the bad fields; nothing changes then."""
-    require_draft(study, "edited")
-    data = {"dataset": study.dataset_id, **data}
-    provider_config = {k: v for k, v in study.provider_config.items() if k != "open_enrollment"}
-    provider_config.update(data.get("provider_config") or {})
-    serializer = StudySerializer(study, data={**data, "provider_config": provider_config}, context=context)
-    serializer.is_valid(raise_exception=True)
-    with transaction.atomic():
-        serializer.save()
-        return rebuild_items(study)
+        return build_with_golds(study, golds)
 
 
 def delete_draft(study: Study) -> None:
@@ -125,26 +106,3 @@ def delete_draft(study: Study) -> None:
         locked = Study.objects.select_for_update().get(pk=study.pk)
         require_draft(locked, "deleted")
         locked.delete()
-
-
-def clone_study(study: Study, owner) -> Study:
-    """A new draft with ``study``'s settings (kind, dataset, config, instructions, provider and its
-    settings), owned by ``owner``. Golds stored with the dataset's documents come along when it starts;
-    golds marked on the original's items are carried to the clone's items, built now for them."""
-    with transaction.atomic():
-        clone = Study.objects.create(
-            name=(CLONE_PREFIX + study.name)[:200],
-            owner=owner,
-            dataset=study.dataset,
-            kind=study.kind,
-            config=dict(study.config),
-            instructions=study.instructions,
-            annotators_per_item=study.annotators_per_item,
-            time_limit_s=study.time_limit_s,
-            provider=study.provider,
-            provider_config=dict(study.provider_config),
-        )
-        golds = _gold_answers(study)
-        if golds:
-            _build_with_golds(clone, golds)
-        return clone

@@ -2,8 +2,8 @@
 limit, items per worker, gold rate and provider; a kind's form adds its own options (:meth:`config`).
 
 The same form edits a draft: :meth:`KindStudyForm.initial_from` reads a study back into the form's
-fields. Options are checked again by the kind's schema (the study API's serializer); its errors come
-back on the form's fields through :func:`add_api_errors`, in words.
+fields. Options are checked again by the kind's schema (the study rule, :mod:`annotate.studies.service`); its errors
+come back on the form's fields through :func:`add_api_errors`, in words.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class KindStudyForm(forms.Form):
         }
 
     def study_data(self) -> dict[str, Any]:
-        """The form as the study API's input."""
+        """The form as a study's settings (the study rule's input, the same as the study API's)."""
         data = self.cleaned_data
         return {
             "name": data["name"],
@@ -128,7 +128,7 @@ API_FIELDS = {"time_limit_s": "time_limit_min"}
 
 
 def add_api_errors(form: forms.Form, errors: dict[str, list[str]]) -> None:
-    """Put the study API's flattened errors (``{"config.aspects.0.name": [...]}``) on ``form``: each on
+    """Put the study rule's flattened errors (``{"config.aspects.0.name": [...]}``) on ``form``: each on
     the first part of its dotted name that is a field of the form (``aspects``), with the rest of the
     name said in words ("aspect 1, name: ..."); the others above the form."""
     for dotted, problems in errors.items():

@@ -11,7 +11,6 @@ from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import researcher_required
-from annotate.api.work import flatten_errors
 from annotate.corpus.lexicon import lexicon_dir
 from annotate.dashboards.gather import ATTENTION, TARGETS
 from annotate.dashboards.params import (
@@ -22,6 +21,7 @@ from annotate.dashboards.params import (
     study_for,
 )
 from annotate.dashboards.similarity import MAX_SELECTIONS
+from annotate.infra.field_errors import flatten_errors
 from annotate.studies.progress import study_progress
 
 

@@ -3,11 +3,12 @@ researchers only."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.shortcuts import render
 from drf_spectacular.generators import SchemaGenerator
 
 from annotate.access import researcher_required
-from annotate.api.schema import schema_patterns
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -83,8 +84,10 @@ def components(schema: dict) -> list[dict]:
 
 
 @researcher_required
-def api_docs(request):
-    schema = SchemaGenerator(patterns=schema_patterns()).get_schema(request=None, public=True)
+def api_docs(request, patterns: Callable[[], list]):
+    """The API's operations and components; ``patterns`` gives the routes the schema describes (the URLconf
+    passes :func:`annotate.api.schema.schema_patterns`: no page imports the API layer)."""
+    schema = SchemaGenerator(patterns=patterns()).get_schema(request=None, public=True)
     return render(
         request,
         "annotate/api_docs.html",

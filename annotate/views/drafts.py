@@ -1,5 +1,6 @@
 """Researcher pages that manage a study: edit or delete a draft, clone any study into a new draft, and
-the confirmation that finishing a study asks for (:mod:`annotate.studies.drafts`, :mod:`annotate.studies.lifecycle`)."""
+the confirmation that finishing a study asks for (:mod:`annotate.studies.service`, :mod:`annotate.studies.drafts`,
+:mod:`annotate.studies.lifecycle`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import owned_or_404, researcher_required
-from annotate.api.work import flatten_errors
+from annotate.infra.field_errors import flatten_errors
 from annotate.models import Study
 from annotate.studies import drafts, lifecycle
+from annotate.studies import service as study_service
 from annotate.studies.progress import study_progress
 from annotate.tasks import get_kind
 from annotate.tasks.study_form import add_api_errors
-from annotate.views.studies import _Request
 
 
 def _draft_or_redirect(request, uid):
@@ -49,8 +50,8 @@ def study_edit(request, uid):
             if problem is not None:
                 form.add_error(None, problem)
             else:
-                rebuilt = drafts.update_draft(study, form.study_data(), {"request": _Request(request.user)})
-        except ValidationError as exc:
+                rebuilt = study_service.update_draft(request.user, study, form.study_data())
+        except ValidationError as exc:  # the study rule's StudyInvalid, or the kind's check of its options
             add_api_errors(form, flatten_errors(exc.detail))
         except lifecycle.StudyStateError as exc:
             form.add_error(None, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
@@ -105,7 +106,7 @@ def study_delete(request, uid):
 def study_clone(request, uid):
     """A new draft with the study's settings (any status), owned by whoever clones it."""
     study = owned_or_404(Study.objects.all(), request.user, uid=uid)
-    clone = drafts.clone_study(study, request.user)
+    clone = study_service.clone_study(request.user, study)
     messages.success(
         request, f"Draft {clone.name} created with the settings of {study.name}. Edit it, then start it."
     )

@@ -12,15 +12,15 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import owned_or_404, researcher_required, visible_to
-from annotate.api.serializers import StudySerializer
-from annotate.api.work import flatten_errors
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.crowd.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
 from annotate.exports import tables as exports
 from annotate.infra.csvfile import csv_text
+from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Study
 from annotate.studies import lifecycle
+from annotate.studies import service as study_service
 from annotate.studies.progress import study_progress
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
 from annotate.tasks.study_form import add_api_errors
@@ -51,13 +51,6 @@ def study_list(request):
     return render(request, "annotate/studies/list.html", {"studies": studies, "kinds": creatable_kinds()})
 
 
-class _Request:
-    """The page's request as the API serializer's context (it reads ``user`` only)."""
-
-    def __init__(self, user):
-        self.user = user
-
-
 def _form_kind(request) -> str | None:
     """The kind the create page is for: ``?kind=`` (or the posted ``kind``) when it has a create form."""
     name = request.POST.get("kind") or request.GET.get("kind") or default_kind()
@@ -76,12 +69,13 @@ def study_create(request):
     initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else {}
     form = kind.create_form(request.POST or None, user=request.user, initial=initial)
     if request.method == "POST" and form.is_valid():
-        serializer = StudySerializer(data=form.study_data(), context={"request": _Request(request.user)})
-        if serializer.is_valid():
-            study = serializer.save()
+        try:
+            study = study_service.create_study(request.user, form.study_data())
+        except study_service.StudyInvalid as exc:
+            add_api_errors(form, exc.fields)
+        else:
             messages.success(request, f"Study {study.name} created. Start it when you are ready.")
             return redirect("study-detail", uid=study.uid)
-        add_api_errors(form, flatten_errors(serializer.errors))
     context = {"form": form, "kind": kind, "kind_name": name, "label": TASK_KINDS.meta(name).get("label")}
     return render(request, "annotate/studies/form.html", context)
 

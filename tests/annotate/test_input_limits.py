@@ -9,7 +9,7 @@ import json
 import pytest
 from django.test import Client, override_settings
 
-from annotate.api.json_input import JSONInputError, nesting_depth, parse_json
+from annotate.infra.json_input import JSONInputError, nesting_depth, parse_json
 from annotate.models import Response, Study
 from tests.annotate.test_api import Annotator, body_for
 

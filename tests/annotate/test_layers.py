@@ -1,6 +1,7 @@
 """The cross-cutting layers: no import circle through the app's URLs, API, pages, jobs or dashboards
-(deferred imports counted), none through the task kinds and no import deferred into a kind's function,
-every job declared through one helper and registered once."""
+(deferred imports counted), none through the task kinds and no import deferred into a kind's function;
+only the API and the URLconf import the API layer, and no domain package imports the pages; every job
+declared through one helper and registered once."""
 
 from __future__ import annotations
 
@@ -17,6 +18,37 @@ from tools.import_circles import circles, import_graph, inline_imports, module_n
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ("annotate.tasks", "annotate.quality", "annotate.exports.tables")
 LAYERS = ("annotate.api", "annotate.views", "annotate.jobs", "annotate.dashboards", "annotate.access")
+#: Where ``annotate.api`` may be imported: the API itself and the URLconf that mounts it.
+API_USERS = ("annotate.api", "annotate.urls")
+#: The domain packages: they never import the pages (``annotate.views``).
+DOMAIN = (
+    "annotate.studies",
+    "annotate.handout",
+    "annotate.quality",
+    "annotate.machine",
+    "annotate.dashboards",
+    "annotate.exports",
+    "annotate.corpus",
+    "annotate.crowd",
+)
+
+
+def _under(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(f"{p}.") for p in packages)
+
+
+def imports_into(
+    root: Path, target: str, *, allowed: tuple[str, ...] = (), only: tuple[str, ...] = ()
+) -> dict:
+    """Modules of the package at ``root`` (those under ``only`` when given, none under ``allowed``) that
+    import ``target`` or a module under it, deferred imports included: ``{module: [imported, ...]}``."""
+    graph = import_graph(module_names(root), deferred=True)
+    return {
+        name: found
+        for name, targets in sorted(graph.items())
+        if not _under(name, allowed) and (not only or _under(name, only))
+        if (found := sorted(t for t in targets if _under(t, (target,))))
+    }
 
 
 def test_no_import_circle_runs_through_the_layers():
@@ -48,6 +80,35 @@ def test_the_circle_finder_finds_a_circle(tmp_path):
     known = module_names(package)
     assert circles(import_graph(known)) == []
     assert circles(import_graph(known, deferred=True)) == [["pkg.a", "pkg.b"]]
+
+
+def test_only_the_api_and_the_urlconf_import_the_api_layer():
+    assert imports_into(ROOT / "annotate", "annotate.api", allowed=API_USERS) == {}
+
+
+def test_no_domain_package_imports_the_pages():
+    assert imports_into(ROOT / "annotate", "annotate.views", only=DOMAIN) == {}
+
+
+def test_the_layer_checks_find_an_import_across(tmp_path):
+    app = tmp_path / "annotate"
+    for package in ("", "api", "views", "studies", "tasks"):
+        (app / package).mkdir(exist_ok=True)
+        (app / package / "__init__.py").write_text("")
+    (app / "urls.py").write_text("from annotate.api import views\n")
+    (app / "api" / "views.py").write_text("from annotate.studies import service\n")
+    (app / "views" / "pages.py").write_text("def page():\n    from annotate.api.views import x\n")
+    (app / "tasks" / "kind.py").write_text("import annotate.api.views\n")
+    (app / "studies" / "service.py").write_text("def f():\n    from annotate import views\n")
+    (app / "studies" / "drafts.py").write_text("from annotate.views.pages import page\n")
+    assert imports_into(app, "annotate.api", allowed=API_USERS) == {
+        "annotate.tasks.kind": ["annotate.api.views"],
+        "annotate.views.pages": ["annotate.api.views"],
+    }
+    assert imports_into(app, "annotate.views", only=DOMAIN) == {
+        "annotate.studies.drafts": ["annotate.views.pages"],
+        "annotate.studies.service": ["annotate.views"],
+    }
 
 
 def test_jobs_are_registered_with_the_shared_options():

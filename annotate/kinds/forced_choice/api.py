@@ -11,14 +11,13 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.access import visible_to
-from annotate.api.fields import JSONObjectField
-from annotate.api.permissions import IsResearcher
+from annotate.access import IsResearcher, visible_to
 from annotate.kinds.forced_choice.forms import KINDS, preview
 from annotate.kinds.forced_choice.kind import ForcedChoiceKind
 from annotate.kinds.forced_choice.results import api_results, evaluation_results
 from annotate.models import Study
 from annotate.tasks import get_kind
+from annotate.tasks.api_parts import JSONObjectField
 from explain_engine.api import TESTS
 
 

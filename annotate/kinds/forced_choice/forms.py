@@ -1,5 +1,5 @@
 """The form that creates a study of one of the three forced-choice tasks (Lertvittayakumjorn & Toni 2019); the study config it produces is
-checked again by the task kind's schema (through the study API's serializer)."""
+checked again by the task kind's schema (through the study rule, :mod:`annotate.studies.service`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from django import forms
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
-from annotate.api.serializers import StudySerializer
 from annotate.crowd.providers import PROVIDERS
 from annotate.kinds.forced_choice.kind import FAMILY, SPLITS
 from annotate.machine.method_names import method_name
 from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
+from annotate.studies import service as study_service
 from annotate.tasks import TASK_KINDS, get_kind
 from explain_engine.api import METHODS
 
@@ -225,16 +225,9 @@ class EvaluationStudyForm(forms.Form):
         )
 
     def save(self, user) -> Study:
-        """A draft study, validated by the study API's serializer (``ValidationError`` otherwise)."""
-
-        class _Request:
-            def __init__(self, u):
-                self.user = u
-
-        serializer = StudySerializer(data=self.study_data(), context={"request": _Request(user)})
-        if not serializer.is_valid():
-            raise ValidationError(serializer.errors)
-        return serializer.save()
+        """A draft study owned by ``user``, checked by the study rule (``StudyInvalid``, a
+        ``ValidationError``, otherwise)."""
+        return study_service.create_study(user, self.study_data())
 
 
 def preview(user, kind_name: str, config: Any) -> dict[str, Any]:

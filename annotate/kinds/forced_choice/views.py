@@ -12,7 +12,7 @@ from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import researcher_required
-from annotate.api.work import flatten_errors
+from annotate.infra.field_errors import flatten_errors
 from annotate.kinds.forced_choice.forms import KINDS, EvaluationStudyForm, dry_run
 from annotate.kinds.forced_choice.kind import FAMILY
 from annotate.kinds.forced_choice.results import (

@@ -12,24 +12,17 @@ from django.urls import reverse
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import researcher_required
-from annotate.api.serializers import StudySerializer
-from annotate.api.work import flatten_errors
 from annotate.corpus.imports import CorpusImportError, check_file_size, detect_format
 from annotate.exports.tables import INCLUDE_UNVERIFIED, include_unverified
+from annotate.infra.field_errors import flatten_errors
 from annotate.kinds.nli_pair.config import KIND
 from annotate.kinds.nli_pair.forms import PairImportForm
 from annotate.kinds.nli_pair.pairs import import_pairs
 from annotate.kinds.nli_pair.results import EXPORTS, FORMATS, csv_cells, export_rows, jsonl_text, pair_results
 from annotate.models import Dataset, Study
+from annotate.studies import service as study_service
 from annotate.tasks import get_kind
 from annotate.tasks.results import csv_text, download, owned_study_or_404
-
-
-class _Request:
-    """The page's request as the study serializer's context (it reads ``user`` only)."""
-
-    def __init__(self, user):
-        self.user = user
 
 
 def pair_study(request, uid) -> Study:
@@ -48,9 +41,7 @@ def _create(form: PairImportForm, user) -> Study:
             raise CorpusImportError(None, "name", f"you already have a dataset called {data['name']!r}")
         dataset = Dataset.objects.create(owner=user, name=data["name"], source=upload.name)
         import_pairs(dataset, upload.read(), fmt, data["labels"])
-        serializer = StudySerializer(data=form.study_data(dataset.pk), context={"request": _Request(user)})
-        serializer.is_valid(raise_exception=True)
-        return serializer.save()
+        return study_service.create_study(user, form.study_data(dataset.pk))
 
 
 @researcher_required

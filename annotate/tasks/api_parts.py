@@ -1,5 +1,10 @@
-"""Serializer fields whose OpenAPI description says what they take: DRF's ``JSONField`` is described as "any
-value", which lets a schema-following client send a number where an object is wanted."""
+"""What the project API (:mod:`annotate.api`) and a kind's own API views (``annotate/kinds/<kind>/api.py``)
+share: serializer fields whose OpenAPI description says what they take (DRF's ``JSONField`` is described as
+"any value", which lets a schema-following client send a number where an object is wanted). The permission
+classes are in :mod:`annotate.access`.
+
+A kind's API views stay in its folder and are mounted with its other URLs (a kind is one folder), so what
+they share with the project API lives outside :mod:`annotate.api`, which no other module imports."""
 
 from __future__ import annotations
 
