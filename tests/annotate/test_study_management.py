@@ -281,11 +281,11 @@ def test_an_evaluation_study_whose_texts_do_not_qualify_is_not_created(researche
         "n_texts": 20, "tau_h": 0.9, "split": "all", "seed": 0, "annotators_per_item": 3,
         "time_limit_min": 20, "provider": "local",
     }  # fmt: skip
-    refused = client.post(reverse("evaluation-new"), form)
+    refused = client.post(reverse("forced-choice-new"), form)
     assert refused.status_code == 200
     assert "only 3 correctly predicted and 3 misclassified" in refused.content.decode()
     assert not Study.objects.exists()
-    assert client.post(reverse("evaluation-new"), {**form, "n_texts": 4}).status_code == 302
+    assert client.post(reverse("forced-choice-new"), {**form, "n_texts": 4}).status_code == 302
     study = Study.objects.get()
     edit = client.post(reverse("study-edit", args=[study.uid]), {**form, "name": "renamed", "n_texts": 20})
     assert "only 3 correctly predicted" in edit.content.decode()

@@ -165,7 +165,7 @@ def test_results_page_draws_the_figure_4_chart(live_server, browser_context, out
     page.fill("input[name=username]", owner.username)
     page.fill("input[name=password]", "a-long-test-password")
     page.locator("form [type=submit]").last.click()
-    page.goto(live_server.url + f"/studies/{study.uid}/ratings/")
+    page.goto(live_server.url + f"/studies/{study.uid}/results/")
     page.wait_for_selector("a.hatlab-csv-link, .hatlab-csv-link")
     drawn = page.evaluate(
         "() => { const c = document.querySelector('canvas[data-hatlab-chart]');"

@@ -24,6 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import visible_to
 from annotate.kinds.forced_choice.exports import METHOD_COLUMNS, QUESTION_COLUMNS, method_rows, question_rows
 from annotate.kinds.forced_choice.generation import Question, build_items
+from annotate.kinds.forced_choice.results import ForcedChoiceResults
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
@@ -200,10 +201,10 @@ class ForcedChoiceKind(TaskKind):
 
     template = "forced_choice/task.html"
     page_script = "hatlab/kinds/forced_choice.js"
-    results_url_name = "evaluation-results"
-    create_url_name = "evaluation-new"
+    results = ForcedChoiceResults
+    create_url_name = "forced-choice-new"
     # by path: the form module imports the registered kinds and the study API
-    edit_form = "annotate.kinds.forced_choice.forms.EvaluationStudyForm"
+    edit_form = "annotate.kinds.forced_choice.forms.ForcedChoiceStudyForm"
     no_preference: ClassVar[bool] = True
     instructions: ClassVar[str] = ""
 

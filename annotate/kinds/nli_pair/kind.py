@@ -34,7 +34,7 @@ from annotate.kinds.nli_pair.config import (
     rule_for,
 )
 from annotate.kinds.nli_pair.forms import PairEditForm
-from annotate.kinds.nli_pair.results import export_rows
+from annotate.kinds.nli_pair.results import NliPairResults, export_rows
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
@@ -82,7 +82,7 @@ class NliPairKind(TaskKind):
     title = "Does the premise support the hypothesis? Highlight why"
     template = "nli_pair/task.html"
     page_script = "hatlab/kinds/nli_pair.js"
-    results_url_name = "nli-pair-results"
+    results = NliPairResults
     create_url_name = "nli-pair-import"
     edit_form = PairEditForm
     gold_columns = (

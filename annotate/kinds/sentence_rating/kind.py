@@ -26,7 +26,7 @@ from annotate.kinds.sentence_rating.config import (
     SentenceRatingConfigSerializer,
 )
 from annotate.kinds.sentence_rating.forms import SentenceRatingStudyForm
-from annotate.kinds.sentence_rating.results import rating_results, rating_table
+from annotate.kinds.sentence_rating.results import SentenceRatingResults, rating_results, rating_table
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
@@ -52,7 +52,7 @@ class SentenceRatingKind(TaskKind):
     name = KIND
     title = "Rate how much a sentence explains the rating"
     page_script = "hatlab/kinds/sentence_rating.js"
-    results_url_name = "sentence-rating-results"
+    results = SentenceRatingResults
     needs_dataset = True
     config_serializer = SentenceRatingConfigSerializer
     create_form = SentenceRatingStudyForm
