@@ -22,6 +22,7 @@ from annotate.kinds.highlight.config import (
     HighlightConfigSerializer,
 )
 from annotate.kinds.highlight.forms import StudyForm
+from annotate.kinds.highlight.results import HighlightResults
 from annotate.models import Item
 from annotate.quality.aggregation import LABEL_TABLE
 from annotate.tasks import register
@@ -39,6 +40,7 @@ class HighlightKind(TaskKind):
     needs_dataset = True
     config_serializer = HighlightConfigSerializer
     create_form = StudyForm
+    results = HighlightResults
     gold_columns = (
         ("label", "the gold label, one of the study's labels"),
         ("words", "the numbers of the words that show it, from 1, separated by spaces (e.g. 3 4 9)"),
