@@ -45,6 +45,17 @@ class TaskKind(ABC):
 
     #: The registered name, stored in ``Study.kind``.
     name: ClassVar[str] = ""
+    #: The kind in a study form's choice list.
+    label: ClassVar[str] = ""
+    #: Whether a study gets this kind when none is named (one kind says so).
+    default: ClassVar[bool] = False
+    #: Whether an answer's ``map`` is a human attention map over the document's words, shown beside the
+    #: machine's on the heat-map page.
+    attention_maps: ClassVar[bool] = False
+    #: The family of kinds that share a folder and pages; empty for a kind of its own.
+    family: ClassVar[str] = ""
+    #: The class attributes the registry keeps as the kind's metadata (``TASK_KINDS.where(family=...)``).
+    registry_meta: ClassVar[tuple[str, ...]] = ("label", "default", "attention_maps", "family")
     #: The question the annotator page is headed with.
     title: ClassVar[str] = ""
     #: The annotator page template (a kind's own one extends the shared frame).

@@ -75,3 +75,16 @@ def test_nothing_outside_the_kind_folders_names_a_kind():
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_a_kind_is_declared_on_its_class():
+    """``@register`` takes nothing but the class: the registry's metadata are the class's attributes."""
+    for name in TASK_KINDS:
+        kind = get_kind(name)
+        assert dict(TASK_KINDS.meta(name)) == {key: getattr(kind, key) for key in kind.registry_meta}
+        assert kind.label, f"{name}: no label"
+    assert TASK_KINDS.where(default=True) == [default_kind()]
+    assert TASK_KINDS.where(attention_maps=True) == [n for n in TASK_KINDS if get_kind(n).attention_maps]
+    families = {get_kind(n).family for n in TASK_KINDS} - {""}
+    for family in families:
+        assert all(get_kind(n).family == family for n in TASK_KINDS.where(family=family))

@@ -22,7 +22,7 @@ from explain_engine.api import METHODS
 #: The family's kinds in the paper's task order, with their labels from the registry.
 KINDS = [
     (name, TASK_KINDS.meta(name)["label"])
-    for name in sorted(TASK_KINDS.where(family=FAMILY), key=lambda n: TASK_KINDS.meta(n)["task"])
+    for name in sorted(TASK_KINDS.where(family=FAMILY), key=lambda n: get_kind(n).task)
 ]
 
 

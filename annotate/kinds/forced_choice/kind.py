@@ -199,6 +199,9 @@ class OneRunConfigSerializer(ForcedChoiceConfigSerializer):
 class ForcedChoiceKind(TaskKind):
     """A forced-choice question per (text, method); subclasses name their options and generator."""
 
+    family = FAMILY
+    #: The task's number in Lertvittayakumjorn & Toni 2019 (the order of the create form's choices).
+    task: ClassVar[int] = 0
     template = "forced_choice/task.html"
     page_script = "hatlab/kinds/forced_choice.js"
     results = ForcedChoiceResults

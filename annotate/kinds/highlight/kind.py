@@ -32,9 +32,12 @@ from annotate.tasks.gold_format import cell, marked_words, word_map
 from annotate.tasks.page_words import is_binary_map, map_overlap, map_strategies, word_payload
 
 
-@register(default=True, attention_maps=True, label="Highlight the words that show a text's label")
+@register
 class HighlightKind(TaskKind):
     name = KIND
+    label = "Highlight the words that show a text's label"
+    default = True
+    attention_maps = True
     title = "Highlight the words that show the label"
     page_script = "hatlab/kinds/highlight.js"
     needs_dataset = True

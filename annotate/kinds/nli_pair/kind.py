@@ -76,9 +76,10 @@ def check_maps(
     return errors
 
 
-@register(label="Label an NLI pair and highlight the words of either text that justify it")
+@register
 class NliPairKind(TaskKind):
     name = KIND
+    label = "Label an NLI pair and highlight the words of either text that justify it"
     title = "Does the premise support the hypothesis? Highlight why"
     template = "nli_pair/task.html"
     page_script = "hatlab/kinds/nli_pair.js"

@@ -47,9 +47,10 @@ def star_rating(value: Any, rating_max: int) -> int | None:
     return int(value)
 
 
-@register(label="Rate how much a highlighted sentence explains an aspect rating")
+@register
 class SentenceRatingKind(TaskKind):
     name = KIND
+    label = "Rate how much a highlighted sentence explains an aspect rating"
     title = "Rate how much a sentence explains the rating"
     page_script = "hatlab/kinds/sentence_rating.js"
     results = SentenceRatingResults

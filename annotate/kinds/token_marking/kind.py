@@ -43,9 +43,10 @@ from explain_engine.api import random_derangement
 QUESTION = "Mark the words of the input that the explanation's author thought were important."
 
 
-@register(label="Mark the words a written explanation refers to")
+@register
 class TokenMarkingKind(TaskKind):
     name = KIND
+    label = "Mark the words a written explanation refers to"
     title = "Mark the words the explanation refers to"
     page_script = "hatlab/kinds/token_marking.js"
     results = TokenMarkingResults
