@@ -88,3 +88,27 @@ def test_a_kind_is_declared_on_its_class():
     families = {get_kind(n).family for n in TASK_KINDS} - {""}
     for family in families:
         assert all(get_kind(n).family == family for n in TASK_KINDS.where(family=family))
+
+
+KIND_TEMPLATES = sorted((ROOT / "annotate" / "kinds").glob("*/templates/**/*.html"))
+KIND_STYLESHEET = re.compile(r"""\{%\s*static\s+['"]hatlab/kinds/([a-z_]+)\.css['"]\s*%\}""")
+
+
+def test_kind_templates_hold_no_css():
+    """A kind's CSS lives in frontend/src/kinds/<kind>.css, not in its templates."""
+    inline = re.compile(r"<style\b|\sstyle\s*=", re.IGNORECASE)
+    found = [str(p.relative_to(ROOT)) for p in KIND_TEMPLATES if inline.search(p.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_kind_stylesheets_are_linked_and_built():
+    """Every stylesheet a kind's template links is a source in frontend/src/kinds/ (built to
+    dist/hatlab/kinds/ without a list), and every such source is linked by a template."""
+    sources = {p.stem for p in (ROOT / "frontend" / "src" / "kinds").glob("*.css")}
+    linked = {name for p in KIND_TEMPLATES for name in KIND_STYLESHEET.findall(p.read_text(encoding="utf-8"))}
+    assert linked and linked <= sources, f"linked without a source: {sorted(linked - sources)}"
+    assert sources <= linked, f"stylesheets no template links: {sorted(sources - linked)}"
+    dist = ROOT / "frontend" / "dist" / "hatlab" / "kinds"
+    if dist.is_dir():  # after `npm run build`
+        missing = sorted(name for name in sources if not (dist / f"{name}.css").is_file())
+        assert missing == [], f"not built (run npm run build in frontend/): {missing}"
