@@ -257,15 +257,15 @@ class ResultsPage:
     def results(self) -> dict[str, Any]:
         return self.compute()
 
-    def link_query(self, table: str | None = None) -> dict[str, str]:
-        """The query parameters a link to the page or to ``table`` carries (the page's choices)."""
+    def link_query(self) -> dict[str, str]:
+        """The query parameters a link to one of the page's tables carries (the page's choices)."""
         shown = {field.name: field.show(self.query[field.name]) for field in self.query_fields}
         return {name: value for name, value in shown.items() if value is not None}
 
     def table_url(self, table: str, fmt: str, **extra: str) -> str:
         """The download URL of ``table`` in ``fmt`` with the page's choices (and ``extra``)."""
         url = reverse("study-results-table", args=[self.study.uid, table, fmt])
-        query = self.link_query(table) | extra
+        query = self.link_query() | extra
         return url + (f"?{urlencode(query)}" if query else "")
 
     def variants(self, table: str, fmt: str) -> list[tuple[str, str]]:
@@ -330,5 +330,11 @@ def _as_lists(columns: Sequence[str], rows: Iterable) -> Iterable[list]:
 
 
 def _as_dicts(columns: Sequence[str], rows: Iterable) -> Iterable[dict]:
+    """Rows as JSON objects of ``columns`` (NaN as null: JSON has none)."""
     for row in rows:
-        yield dict(row) if isinstance(row, Mapping) else dict(zip(columns, row, strict=True))
+        values = [row.get(c) for c in columns] if isinstance(row, Mapping) else list(row)
+        yield {c: _json_value(v) for c, v in zip(columns, values, strict=True)}
+
+
+def _json_value(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value

@@ -1,4 +1,4 @@
-"""A model run's empty or tiny held-out split is said on its page, and an evaluation study's form
+"""A model run's empty or tiny held-out split is said on its page, and a forced-choice study's form
 defaults to a split that holds texts for the runs it offers."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_the_run_page_warns_of_an_empty_test_split(client, owner):
     assert "split-warning" not in large
 
 
-def test_the_evaluation_form_defaults_to_a_split_with_texts(owner):
+def test_the_forced_choice_form_defaults_to_a_split_with_texts(owner):
     dataset = make_dataset(owner, n=4)
     assert ForcedChoiceStudyForm(user=owner).fields["split"].initial == "test"  # no runs yet
     run_with(owner, dataset, 200, 100, name="big")

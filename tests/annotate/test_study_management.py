@@ -1,6 +1,6 @@
 """Managing a study from the pages: pause takes the answers to items already handed out and hands out no
 new one; finish asks first and says what it does; a draft's every setting can be edited, a draft deleted,
-any study cloned into a new draft; every kind has a create form whose errors are in words; evaluation
+any study cloned into a new draft; every kind has a create form whose errors are in words; forced-choice
 studies are checked before they are made."""
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def test_an_unknown_kind_on_the_create_page_is_a_400_in_words(browser):
     )
 
 
-def test_an_evaluation_study_whose_texts_do_not_qualify_is_not_created(researcher):
+def test_a_forced_choice_study_whose_texts_do_not_qualify_is_not_created(researcher):
     dataset, docs, run, _ = justify_rows(researcher)
     client = Client()
     client.force_login(researcher)

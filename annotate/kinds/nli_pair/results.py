@@ -238,14 +238,19 @@ def jsonl_text(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
+def _responses(page: NliPairResults) -> Rows:
+    return page.export("responses")
+
+
+def _pairs(page: NliPairResults) -> Rows:
+    return page.export("pairs")
+
+
 class NliPairResults(ResultsPage):
     """The results page of an NLI pair study: label agreement, each text's CAM/SAM and map agreement."""
 
     template = "nli_pair/results.html"
-    tables = {
-        "responses": lambda page: page.export("responses"),
-        "pairs": lambda page: page.export("pairs"),
-    }
+    tables = {"responses": _responses, "pairs": _pairs}
     formats = FORMATS
     query_fields = (FlagField(INCLUDE_UNVERIFIED),)
 
