@@ -166,4 +166,6 @@ def test_three_tasks_answered_with_keyboard_mouse_and_touch(
     page.screenshot(path=str(output_dir / "results.png"), full_page=True)
     page.goto(live_server.url + "/forced-choice/new/")
     page.get_by_role("button", name="Create study").wait_for()
+    # the family's stylesheet (frontend/src/kinds/forced_choice.css) sets the method lists in columns
+    assert page.eval_on_selector("#id_methods", "e => getComputedStyle(e).columnCount") in ("2", "3")
     page.screenshot(path=str(output_dir / "new_study_form.png"), full_page=True)
