@@ -8,6 +8,7 @@ from django.urls import include, path, re_path
 from annotate.api.schema import schema_patterns
 from annotate.crowd.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
+from annotate.tasks.routes import TABLE_FORMATS, UUID
 from annotate.views import (
     admin_quality,
     dashboards,
@@ -19,13 +20,13 @@ from annotate.views import (
     lexicon,
     machine,
     publish,
+    results,
     studies,
     study_exports,
     work,
 )
 from annotate.views.accounts import LoginView, LogoutView
 
-UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CROWD_ACTIONS = "|".join(ACTIONS)
 
 urlpatterns = [
@@ -69,6 +70,13 @@ urlpatterns = [
     ),
     path("studies/<uuid:uid>/export/datasheet.md", study_exports.study_datasheet, name="study-datasheet"),
     path("studies/<uuid:uid>/export/all.zip", study_exports.study_export_all, name="study-export-all"),
+    # every kind's results page and its tables (the kind's results class, annotate/tasks/results.py)
+    path("studies/<uuid:uid>/results/", results.results_page, name="study-results"),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/results/(?P<table>[a-z0-9_-]+)\.(?P<fmt>{'|'.join(TABLE_FORMATS)})$",
+        results.results_table,
+        name="study-results-table",
+    ),
     # the annotator's pages
     path("w/<uuid:study_uid>/", work.entry, name="work-entry"),
     path("w/<uuid:study_uid>/done/", work.done, name="work-done"),
@@ -125,6 +133,6 @@ urlpatterns = [
     path("models/<int:pk>/train/", machine.model_run_train, name="model-run-train"),
     path("models/<int:pk>/explain/", machine.model_run_explain, name="model-run-explain"),
     path("models/<int:pk>/documents/<int:document_pk>/", machine.model_run_heatmap, name="model-run-heatmap"),
-    # task kinds: each kind folder's own pages and API routes (annotate/tasks/<kind>/urls.py)
+    # task kinds: each kind folder's own pages and API routes (annotate/kinds/<kind>/urls.py)
     path("", include(task_urlpatterns())),
 ]

@@ -69,7 +69,7 @@ WSGI_APPLICATION = "config.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        # each task kind's folder keeps its own templates (annotate/tasks/<kind>/templates/<kind>/...)
+        # each task kind's folder keeps its own templates (annotate/kinds/<kind>/templates/<kind>/...)
         "DIRS": sorted((BASE_DIR / "annotate" / "kinds").glob("*/templates")),
         "APP_DIRS": True,
         "OPTIONS": {

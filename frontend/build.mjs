@@ -13,6 +13,11 @@ const KIND_PAGES = readdirSync("src/kinds")
   .map((file) => `kinds/${file.slice(0, -3)}`)
   .sort();
 const PAGE_SCRIPTS = [...KIND_PAGES, "progress", "dashboard", "copy"];
+/** Every stylesheet in src/kinds/ is one kind's CSS (its pages load it), built to kinds/<name>.css. */
+const KIND_STYLES = readdirSync("src/kinds")
+  .filter((file) => file.endsWith(".css"))
+  .map((file) => `kinds/${file.slice(0, -4)}`)
+  .sort();
 /** ES modules that templates import from (`import { renderBarChart } from ".../charts.js"`). */
 const MODULES = ["charts"];
 /** Stylesheets of the pages (each imports tokens.css); dashboard.css comes with dashboard.ts. */
@@ -35,7 +40,7 @@ rmSync(outdir, { recursive: true, force: true });
 await Promise.all([
   build({ ...common, entryPoints: entries(PAGE_SCRIPTS, "ts"), format: "iife" }),
   build({ ...common, entryPoints: entries(MODULES, "ts"), format: "esm" }),
-  build({ ...common, entryPoints: entries(STYLES, "css") }),
+  build({ ...common, entryPoints: entries([...STYLES, ...KIND_STYLES], "css") }),
 ]);
 
 for (const file of readdirSync(outdir, { recursive: true }).sort()) {

@@ -6,8 +6,8 @@ from rest_framework.routers import SimpleRouter
 
 from annotate.api import crowd, dashboards, machine, quality, schema, views, work
 from annotate.crowd.publishing import ACTIONS
+from annotate.tasks.routes import UUID
 
-UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 CROWD_ACTIONS = "|".join(ACTIONS)
 
 router = SimpleRouter()

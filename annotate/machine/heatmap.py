@@ -59,7 +59,7 @@ def level_class(level: int) -> str:
 
 def human_rows(document: Document) -> list[MapRow]:
     """The 0/1 maps of the responses on ``document`` in studies whose kind collects human attention
-    maps (registered with ``attention_maps=True``), one row each, then CAM and SAM when there are
+    maps (kinds whose class says ``attention_maps = True``), one row each, then CAM and SAM when there are
     at least two maps. A map whose worker's answers do not count in its study (excluded, or pending
     their minimum golds) is left out."""
     n_words = len(document.words)

@@ -1,5 +1,5 @@
 """The sizes of a model run's held-out splits, the warnings a page shows when one is empty or tiny, and
-the split an evaluation study should default to (one that holds texts for every run)."""
+the split a forced-choice study should default to (one that holds texts for every run)."""
 
 from __future__ import annotations
 

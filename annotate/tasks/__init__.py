@@ -1,11 +1,13 @@
 """The task-kind contract: the registry :data:`TASK_KINDS`, the base class
 (:class:`~annotate.tasks.base.TaskKind`) and what every kind builds on (page words, gold formats,
 export columns, the create form and the results page). The kinds themselves are plug-ins on their own
-floor, one folder each under :mod:`annotate.kinds`.
+floor, one folder each under :mod:`annotate.kinds`. Everything about a kind is declared on its class
+(name, label, family, whether it is the default, whether its answers are attention maps, its results page).
 
 A study names its kind (``Study.kind``); the kind validates the study's config, builds its items,
 decides what the browser may see of an item, validates and grades answers, says which answer
-categories agreement is computed over, and declares its results page (see
+categories agreement is computed over, and declares its results page (mounted for every kind at
+``studies/<uid>/results/``, :mod:`annotate.tasks.results`) (see
 :class:`~annotate.tasks.base.TaskKind`). A kind's folder holds all of it: ``kind.py`` (the class,
 registered with :func:`register`), ``config.py``, ``forms.py``, ``results.py``, ``demo.py`` (whose
 ``seed_demo(owner, reviews)`` makes the kind's running demo studies), ``templates/<folder>/`` (found
@@ -22,9 +24,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 from annotate.tasks.base import TaskKind
 from explain_engine.api import Registry, discover
@@ -35,20 +35,13 @@ TASK_KINDS: Registry[TaskKind] = Registry("task kind")
 KINDS_PACKAGE = "annotate.kinds"
 
 
-def register(**meta: Any) -> Callable[[type[TaskKind]], type[TaskKind]]:
-    """Class decorator: register one instance of the class under its ``name`` with ``meta``.
-
-    Metadata the app reads: ``family`` (kinds that share a folder and pages), ``label`` (the
-    kind in a study form's choice list), ``default`` (the kind a study gets when none is named) and
-    ``attention_maps`` (an answer's ``map`` is a human attention map over the document's words,
-    shown beside the machine's on the heat-map page).
-    """
-
-    def decorate(cls: type[TaskKind]) -> type[TaskKind]:
-        TASK_KINDS.add(cls.name, cls(), **meta)
-        return cls
-
-    return decorate
+def register(cls: type[TaskKind]) -> type[TaskKind]:
+    """Class decorator: register one instance of the class under its ``name``, with the class attributes
+    named by :attr:`~annotate.tasks.base.TaskKind.registry_meta` (``label``, ``default``,
+    ``attention_maps``, ``family``) as its metadata, so that ``TASK_KINDS.where(family=...)``,
+    ``where(default=True)`` and ``where(attention_maps=True)`` find it."""
+    TASK_KINDS.add(cls.name, cls(), **{key: getattr(cls, key) for key in cls.registry_meta})
+    return cls
 
 
 def get_kind(name: str) -> TaskKind:
@@ -57,7 +50,7 @@ def get_kind(name: str) -> TaskKind:
 
 
 def default_kind() -> str:
-    """The name of the kind registered with ``default=True``."""
+    """The name of the kind whose class says ``default = True``."""
     return TASK_KINDS.where(default=True)[0]
 
 

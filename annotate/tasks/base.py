@@ -5,7 +5,7 @@ what of an item the annotator's browser may see, how an answer is validated and 
 graded, which answer categories inter-annotator agreement is computed over, how many words an item
 asks to read and which fixed answering strategies an answer agrees with (for the risk score of
 :mod:`annotate.quality.risk`), which columns its answers fill in an export and which aggregated exports
-it offers, which page script and template the annotator gets, where its results page is, and its demo
+it offers, which page script and template the annotator gets, its results page, and its demo
 studies. The rest of the app
 asks the kind through these hooks and never tests a kind's name.
 """
@@ -48,14 +48,27 @@ class TaskKind(ABC):
 
     #: The registered name, stored in ``Study.kind``.
     name: ClassVar[str] = ""
+    #: The kind in a study form's choice list.
+    label: ClassVar[str] = ""
+    #: Whether a study gets this kind when none is named (one kind says so).
+    default: ClassVar[bool] = False
+    #: Whether an answer's ``map`` is a human attention map over the document's words, shown beside the
+    #: machine's on the heat-map page.
+    attention_maps: ClassVar[bool] = False
+    #: The family of kinds that share a folder and pages; empty for a kind of its own.
+    family: ClassVar[str] = ""
+    #: The class attributes the registry keeps as the kind's metadata (``TASK_KINDS.where(family=...)``).
+    registry_meta: ClassVar[tuple[str, ...]] = ("label", "default", "attention_maps", "family")
     #: The question the annotator page is headed with.
     title: ClassVar[str] = ""
     #: The annotator page template (a kind's own one extends the shared frame).
     template: ClassVar[str] = "annotate/work/_task_base.html"
     #: The static path of the page script, e.g. ``hatlab/kinds/<name>.js``.
     page_script: ClassVar[str] = ""
-    #: The URL name of the researcher's results page (takes the study's uid); empty: none.
-    results_url_name: ClassVar[str] = ""
+    #: The researcher's results page of a study of this kind (a
+    #: :class:`~annotate.tasks.results.ResultsPage` subclass, or its dotted path for a module that imports
+    #: the kind); ``None``: none. Mounted for every kind at ``studies/<uid>/results/``.
+    results: ClassVar[type | str | None] = None
     #: Whether a study of this kind must name a dataset when it is created.
     needs_dataset: ClassVar[bool] = False
     #: The researcher's form that creates a study of this kind (``study_data()`` is the study API's
@@ -86,6 +99,10 @@ class TaskKind(ABC):
     def describe_gold(self, item, gold: dict[str, Any]) -> str:
         """A gold answer in words, for the researcher's pages."""
         return ", ".join(f"{key} {value}" for key, value in gold.items())
+
+    def results_page(self) -> type | None:
+        """The kind's results page class, or ``None`` when it has none."""
+        return import_string(self.results) if isinstance(self.results, str) else self.results
 
     def form_for_edit(self) -> type | None:
         """The form that edits a draft of this kind, or ``None`` when drafts of it cannot be edited."""

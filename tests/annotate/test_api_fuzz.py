@@ -50,7 +50,7 @@ DATA_DECIDES = {
     "POST /api/crowd/studies/{uid}/{action}/": "whether the study's provider has a crowd platform",
     "POST /api/datasets/": "a name the researcher has not used yet; a readable CSV or JSONL file",
     "POST /api/datasets/{id}/import/": "the uploaded file's rows (CSV or JSONL with id, text and label)",
-    "POST /api/evaluation/preview/": "the config's keys, as the forced-choice kind reads them",
+    "POST /api/forced-choice/preview/": "the config's keys, as the forced-choice kind reads them",
     "POST /api/model-runs/": "the training parameters' names and ranges (TrainConfig)",
     "POST /api/model-runs/{id}/explain/": "method names that apply to the run's architecture",
     "POST /api/studies/": "the config's keys, as the study's task kind reads them; a dataset for kinds needing one",

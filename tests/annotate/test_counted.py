@@ -190,14 +190,16 @@ def test_nli_pair_figures_and_response_export_count_verified_answers_only(counte
     assert results["pairs"][0]["premise_sam"] == results["pairs"][0]["premise_cam"] is None  # one map only
     client = Client()
     client.force_login(researcher)
-    url = reverse("nli-pair-export", args=[study.uid, "responses", "csv"])
+    url = reverse("study-results-table", args=[study.uid, "responses", "csv"])
     plain = list(csv.DictReader(io.StringIO(client.get(url).content.decode())))
     assert len(plain) == 3 and "verification" not in plain[0]
     full = client.get(url + "?include_unverified=1")
     assert "with-unverified" in full["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(full.content.decode())))
     assert [r["verification"] for r in rows].count(PROVISIONAL) == 3 and len(rows) == 6
-    pairs = client.get(reverse("nli-pair-export", args=[study.uid, "pairs", "csv"]) + "?include_unverified=1")
+    pairs = client.get(
+        reverse("study-results-table", args=[study.uid, "pairs", "csv"]) + "?include_unverified=1"
+    )
     assert pairs.status_code == 400 and b"include_unverified" in pairs.content
 
 

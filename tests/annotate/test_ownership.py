@@ -67,7 +67,7 @@ def test_the_owner_and_an_admin_may_name_the_run(their_run, researcher, admin_us
 
 def test_a_preview_cannot_name_another_researchers_run(their_run, other_researcher):
     refused = signed_in(other_researcher).post(
-        reverse("api-evaluation-preview"),
+        reverse("api-forced-choice-preview"),
         {"kind": "justify", "config": {"model_run": their_run.pk, "methods": METHODS}},
         content_type="application/json",
     )
@@ -79,8 +79,9 @@ def test_results_pages_only_compare_with_runs_the_viewer_may_see(researcher, oth
     document = study.dataset.documents.first()
     foreign = make_run(other_researcher, study.dataset, name="otto's run on rita's data")
     Prediction.objects.create(model_run=foreign, document=document, label="positive", attention=[0.5])
-    url = reverse("sentence-rating-results", args=[study.uid])
+    url = reverse("study-results", args=[study.uid])
     client = signed_in(researcher)
-    assert client.get(url, {"run": foreign.pk}).status_code == 404
+    refused = client.get(url, {"run": foreign.pk})
+    assert refused.status_code == 400 and "otto" not in refused.content.decode()
     page = client.get(url)
     assert page.status_code == 200 and "otto&#x27;s run" not in page.content.decode()

@@ -1,4 +1,4 @@
-"""A model run's empty or tiny held-out split is said on its page, and an evaluation study's form
+"""A model run's empty or tiny held-out split is said on its page, and a forced-choice study's form
 defaults to a split that holds texts for the runs it offers."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.access import RESEARCHER_GROUP
-from annotate.kinds.forced_choice.forms import EvaluationStudyForm
+from annotate.kinds.forced_choice.forms import ForcedChoiceStudyForm
 from annotate.machine.splits import TINY_SPLIT, fitting_split, split_warnings
 from annotate.models import ModelRun
 from tests.annotate.conftest import make_dataset, make_user
@@ -49,15 +49,15 @@ def test_the_run_page_warns_of_an_empty_test_split(client, owner):
     assert "split-warning" not in large
 
 
-def test_the_evaluation_form_defaults_to_a_split_with_texts(owner):
+def test_the_forced_choice_form_defaults_to_a_split_with_texts(owner):
     dataset = make_dataset(owner, n=4)
-    assert EvaluationStudyForm(user=owner).fields["split"].initial == "test"  # no runs yet
+    assert ForcedChoiceStudyForm(user=owner).fields["split"].initial == "test"  # no runs yet
     run_with(owner, dataset, 200, 100, name="big")
-    assert EvaluationStudyForm(user=owner).fields["split"].initial == "test"
+    assert ForcedChoiceStudyForm(user=owner).fields["split"].initial == "test"
     run_with(owner, dataset, 0, 30, name="twelve texts")
-    form = EvaluationStudyForm(user=owner)
+    form = ForcedChoiceStudyForm(user=owner)
     assert form.fields["split"].initial == "validation"
     assert "0 test texts" in str(form["model_run"])
     run_with(owner, dataset, 5, 2, name="tiny")
-    assert EvaluationStudyForm(user=owner).fields["split"].initial == "all"
+    assert ForcedChoiceStudyForm(user=owner).fields["split"].initial == "all"
     assert fitting_split([]) == "test"

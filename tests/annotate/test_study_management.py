@@ -1,6 +1,6 @@
 """Managing a study from the pages: pause takes the answers to items already handed out and hands out no
 new one; finish asks first and says what it does; a draft's every setting can be edited, a draft deleted,
-any study cloned into a new draft; every kind has a create form whose errors are in words; evaluation
+any study cloned into a new draft; every kind has a create form whose errors are in words; forced-choice
 studies are checked before they are made."""
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def test_an_unknown_kind_on_the_create_page_is_a_400_in_words(browser):
     )
 
 
-def test_an_evaluation_study_whose_texts_do_not_qualify_is_not_created(researcher):
+def test_a_forced_choice_study_whose_texts_do_not_qualify_is_not_created(researcher):
     dataset, docs, run, _ = justify_rows(researcher)
     client = Client()
     client.force_login(researcher)
@@ -281,11 +281,11 @@ def test_an_evaluation_study_whose_texts_do_not_qualify_is_not_created(researche
         "n_texts": 20, "tau_h": 0.9, "split": "all", "seed": 0, "annotators_per_item": 3,
         "time_limit_min": 20, "provider": "local",
     }  # fmt: skip
-    refused = client.post(reverse("evaluation-new"), form)
+    refused = client.post(reverse("forced-choice-new"), form)
     assert refused.status_code == 200
     assert "only 3 correctly predicted and 3 misclassified" in refused.content.decode()
     assert not Study.objects.exists()
-    assert client.post(reverse("evaluation-new"), {**form, "n_texts": 4}).status_code == 302
+    assert client.post(reverse("forced-choice-new"), {**form, "n_texts": 4}).status_code == 302
     study = Study.objects.get()
     edit = client.post(reverse("study-edit", args=[study.uid]), {**form, "name": "renamed", "n_texts": 20})
     assert "only 3 correctly predicted" in edit.content.decode()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from django.template.loader import get_template
-from django.urls import reverse
 
 from annotate.tasks import KIND_PACKAGES, TASK_KINDS, default_kind, folder_modules, get_kind, task_urlpatterns
 from explain_engine.api import DuplicateName, UnknownName
@@ -32,8 +31,7 @@ def test_every_kind_has_a_page_template_and_script(name):
         ROOT / "frontend" / "src" / "kinds" / (kind.page_script.removeprefix("hatlab/kinds/")[:-3] + ".ts")
     )
     assert source.is_file(), f"{name}: no page module {source}"
-    if kind.results_url_name:
-        assert reverse(kind.results_url_name, args=["00000000-0000-0000-0000-000000000000"])
+    assert kind.results_page() is None or get_template(kind.results_page().template)
 
 
 def test_registry_refuses_a_second_kind_of_a_name_and_lists_the_known_ones():
@@ -46,7 +44,9 @@ def test_registry_refuses_a_second_kind_of_a_name_and_lists_the_known_ones():
 
 def test_routes_and_demos_are_gathered_from_the_kind_folders():
     names = {pattern.name for pattern in task_urlpatterns()}
-    assert {get_kind(name).results_url_name for name in TASK_KINDS} - {""} <= names
+    assert not {name for name in names if name.endswith(("-results", "-csv", "-export"))} - {
+        "api-forced-choice-results"
+    }, "results pages are mounted for every kind at study-results, not by a kind's urls.py"
     assert all(callable(module.seed_demo) for module in folder_modules("demo"))
     assert len(folder_modules("demo")) == len(KIND_PACKAGES)
 
@@ -75,3 +75,40 @@ def test_nothing_outside_the_kind_folders_names_a_kind():
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_a_kind_is_declared_on_its_class():
+    """``@register`` takes nothing but the class: the registry's metadata are the class's attributes."""
+    for name in TASK_KINDS:
+        kind = get_kind(name)
+        assert dict(TASK_KINDS.meta(name)) == {key: getattr(kind, key) for key in kind.registry_meta}
+        assert kind.label, f"{name}: no label"
+    assert TASK_KINDS.where(default=True) == [default_kind()]
+    assert TASK_KINDS.where(attention_maps=True) == [n for n in TASK_KINDS if get_kind(n).attention_maps]
+    families = {get_kind(n).family for n in TASK_KINDS} - {""}
+    for family in families:
+        assert all(get_kind(n).family == family for n in TASK_KINDS.where(family=family))
+
+
+KIND_TEMPLATES = sorted((ROOT / "annotate" / "kinds").glob("*/templates/**/*.html"))
+KIND_STYLESHEET = re.compile(r"""\{%\s*static\s+['"]hatlab/kinds/([a-z_]+)\.css['"]\s*%\}""")
+
+
+def test_kind_templates_hold_no_css():
+    """A kind's CSS lives in frontend/src/kinds/<kind>.css, not in its templates."""
+    inline = re.compile(r"<style\b|\sstyle\s*=", re.IGNORECASE)
+    found = [str(p.relative_to(ROOT)) for p in KIND_TEMPLATES if inline.search(p.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_kind_stylesheets_are_linked_and_built():
+    """Every stylesheet a kind's template links is a source in frontend/src/kinds/ (built to
+    dist/hatlab/kinds/ without a list), and every such source is linked by a template."""
+    sources = {p.stem for p in (ROOT / "frontend" / "src" / "kinds").glob("*.css")}
+    linked = {name for p in KIND_TEMPLATES for name in KIND_STYLESHEET.findall(p.read_text(encoding="utf-8"))}
+    assert linked and linked <= sources, f"linked without a source: {sorted(linked - sources)}"
+    assert sources <= linked, f"stylesheets no template links: {sorted(sources - linked)}"
+    dist = ROOT / "frontend" / "dist" / "hatlab" / "kinds"
+    if dist.is_dir():  # after `npm run build`
+        missing = sorted(name for name in sources if not (dist / f"{name}.css").is_file())
+        assert missing == [], f"not built (run npm run build in frontend/): {missing}"

@@ -104,7 +104,7 @@ def by_path(study, client) -> dict[str, dict]:
     def tally(labels: list) -> list[int]:
         return [sum(label == level for label in labels) for level in RATING_LEVELS]
 
-    results = read_csv(client, reverse("sentence-rating-csv", args=[study.uid, "labels"]))
+    results = read_csv(client, reverse("study-results-table", args=[study.uid, "labels", "csv"]))
     exported = read_csv(client, reverse("study-export", args=[study.uid, "ratings", "csv"]))
     aggregated = read_csv(client, reverse("quality-aggregate", args=[study.uid, "csv"]))
     responses = read_csv(client, reverse("study-export", args=[study.uid, "responses", "csv"]))
@@ -132,7 +132,7 @@ def test_every_path_counts_the_same_answers_and_the_pending_ones_once_they_quali
     qualified = expected_counts(("q1", "q2"))
     for name, counts in by_path(study, client).items():
         assert counts == qualified, name
-    results = client.get(reverse("sentence-rating-results", args=[study.uid]))
+    results = client.get(reverse("study-results", args=[study.uid]))
     assert results.status_code == 200
     dashboard = client.get(f"/api/dashboards/studies/{study.uid}/").json()
     assert dashboard["answers"] == {
@@ -158,7 +158,7 @@ def test_every_path_counts_the_same_answers_and_the_pending_ones_once_they_quali
     confidence = {
         name: [float(r["confidence"]) for r in read_csv(client, url)]
         for name, url in (
-            ("results page", reverse("sentence-rating-csv", args=[study.uid, "labels"])),
+            ("results page", reverse("study-results-table", args=[study.uid, "labels", "csv"])),
             ("ratings export", reverse("study-export", args=[study.uid, "ratings", "csv"])),
             ("aggregated export", reverse("quality-aggregate", args=[study.uid, "csv"])),
         )

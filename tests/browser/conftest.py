@@ -23,7 +23,14 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
 DIST = FRONTEND / "dist" / "hatlab"
-BUNDLE_FILES = ("kinds/highlight.js", "charts.js", "hatlab.css", "site.css", "machine.css")
+BUNDLE_FILES = (
+    "kinds/highlight.js",
+    "kinds/highlight.css",
+    "charts.js",
+    "hatlab.css",
+    "site.css",
+    "machine.css",
+)
 OUTPUT = Path(__file__).resolve().parent / "output"
 CHROMIUM = os.environ.get("HATLAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -155,7 +155,7 @@ def test_three_tasks_answered_with_keyboard_mouse_and_touch(
     page.fill("input[name=username]", "rita")
     page.fill("input[name=password]", "a-long-test-password")
     page.locator("form button[type=submit], form input[type=submit]").last.click()
-    page.goto(live_server.url + f"/studies/{studies['justify'].uid}/evaluation/")
+    page.goto(live_server.url + f"/studies/{studies['justify'].uid}/results/")
     page.wait_for_selector("canvas[data-hatlab-chart='means-chart']")
     page.wait_for_function("document.querySelectorAll('.hatlab-csv-link').length >= 2")
     assert "Table 4" in page.content()
@@ -164,6 +164,8 @@ def test_three_tasks_answered_with_keyboard_mouse_and_touch(
         "occ_1 (W)",
     ]
     page.screenshot(path=str(output_dir / "results.png"), full_page=True)
-    page.goto(live_server.url + "/evaluation/new/")
+    page.goto(live_server.url + "/forced-choice/new/")
     page.get_by_role("button", name="Create study").wait_for()
+    # the family's stylesheet (frontend/src/kinds/forced_choice.css) sets the method lists in columns
+    assert page.eval_on_selector("#id_methods", "e => getComputedStyle(e).columnCount") in ("2", "3")
     page.screenshot(path=str(output_dir / "new_study_form.png"), full_page=True)

@@ -165,7 +165,7 @@ def test_results_page_draws_the_figure_4_chart(live_server, browser_context, out
     page.fill("input[name=username]", owner.username)
     page.fill("input[name=password]", "a-long-test-password")
     page.locator("form [type=submit]").last.click()
-    page.goto(live_server.url + f"/studies/{study.uid}/ratings/")
+    page.goto(live_server.url + f"/studies/{study.uid}/results/")
     page.wait_for_selector("a.hatlab-csv-link, .hatlab-csv-link")
     drawn = page.evaluate(
         "() => { const c = document.querySelector('canvas[data-hatlab-chart]');"
@@ -173,6 +173,8 @@ def test_results_page_draws_the_figure_4_chart(live_server, browser_context, out
         " let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"
     )
     assert drawn > 1000, "the accuracy chart is drawn"
+    # the kind's stylesheet (frontend/src/kinds/sentence_rating.css) sizes the chart
+    assert page.eval_on_selector(".chart-box", "e => getComputedStyle(e).height") == "320px"
     assert "attention LSTM" in page.locator("select[name=run]").text_content()
     page.screenshot(path=str(output_dir / "rating_results.png"), full_page=True)
     assert errors == []

@@ -39,7 +39,7 @@ class PreviewResultSerializer(serializers.Serializer):
     methods = serializers.ListField(child=serializers.CharField())
 
 
-class EvaluationResultsView(APIView):
+class ForcedChoiceResultsView(APIView):
     """Mean score per method (all / correctly predicted / misclassified texts) with intervals and a
     test against the best method, the score distribution per method, and Fleiss κ with and without
     confidence levels (Lertvittayakumjorn & Toni 2019, Table 4, Figure 3)."""

@@ -22,7 +22,7 @@ from explain_engine.api import METHODS
 #: The family's kinds in the paper's task order, with their labels from the registry.
 KINDS = [
     (name, TASK_KINDS.meta(name)["label"])
-    for name in sorted(TASK_KINDS.where(family=FAMILY), key=lambda n: TASK_KINDS.meta(n)["task"])
+    for name in sorted(TASK_KINDS.where(family=FAMILY), key=lambda n: get_kind(n).task)
 ]
 
 
@@ -45,7 +45,7 @@ class RunChoiceField(forms.ModelChoiceField):
         return _run_label(obj)
 
 
-class EvaluationStudyForm(forms.Form):
+class ForcedChoiceStudyForm(forms.Form):
     kind = forms.ChoiceField(choices=KINDS, widget=forms.RadioSelect, initial="justify")
     name = forms.CharField(max_length=200)
     model_run = RunChoiceField(
@@ -253,6 +253,6 @@ def preview(user, kind_name: str, config: Any) -> dict[str, Any]:
     }
 
 
-def dry_run(form: EvaluationStudyForm, user) -> dict[str, Any]:
+def dry_run(form: ForcedChoiceStudyForm, user) -> dict[str, Any]:
     """:func:`preview` of the form's study."""
     return preview(user, form.cleaned_data["kind"], form.config())

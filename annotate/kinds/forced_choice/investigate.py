@@ -22,7 +22,7 @@ from annotate.kinds.forced_choice.generation import (
     evidence_of,
     single_run_questions,
 )
-from annotate.kinds.forced_choice.kind import FAMILY, ForcedChoiceKind, OneRunConfigSerializer
+from annotate.kinds.forced_choice.kind import ForcedChoiceKind, OneRunConfigSerializer
 from annotate.models import Document
 from annotate.tasks import register
 
@@ -36,13 +36,11 @@ class InvestigateConfigSerializer(OneRunConfigSerializer):
     )
 
 
-@register(
-    family=FAMILY,
-    task=3,
-    label="Investigate an uncertain prediction: what is the true class? (task 3)",
-)
+@register
 class InvestigateKind(ForcedChoiceKind):
     name = "investigate"
+    label = "Investigate an uncertain prediction: what is the true class? (task 3)"
+    task = 3
     title = "What is the true class of this text?"
     config_serializer = InvestigateConfigSerializer
     no_preference = False

@@ -20,7 +20,7 @@ from annotate.kinds.forced_choice.generation import (
     evidence_of,
     single_run_questions,
 )
-from annotate.kinds.forced_choice.kind import FAMILY, ForcedChoiceKind, OneRunConfigSerializer
+from annotate.kinds.forced_choice.kind import ForcedChoiceKind, OneRunConfigSerializer
 from annotate.models import Document
 from annotate.tasks import register
 
@@ -34,13 +34,11 @@ class JustifyConfigSerializer(OneRunConfigSerializer):
     )
 
 
-@register(
-    family=FAMILY,
-    task=2,
-    label="Justify the prediction: which class do the evidence texts point to? (task 2)",
-)
+@register
 class JustifyKind(ForcedChoiceKind):
     name = "justify"
+    label = "Justify the prediction: which class do the evidence texts point to? (task 2)"
+    task = 2
     title = "Which class do these evidence texts point to?"
     config_serializer = JustifyConfigSerializer
     payload_keys = frozenset({"evidence"})

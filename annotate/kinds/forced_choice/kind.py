@@ -24,6 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import visible_to
 from annotate.kinds.forced_choice.exports import METHOD_COLUMNS, QUESTION_COLUMNS, method_rows, question_rows
 from annotate.kinds.forced_choice.generation import Question, build_items
+from annotate.kinds.forced_choice.results import ForcedChoiceResults
 from annotate.models import Assignment, Item, ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer, TaskKind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
@@ -198,12 +199,15 @@ class OneRunConfigSerializer(ForcedChoiceConfigSerializer):
 class ForcedChoiceKind(TaskKind):
     """A forced-choice question per (text, method); subclasses name their options and generator."""
 
+    family = FAMILY
+    #: The task's number in Lertvittayakumjorn & Toni 2019 (the order of the create form's choices).
+    task: ClassVar[int] = 0
     template = "forced_choice/task.html"
     page_script = "hatlab/kinds/forced_choice.js"
-    results_url_name = "evaluation-results"
-    create_url_name = "evaluation-new"
+    results = ForcedChoiceResults
+    create_url_name = "forced-choice-new"
     # by path: the form module imports the registered kinds and the study API
-    edit_form = "annotate.kinds.forced_choice.forms.EvaluationStudyForm"
+    edit_form = "annotate.kinds.forced_choice.forms.ForcedChoiceStudyForm"
     no_preference: ClassVar[bool] = True
     instructions: ClassVar[str] = ""
 

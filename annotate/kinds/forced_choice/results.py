@@ -8,7 +8,8 @@ texts, with a percentile bootstrap interval over questions. Each method is teste
 method of the same column with the two-sided Wilcoxon signed-rank test on per-text scores paired by
 text (every method explains the same texts); Lertvittayakumjorn & Toni 2019 does not name its test (see the engine module).
 Answers to gold or retired items and answers of workers excluded by their gold trust are left out,
-as in :mod:`annotate.quality.aggregation`.
+as in :mod:`annotate.quality.aggregation`. :class:`ForcedChoiceResults` is the family's results page
+(``?test=`` and ``?alpha=`` pick the significance test and level).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from annotate.kinds.forced_choice.generation import CORRECT, MISCLASSIFIED
 from annotate.models import Response, Study, Worker
 from annotate.quality.exclusion import excluded_worker_ids
 from annotate.tasks import get_kind
+from annotate.tasks.results import ChoiceField, FloatField, ResultsPage, from_results
 from explain_engine.api import (
     LEVEL,
     N_BOOT,
@@ -330,3 +332,25 @@ def api_results(results: dict[str, Any]) -> dict[str, Any]:
     """``results`` without the per-answer rows, ready for JSON (NaN as null)."""
     data = {k: v for k, v in results.items() if k != "scored"}
     return json_safe(data)
+
+
+class ForcedChoiceResults(ResultsPage):
+    """The results page of a forced-choice study: Table 4, Figure 3 and Fleiss κ, with CSV downloads."""
+
+    template = "forced_choice/results.html"
+    tables = {name: from_results(table_rows, name) for name in TABLES}
+    query_fields = (ChoiceField("test", TESTS, "wilcoxon"), FloatField("alpha", 0.05, 0.0, 1.0))
+
+    def compute(self) -> dict[str, Any]:
+        return evaluation_results(self.study, test=self.query["test"], alpha=self.query["alpha"])
+
+    def context(self) -> dict[str, Any]:
+        return super().context() | {
+            "tests": TESTS,
+            "means_chart": means_chart(self.results),
+            "distribution_chart": distribution_chart(self.results),
+            "split_titles": ["all texts", "correctly predicted ✓", "misclassified ✗"],
+        }
+
+    def csv_cells(self, columns, rows) -> list[list]:
+        return [[_cell(v) for v in row] for row in super().csv_cells(columns, rows)]

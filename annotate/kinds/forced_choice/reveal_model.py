@@ -28,7 +28,7 @@ from annotate.kinds.forced_choice.generation import (
     study_methods,
     study_run,
 )
-from annotate.kinds.forced_choice.kind import FAMILY, ForcedChoiceConfigSerializer, ForcedChoiceKind
+from annotate.kinds.forced_choice.kind import ForcedChoiceConfigSerializer, ForcedChoiceKind
 from annotate.models import Study
 from annotate.tasks import register
 from annotate.tasks.page_words import word_breaks
@@ -58,9 +58,11 @@ class RevealModelConfigSerializer(ForcedChoiceConfigSerializer):
         return data
 
 
-@register(family=FAMILY, task=1, label="Reveal the model: which of two models is more reasonable? (task 1)")
+@register
 class RevealModelKind(ForcedChoiceKind):
     name = "reveal_model"
+    label = "Reveal the model: which of two models is more reasonable? (task 1)"
+    task = 1
     title = "Which model is more reasonable?"
     config_serializer = RevealModelConfigSerializer
     payload_keys = frozenset({"words", "breaks", "predicted", "evidence"})

@@ -1,23 +1,15 @@
-"""Routes of the forced-choice evaluation: the new-study form, a study's results page and CSV tables,
-and their JSON API."""
+"""The forced-choice family's own routes: the new-study form, the question preview and the results as JSON."""
 
-from django.urls import path, re_path
+from django.urls import path
 
 from annotate.kinds.forced_choice import api, views
-from annotate.kinds.forced_choice.results import TABLES
 
 urlpatterns = [
-    path("evaluation/new/", views.new_study, name="evaluation-new"),
-    path("studies/<uuid:uid>/evaluation/", views.results_page, name="evaluation-results"),
-    re_path(
-        rf"^studies/(?P<uid>[0-9a-f-]{{36}})/evaluation/(?P<table>{'|'.join(TABLES)})\.csv$",
-        views.results_csv,
-        name="evaluation-csv",
-    ),
+    path("forced-choice/new/", views.new_study, name="forced-choice-new"),
     path(
-        "api/studies/<uuid:uid>/evaluation/",
-        api.EvaluationResultsView.as_view(),
-        name="api-evaluation-results",
+        "api/studies/<uuid:uid>/forced-choice/",
+        api.ForcedChoiceResultsView.as_view(),
+        name="api-forced-choice-results",
     ),
-    path("api/evaluation/preview/", api.QuestionPreviewView.as_view(), name="api-evaluation-preview"),
+    path("api/forced-choice/preview/", api.QuestionPreviewView.as_view(), name="api-forced-choice-preview"),
 ]

@@ -22,6 +22,7 @@ from annotate.kinds.highlight.config import (
     HighlightConfigSerializer,
 )
 from annotate.kinds.highlight.forms import StudyForm
+from annotate.kinds.highlight.results import HighlightResults
 from annotate.models import Item
 from annotate.quality.aggregation import LABEL_TABLE
 from annotate.tasks import register
@@ -31,14 +32,18 @@ from annotate.tasks.gold_format import cell, marked_words, word_map
 from annotate.tasks.page_words import is_binary_map, map_overlap, map_strategies, word_payload
 
 
-@register(default=True, attention_maps=True, label="Highlight the words that show a text's label")
+@register
 class HighlightKind(TaskKind):
     name = KIND
+    label = "Highlight the words that show a text's label"
+    default = True
+    attention_maps = True
     title = "Highlight the words that show the label"
     page_script = "hatlab/kinds/highlight.js"
     needs_dataset = True
     config_serializer = HighlightConfigSerializer
     create_form = StudyForm
+    results = HighlightResults
     gold_columns = (
         ("label", "the gold label, one of the study's labels"),
         ("words", "the numbers of the words that show it, from 1, separated by spaces (e.g. 3 4 9)"),

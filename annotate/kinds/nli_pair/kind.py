@@ -34,7 +34,7 @@ from annotate.kinds.nli_pair.config import (
     rule_for,
 )
 from annotate.kinds.nli_pair.forms import PairEditForm
-from annotate.kinds.nli_pair.results import export_rows
+from annotate.kinds.nli_pair.results import NliPairResults, export_rows
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
@@ -76,13 +76,14 @@ def check_maps(
     return errors
 
 
-@register(label="Label an NLI pair and highlight the words of either text that justify it")
+@register
 class NliPairKind(TaskKind):
     name = KIND
+    label = "Label an NLI pair and highlight the words of either text that justify it"
     title = "Does the premise support the hypothesis? Highlight why"
     template = "nli_pair/task.html"
     page_script = "hatlab/kinds/nli_pair.js"
-    results_url_name = "nli-pair-results"
+    results = NliPairResults
     create_url_name = "nli-pair-import"
     edit_form = PairEditForm
     gold_columns = (

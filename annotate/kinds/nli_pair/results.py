@@ -2,7 +2,9 @@
 and the hypothesis each the CAM (AND of a pair's maps) and SAM (OR), the words per map k, human–human
 behavioral similarity and Fleiss κ of word selections (Sen et al. 2020 §3.2 and Table 2). The numbers
 come from the engine (:mod:`explain_engine.api`); this module gathers the answers and lays out the
-per-response and per-pair exports.
+per-response and per-pair exports. :class:`NliPairResults` is the kind's results page, whose two tables
+download as CSV or JSON lines (``?include_unverified=1``: the responses table with the answers not (yet)
+verified, and their verification).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from annotate.exports.tables import INCLUDE_UNVERIFIED
 from annotate.kinds.nli_pair.config import SIDES, map_field
 from annotate.models import Response, Study
-from annotate.tasks.results import counted_responses, worker_names
+from annotate.tasks.results import BadQuery, FlagField, ResultsPage, Rows, counted_responses, worker_names
 from explain_engine.api import (
     N_BOOT,
     HumanMaps,
@@ -233,3 +236,41 @@ def csv_cells(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> list[list
 
 def jsonl_text(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def _responses(page: NliPairResults) -> Rows:
+    return page.export("responses")
+
+
+def _pairs(page: NliPairResults) -> Rows:
+    return page.export("pairs")
+
+
+class NliPairResults(ResultsPage):
+    """The results page of an NLI pair study: label agreement, each text's CAM/SAM and map agreement."""
+
+    template = "nli_pair/results.html"
+    tables = {"responses": _responses, "pairs": _pairs}
+    formats = FORMATS
+    query_fields = (FlagField(INCLUDE_UNVERIFIED),)
+
+    def compute(self) -> dict[str, Any]:
+        return pair_results(self.study)
+
+    def export(self, what: str) -> Rows:
+        """One export; the pairs count verified answers only (``include_unverified`` is refused)."""
+        try:
+            return export_rows(self.study, what, self.query[INCLUDE_UNVERIFIED])
+        except ValueError:
+            raise BadQuery(INCLUDE_UNVERIFIED, "is for the responses table only") from None
+
+    def variants(self, table: str, fmt: str) -> list[tuple[str, str]]:
+        if table != "responses":
+            return []
+        return [("including unverified answers", self.table_url(table, fmt, **{INCLUDE_UNVERIFIED: "1"}))]
+
+    def file_name(self, table: str) -> str:
+        return table + ("-with-unverified" if self.query[INCLUDE_UNVERIFIED] else "")
+
+    def csv_cells(self, columns, rows) -> list[list]:
+        return csv_cells(tuple(columns), list(rows))

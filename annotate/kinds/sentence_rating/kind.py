@@ -26,7 +26,7 @@ from annotate.kinds.sentence_rating.config import (
     SentenceRatingConfigSerializer,
 )
 from annotate.kinds.sentence_rating.forms import SentenceRatingStudyForm
-from annotate.kinds.sentence_rating.results import rating_results, rating_table
+from annotate.kinds.sentence_rating.results import SentenceRatingResults, rating_results, rating_table
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
@@ -47,12 +47,13 @@ def star_rating(value: Any, rating_max: int) -> int | None:
     return int(value)
 
 
-@register(label="Rate how much a highlighted sentence explains an aspect rating")
+@register
 class SentenceRatingKind(TaskKind):
     name = KIND
+    label = "Rate how much a highlighted sentence explains an aspect rating"
     title = "Rate how much a sentence explains the rating"
     page_script = "hatlab/kinds/sentence_rating.js"
-    results_url_name = "sentence-rating-results"
+    results = SentenceRatingResults
     needs_dataset = True
     config_serializer = SentenceRatingConfigSerializer
     create_form = SentenceRatingStudyForm

@@ -1,7 +1,12 @@
 """Results of a sentence-rating study (Pappas & Popescu-Belis 2016 §4, Figure 4), read from the database:
 crowd labels with their confidence, agreement between annotators and, with a model run, how well the
 model's sentence attention predicts the crowd's levels. The numbers come from the engine
-(:mod:`explain_engine.api`); this module reads the answers and lays the figures out.
+(:mod:`explain_engine.api`); this module reads the answers and lays the figures out, and
+:class:`SentenceRatingResults` is the kind's results page (tables, the Figure 4 chart and CSV downloads).
+``?run=<model run id>`` picks the model whose sentence attention is compared with the crowd (``?run=none``:
+no model; the newest run with attention by default); ``?kappa=`` names the κ of the agreement table
+(``cohen_absolute``, the default, or ``distance_agreement``, the figure Pappas & Popescu-Belis 2016 Table 1
+reports as we read it).
 """
 
 from __future__ import annotations
@@ -13,9 +18,20 @@ import numpy as np
 from annotate.kinds.sentence_rating.config import PAPER_JUDGES, RATING_LABELS
 from annotate.models import Document, ModelRun, Prediction, Study
 from annotate.tasks.page_words import document_sentences
-from annotate.tasks.results import N_BOOT, counted_responses, finite_or_none, worker_names, worker_trust
+from annotate.tasks.results import (
+    N_BOOT,
+    ChoiceField,
+    ResultsPage,
+    RunField,
+    counted_responses,
+    finite_or_none,
+    from_results,
+    worker_names,
+    worker_trust,
+)
 from explain_engine.api import (
     DEFAULT_KAPPA,
+    KAPPA_KINDS,
     attention_levels,
     confidence_curve,
     confidence_summary,
@@ -245,3 +261,21 @@ def rating_table(results: dict[str, Any], table: str) -> tuple[list[str], list[l
         curve = (results.get("machine") or {}).get("curve", [])
         return columns, [[p[c] for c in columns] for p in curve]
     raise KeyError(table)
+
+
+class SentenceRatingResults(ResultsPage):
+    """The results page of a sentence-rating study."""
+
+    template = "sentence_rating/results.html"
+    tables = {name: from_results(rating_table, name) for name in TABLES}
+    query_fields = (RunField(attention_runs), ChoiceField("kappa", KAPPA_KINDS, DEFAULT_KAPPA))
+
+    def compute(self) -> dict[str, Any]:
+        return rating_results(self.study, self.query["run"], kappa=self.query["kappa"])
+
+    def context(self) -> dict[str, Any]:
+        return super().context() | {
+            "kappa": self.query["kappa"],
+            "kappa_kinds": KAPPA_KINDS,
+            "chart": machine_chart(self.results),
+        }

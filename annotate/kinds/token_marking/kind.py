@@ -31,7 +31,7 @@ from annotate.kinds.token_marking.config import (
     TokenMarkingConfigSerializer,
 )
 from annotate.kinds.token_marking.forms import TokenMarkingStudyForm
-from annotate.kinds.token_marking.results import marking_results, marking_table
+from annotate.kinds.token_marking.results import TokenMarkingResults, marking_results, marking_table
 from annotate.models import Item
 from annotate.tasks import register
 from annotate.tasks.base import TaskKind
@@ -43,12 +43,13 @@ from explain_engine.api import random_derangement
 QUESTION = "Mark the words of the input that the explanation's author thought were important."
 
 
-@register(label="Mark the words a written explanation refers to")
+@register
 class TokenMarkingKind(TaskKind):
     name = KIND
+    label = "Mark the words a written explanation refers to"
     title = "Mark the words the explanation refers to"
     page_script = "hatlab/kinds/token_marking.js"
-    results_url_name = "token-marking-results"
+    results = TokenMarkingResults
     needs_dataset = True
     config_serializer = TokenMarkingConfigSerializer
     create_form = TokenMarkingStudyForm

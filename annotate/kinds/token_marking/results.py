@@ -1,6 +1,9 @@
 """Results of a token-marking study (Prasad et al. 2021, eq. 4 and §4), read from the
 database: expert oracles (the share of annotators who marked each word), agreement over words and,
 with a model run and method, the importance alignment ΔA. The numbers come from the engine.
+:class:`TokenMarkingResults` is the kind's results page: ``?run=<model run id>&method=<name>`` picks the
+explanations compared with the oracles (``?run=none``: no model); the newest run with explanations and
+its integrated-gradients method are the default.
 """
 
 from __future__ import annotations
@@ -12,7 +15,14 @@ import numpy as np
 
 from annotate.kinds.token_marking.config import CONTROL_SECRET
 from annotate.models import Explanation, ModelRun, Study
-from annotate.tasks.results import N_BOOT, counted_responses
+from annotate.tasks.results import (
+    N_BOOT,
+    MethodField,
+    ResultsPage,
+    RunField,
+    counted_responses,
+    from_results,
+)
 from explain_engine.api import expert_oracle, marking_agreement, marking_alignment
 
 TABLES = ("oracle", "examples")
@@ -42,65 +52,9 @@ def marking_results(
 
     Control items (``random_controls``: an input shown with a random other input's explanation) are not
     examples of their own: their marks are the expert oracle of that input's random explanation."""
-    items, controls = {}, {}
-    rows = (
-        study.items.filter(is_gold=False)
-        .order_by("position", "id")
-        .values_list(
-            "id",
-            "document_id",
-            "document__external_id",
-            "payload__words",
-            "payload__explanation",
-            "payload__label",
-            f"secret__{CONTROL_SECRET}",
-        )
-    )
-    for row in rows:
-        if isinstance(row[6], dict):
-            controls[row[1]] = {
-                "item": row[0],
-                "explanation": row[4],
-                "partner": row[6].get("explanation_of"),
-            }
-        else:
-            items[row[0]] = row[:6]
-    maps: dict[int, list[list[int]]] = defaultdict(list)
-    workers = set()
-    lengths = {row[0]: len(row[3] or []) for row in items.values()}
-    doc_length = {row[1]: len(row[3] or []) for row in items.values()}
-    lengths |= {c["item"]: doc_length.get(doc_id, -1) for doc_id, c in controls.items()}
-    for item_id, worker_id, word_map in counted_responses(study).values_list(
-        "item_id", "worker_id", "answer__map"
-    ):
-        if item_id in lengths and isinstance(word_map, list) and len(word_map) == lengths[item_id]:
-            maps[item_id].append(word_map)
-            workers.add(worker_id)
-    examples = []
-    for item_id, (_, doc_id, external, words, explanation, label) in items.items():
-        marked = maps.get(item_id, [])
-        oracle = expert_oracle(marked) if marked else None
-        control = controls.get(doc_id)
-        examples.append(
-            {
-                "item": item_id,
-                "document": external,
-                "document_id": doc_id,
-                "label": label,
-                "explanation": explanation,
-                "words": words or [],
-                "annotators": len(marked),
-                "oracle": None if oracle is None else [round(float(v), 6) for v in oracle],
-                "top_words": [] if oracle is None else _top_words(words or [], oracle),
-                "control": None
-                if control is None
-                else {
-                    "explanation": control["explanation"],
-                    "explanation_of": control["partner"],
-                    "maps": maps.get(control["item"], []),
-                },
-            }
-        )
+    items, controls = _study_items(study)
+    maps, workers = _marks(study, items, controls)
+    examples = [_example(row, maps, controls) for row in items.values()]
     result: dict[str, Any] = {
         "answers": sum(len(m) for m in maps.values()),
         "workers": len(workers),
@@ -124,6 +78,77 @@ def marking_results(
         if example["control"] is not None:
             example["control_annotators"] = len(example["control"].pop("maps"))
     return result
+
+
+def _study_items(study: Study) -> tuple[dict[int, tuple], dict[int, dict[str, Any]]]:
+    """The study's non-gold items by id (``id, document, external id, words, explanation, label``) and
+    its control items by document."""
+    items, controls = {}, {}
+    rows = (
+        study.items.filter(is_gold=False)
+        .order_by("position", "id")
+        .values_list(
+            "id",
+            "document_id",
+            "document__external_id",
+            "payload__words",
+            "payload__explanation",
+            "payload__label",
+            f"secret__{CONTROL_SECRET}",
+        )
+    )
+    for row in rows:
+        if isinstance(row[6], dict):
+            controls[row[1]] = {
+                "item": row[0],
+                "explanation": row[4],
+                "partner": row[6].get("explanation_of"),
+            }
+        else:
+            items[row[0]] = row[:6]
+    return items, controls
+
+
+def _marks(study: Study, items: dict[int, tuple], controls: dict[int, dict]) -> tuple[dict, set[int]]:
+    """The counted word maps of each item and control item (of the item's length), and who marked."""
+    maps: dict[int, list[list[int]]] = defaultdict(list)
+    workers = set()
+    lengths = {row[0]: len(row[3] or []) for row in items.values()}
+    doc_length = {row[1]: len(row[3] or []) for row in items.values()}
+    lengths |= {c["item"]: doc_length.get(doc_id, -1) for doc_id, c in controls.items()}
+    for item_id, worker_id, word_map in counted_responses(study).values_list(
+        "item_id", "worker_id", "answer__map"
+    ):
+        if item_id in lengths and isinstance(word_map, list) and len(word_map) == lengths[item_id]:
+            maps[item_id].append(word_map)
+            workers.add(worker_id)
+    return maps, workers
+
+
+def _example(row: tuple, maps: dict, controls: dict[int, dict]) -> dict[str, Any]:
+    """One input with its expert oracle, most marked words and control item."""
+    item_id, doc_id, external, words, explanation, label = row
+    marked = maps.get(item_id, [])
+    oracle = expert_oracle(marked) if marked else None
+    control = controls.get(doc_id)
+    return {
+        "item": item_id,
+        "document": external,
+        "document_id": doc_id,
+        "label": label,
+        "explanation": explanation,
+        "words": words or [],
+        "annotators": len(marked),
+        "oracle": None if oracle is None else [round(float(v), 6) for v in oracle],
+        "top_words": [] if oracle is None else _top_words(words or [], oracle),
+        "control": None
+        if control is None
+        else {
+            "explanation": control["explanation"],
+            "explanation_of": control["partner"],
+            "maps": maps.get(control["item"], []),
+        },
+    }
 
 
 def _top_words(words: list[str], oracle: np.ndarray, k: int = 5) -> list[dict]:
@@ -275,3 +300,17 @@ def marking_table(results: dict[str, Any], table: str) -> tuple[list[str], list[
         per_example = (results.get("alignment") or {}).get("per_example", [])
         return columns, [[p[c] for c in columns] for p in per_example]
     raise KeyError(table)
+
+
+class TokenMarkingResults(ResultsPage):
+    """The results page of a token-marking study: expert oracles, agreement over words, the ΔA chart."""
+
+    template = "token_marking/results.html"
+    tables = {name: from_results(marking_table, name) for name in TABLES}
+    query_fields = (RunField(explanation_runs), MethodField(explanation_methods))
+
+    def compute(self) -> dict[str, Any]:
+        return marking_results(self.study, self.query["run"], self.query["method"])
+
+    def context(self) -> dict[str, Any]:
+        return super().context() | {"chart": alignment_chart(self.results)}

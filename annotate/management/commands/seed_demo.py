@@ -60,7 +60,6 @@ class Command(BaseCommand):
             self.stdout.write(f"invite:     {base}{invite_path(main, make_invite(main))}")
         for study in studies:
             self.stdout.write(f"{study.kind + ':':<16}{base}{reverse('work-entry', args=[study.uid])}")
-            results = get_kind(study.kind).results_url_name
-            if results:
-                self.stdout.write(f"{'  results:':<16}{base}{reverse(results, args=[study.uid])}")
+            if get_kind(study.kind).results_page() is not None:
+                self.stdout.write(f"{'  results:':<16}{base}{reverse('study-results', args=[study.uid])}")
         self.stdout.write(f"API docs:   {base}{reverse('api-docs')}")

@@ -45,7 +45,7 @@ def answered(owner):
 
 
 def test_results_page_shows_table4_kappa_and_charts(owner, answered):
-    page = signed_in(owner).get(reverse("evaluation-results", args=[answered.uid]))
+    page = signed_in(owner).get(reverse("study-results", args=[answered.uid]))
     assert page.status_code == 200
     html = page.content.decode()
     assert "Table 4" in html and "Figure 3" in html
@@ -55,13 +55,13 @@ def test_results_page_shows_table4_kappa_and_charts(owner, answered):
     assert 'data-hatlab-chart="means-chart"' in html and 'id="distribution-chart"' in html
     assert "hatlab/charts.js" in html
     assert "wilcoxon" in html
-    ttest = signed_in(owner).get(reverse("evaluation-results", args=[answered.uid]) + "?test=ttest&alpha=0.1")
+    ttest = signed_in(owner).get(reverse("study-results", args=[answered.uid]) + "?test=ttest&alpha=0.1")
     assert "paired t-test" in ttest.content.decode()
 
 
 def test_csv_downloads(owner, answered):
     client = signed_in(owner)
-    response = client.get(reverse("evaluation-csv", args=[answered.uid, "scores"]))
+    response = client.get(reverse("study-results-table", args=[answered.uid, "scores", "csv"]))
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     assert "attachment" in response["Content-Disposition"]
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
@@ -69,42 +69,64 @@ def test_csv_downloads(owner, answered):
         (m, s) for m in ("occ_1 (W)", "lrp (W)") for s in ("all", "correct", "misclassified")
     }
     for table in ("distribution", "kappa", "answers"):
-        assert client.get(reverse("evaluation-csv", args=[answered.uid, table])).status_code == 200
-    assert client.get(f"/studies/{answered.uid}/evaluation/nope.csv").status_code == 404
+        assert (
+            client.get(reverse("study-results-table", args=[answered.uid, table, "csv"])).status_code == 200
+        )
+    assert client.get(f"/studies/{answered.uid}/results/nope.csv").status_code == 404
+    assert client.get(f"/studies/{answered.uid}/results/scores.jsonl").status_code == 404
 
 
 def test_results_api(owner, answered):
     client = signed_in(owner)
-    data = client.get(reverse("api-evaluation-results", args=[answered.uid])).json()
+    data = client.get(reverse("api-forced-choice-results", args=[answered.uid])).json()
     assert data["answers"] == 12 and data["task"] == "justify"
     assert data["kappa"]["with_confidence"]["value"] == pytest.approx(-3 / 19)
     assert {r["split"] for r in data["scores"]} == {"all", "correct", "misclassified"}
     assert "scored" not in data
-    bad = client.get(reverse("api-evaluation-results", args=[answered.uid]) + "?test=chi2")
+    bad = client.get(reverse("api-forced-choice-results", args=[answered.uid]) + "?test=chi2")
     assert bad.status_code == 400 and "test" in bad.json()
 
 
 def test_only_the_owner_or_an_admin_sees_results(owner, answered):
-    url = reverse("evaluation-results", args=[answered.uid])
+    url = reverse("study-results", args=[answered.uid])
     assert Client().get(url).status_code == 302  # sign in first
     assert signed_in(make_user("otto", "researcher")).get(url).status_code == 404
     assert signed_in(make_user("anna")).get(url).status_code == 403
     assert signed_in(make_user("ada", "admin")).get(url).status_code == 200
-    api = reverse("api-evaluation-results", args=[answered.uid])
+    api = reverse("api-forced-choice-results", args=[answered.uid])
     assert signed_in(make_user("olga", "researcher")).get(api).status_code == 404
     assert Client().get(api).status_code in (401, 403)
 
 
-def test_results_of_a_highlight_study_are_404(owner):
+def test_a_highlight_study_gets_its_own_results_not_the_forced_choice_ones(owner):
     dataset, _ = make_texts(owner, 2)
     study = Study.objects.create(name="h", owner=owner, dataset=dataset, kind="highlight", config={})
-    assert signed_in(owner).get(reverse("evaluation-results", args=[study.uid])).status_code == 404
+    client = signed_in(owner)
+    page = client.get(reverse("study-results", args=[study.uid]))
+    assert page.status_code == 200 and "Table 4" not in page.content.decode()
+    assert client.get(reverse("study-results-table", args=[study.uid, "scores", "csv"])).status_code == 404
+    assert client.get(reverse("api-forced-choice-results", args=[study.uid])).status_code == 404
+
+
+def test_a_bad_test_or_alpha_is_a_400_naming_the_field(owner, answered):
+    client = signed_in(owner)
+    url = reverse("study-results", args=[answered.uid])
+    for query, field in (
+        ("?test=chi2", "test"),
+        ("?alpha=2", "alpha"),
+        ("?alpha=nan", "alpha"),
+        ("?alpha=x", "alpha"),
+    ):
+        response = client.get(url + query)
+        assert response.status_code == 400 and response.content.decode().startswith(field), query
+    table = reverse("study-results-table", args=[answered.uid, "scores", "csv"])
+    assert client.get(table + "?alpha=0").status_code == 400
 
 
 def test_preview_api_counts_or_says_how_many_qualify(owner):
     dataset, docs, run, _ = justify_rows(owner)
     client = signed_in(owner)
-    url = reverse("api-evaluation-preview")
+    url = reverse("api-forced-choice-preview")
     ok = client.post(
         url, {"kind": "justify", "config": {"model_run": run.pk, "methods": METHODS, "n_texts": 4, "split": "all"}},
         content_type="application/json",
@@ -129,7 +151,7 @@ def test_preview_api_counts_or_says_how_many_qualify(owner):
 def test_new_study_form_checks_texts_and_creates_a_draft(owner):
     dataset, docs, run, _ = justify_rows(owner)
     client = signed_in(owner)
-    url = reverse("evaluation-new")
+    url = reverse("forced-choice-new")
     page = client.get(url)
     assert page.status_code == 200
     labels = dict(page.context["form"].fields["methods"].choices)

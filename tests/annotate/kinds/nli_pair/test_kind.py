@@ -373,19 +373,21 @@ def test_results_page_and_exports(counted_study, researcher, other_researcher):
     study = counted_study
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    html = client.get(reverse("nli-pair-results", args=[study.uid])).content.decode()
+    html = client.get(reverse("study-results", args=[study.uid])).content.decode()
     assert "Results: NLI pairs" in html and "premise" in html and "hypothesis" in html and "Fleiss κ" in html
     detail = client.get(reverse("study-detail", args=[study.uid])).content.decode()
-    assert reverse("nli-pair-results", args=[study.uid]) in detail
-    raw = client.get(reverse("nli-pair-export", args=[study.uid, "responses", "csv"])).content.decode()
+    assert reverse("study-results", args=[study.uid]) in detail
+    raw = client.get(reverse("study-results-table", args=[study.uid, "responses", "csv"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(raw)))
     assert len(rows) == 6 and rows[0]["premise_map"] == "0 1 0 0 0 0"
     assert json.loads(rows[0]["premise_highlighted"]) == ["man"]
     assert json.loads(rows[0]["hypothesis_highlighted"]) == ["cycles"]
-    lines = client.get(reverse("nli-pair-export", args=[study.uid, "responses", "jsonl"])).content.decode()
+    lines = client.get(
+        reverse("study-results-table", args=[study.uid, "responses", "jsonl"])
+    ).content.decode()
     first = json.loads(lines.splitlines()[0])
     assert first["hypothesis_map"] == [0, 0, 1, 0] and first["label"] == "contradiction"
-    pairs = client.get(reverse("nli-pair-export", args=[study.uid, "pairs", "jsonl"])).content.decode()
+    pairs = client.get(reverse("study-results-table", args=[study.uid, "pairs", "jsonl"])).content.decode()
     assert [json.loads(line)["premise_cam"] for line in pairs.splitlines()] == [["man"], ["dogs"]]
     # The pages every study has work for a pair study too.
     generic = {
@@ -402,8 +404,8 @@ def test_results_page_and_exports(counted_study, researcher, other_researcher):
     assert dashboard["agreement"]["fleiss_kappa"]["n"] == 2
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
-    assert other.get(reverse("nli-pair-results", args=[study.uid])).status_code == 404
-    assert client.get(f"/studies/{study.uid}/nli-pairs/labels.csv").status_code == 404
+    assert other.get(reverse("study-results", args=[study.uid])).status_code == 404
+    assert client.get(f"/studies/{study.uid}/results/labels.csv").status_code == 404
 
 
 @pytest.mark.django_db
@@ -441,7 +443,7 @@ def test_results_before_and_with_few_answers(researcher):
     assert (empty["answers"], empty["answered"]) == (0, 0) and empty["pairs"][0]["premise_cam"] is None
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    assert client.get(reverse("nli-pair-results", args=[study.uid])).status_code == 200
+    assert client.get(reverse("study-results", args=[study.uid])).status_code == 200
     # One answer to the first pair only: it is counted, but one map makes no CAM or SAM.
     one = Client(enforce_csrf_checks=True)
     token = page_token(one, study, "ann-1")
@@ -468,4 +470,4 @@ def test_results_before_and_with_few_answers(researcher):
     results = pair_results(study, n_boot=20)
     assert [p["answers"] for p in results["pairs"]] == [1, 0]
     assert results["pairs"][0]["premise_sam"] is None and results["sides"]["premise"]["word_kappa"] is None
-    assert client.get(reverse("nli-pair-results", args=[study.uid])).status_code == 200
+    assert client.get(reverse("study-results", args=[study.uid])).status_code == 200

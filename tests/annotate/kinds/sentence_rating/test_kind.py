@@ -288,7 +288,7 @@ def exported_confidence(study: Study, item_id: int) -> float:
 
 @pytest.mark.django_db
 def test_results_page_csv_and_access(answered, researcher, other_researcher, annotator_user):
-    url = reverse("sentence-rating-results", args=[answered.uid])
+    url = reverse("study-results", args=[answered.uid])
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
     page = client.get(url)
@@ -296,16 +296,19 @@ def test_results_page_csv_and_access(answered, researcher, other_researcher, ann
     html = page.content.decode()
     assert "Table 1" in html and "Figure 4" in html and "The narrator was superb." in html
     assert "No model run on this dataset has stored attention yet." in html
-    labels = client.get(reverse("sentence-rating-csv", args=[answered.uid, "labels"]))
+    labels = client.get(reverse("study-results-table", args=[answered.uid, "labels", "csv"]))
     assert labels.status_code == 200 and labels["Content-Type"] == "text/csv"
     rows = list(csv.DictReader(io.StringIO(labels.content.decode())))
     assert len(rows) == 5 and rows[0]["majority_text"] == "very well" and rows[0]["n_5"] == "2"
-    agreement = client.get(reverse("sentence-rating-csv", args=[answered.uid, "agreement"])).content.decode()
+    agreement = client.get(
+        reverse("study-results-table", args=[answered.uid, "agreement", "csv"])
+    ).content.decode()
     assert agreement.splitlines()[0] == "aspect,a,b,n,r,r_low,r_high,kappa,kappa_low,kappa_high"
-    assert client.get(f"/studies/{answered.uid}/ratings/oracle.csv").status_code == 404
+    assert client.get(f"/studies/{answered.uid}/results/oracle.csv").status_code == 404
+    assert client.get(f"/studies/{answered.uid}/results/labels.jsonl").status_code == 404
     # the κ by name: the paper's distance agreement of w1 and w2 (5 1 1 3 vs 5 2 1 4) is 1 - 2 / 16
     named = client.get(
-        reverse("sentence-rating-csv", args=[answered.uid, "agreement"]) + "?kappa=distance_agreement"
+        reverse("study-results-table", args=[answered.uid, "agreement", "csv"]) + "?kappa=distance_agreement"
     )
     pair = next(r for r in csv.DictReader(io.StringIO(named.content.decode())) if r["n"] == "4"
                 and {r["a"], r["b"]} == {Worker.objects.get(external_id=w).anonymous_id for w in ("w1", "w2")})  # fmt: skip
@@ -316,7 +319,9 @@ def test_results_page_csv_and_access(answered, researcher, other_researcher, ann
     )
     bad = client.get(url + "?kappa=fleiss")
     assert bad.status_code == 400 and "kappa must be one of" in bad.content.decode()
-    assert client.get(url + "?run=abc").status_code == 404
+    bad_run = client.get(url + "?run=abc")
+    assert bad_run.status_code == 400 and "run must be a model run id" in bad_run.content.decode()
+    assert client.get(url + "?run=999999").status_code == 400
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
     assert other.get(url).status_code == 404
@@ -337,10 +342,10 @@ def test_results_page_with_model_chart(answered, researcher):
         )
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    html = client.get(reverse("sentence-rating-results", args=[answered.uid])).content.decode()
+    html = client.get(reverse("study-results", args=[answered.uid])).content.decode()
     assert 'id="machine-chart"' in html and "charts.js" in html
     machine = client.get(
-        reverse("sentence-rating-csv", args=[answered.uid, "machine"]) + f"?run={run.pk}"
+        reverse("study-results-table", args=[answered.uid, "machine", "csv"]) + f"?run={run.pk}"
     ).content.decode()
     assert machine.splitlines()[0] == "aspect,threshold,n,accuracy,accuracy_within_1,pearson_r,random"
     assert len(machine.splitlines()) == 1 + 2 * 9  # overall and all, nine thresholds

@@ -230,24 +230,27 @@ def test_results_page_and_csv(marked, researcher, other_researcher):
         )
     client = Client()
     client.login(username=researcher.username, password=PASSWORD)
-    url = reverse("token-marking-results", args=[marked.uid])
+    url = reverse("study-results", args=[marked.uid])
     html = client.get(url).content.decode()
     assert "Importance alignment" in html and "grad_dot_int_s" in html and 'id="alignment-chart"' in html
     assert "A guitar is played by a man on a stage." in html
     assert "C_R for the expert oracle is unavailable" in html  # no control items in this study
-    oracle = client.get(reverse("token-marking-csv", args=[marked.uid, "oracle"])).content.decode()
+    oracle = client.get(reverse("study-results-table", args=[marked.uid, "oracle", "csv"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(oracle)))
     assert len(rows) == 15 and rows[4]["word"] == "guitar" and float(rows[4]["share"]) == 1.0
     assert rows[4]["attribution"] != ""
-    examples = client.get(reverse("token-marking-csv", args=[marked.uid, "examples"])).content.decode()
+    examples = client.get(
+        reverse("study-results-table", args=[marked.uid, "examples", "csv"])
+    ).content.decode()
     assert examples.splitlines()[0] == (
         "item,document,random_partner,c_expert,c_random_expert,c_hard,c_random_hard"
     )
     assert len(examples.splitlines()) == 3
     none = client.get(url + "?run=none").content.decode()
     assert "Importance alignment" in none and 'id="alignment-chart"' not in none
-    assert client.get(url + f"?run={run.pk}&method=lime").status_code == 404
-    assert client.get(f"/studies/{marked.uid}/markings/labels.csv").status_code == 404
+    no_method = client.get(url + f"?run={run.pk}&method=lime")
+    assert no_method.status_code == 400 and no_method.content.decode().startswith("method")
+    assert client.get(f"/studies/{marked.uid}/results/labels.csv").status_code == 404
     other = Client()
     other.login(username=other_researcher.username, password=PASSWORD)
     assert other.get(url).status_code == 404
