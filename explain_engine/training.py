@@ -253,21 +253,26 @@ def evaluate(
     }
 
 
-def train(
-    records: Sequence[dict],
-    config: TrainConfig | None = None,
-    out_dir: str | Path | None = None,
-    on_progress: ProgressCallback | None = None,
-) -> TrainedModel:
-    """Train ``config.architecture`` on ``records``; return (and, given ``out_dir``, save) the bundle.
+@dataclasses.dataclass
+class _Prepared:
+    """What training starts from: the labels, the three splits (records and tokenized texts with their
+    label indices), the tokenizer and the untrained model on its device."""
 
-    ``on_progress(fraction, info)`` is called after every batch (``info``: epoch, step, running
-    loss and accuracy) and after every epoch (adding validation loss and accuracy); the last call
-    has fraction 1.0 and the test metrics.
-    """
-    config = config or TrainConfig()
-    hp = config.resolved()
-    device = pick_device(config.device)
+    labels: list
+    splits: tuple[list[dict], list[dict], list[dict]]
+    vocab: Vocabulary | SubwordVocabulary
+    model: TextClassifier
+    x_train: list[TokenizedText]
+    y_train: torch.Tensor
+    x_val: list[TokenizedText]
+    y_val: torch.Tensor
+    x_test: list[TokenizedText]
+    y_test: torch.Tensor
+
+
+def _prepare(records: Sequence[dict], config: TrainConfig, hp: dict, device: torch.device) -> _Prepared:
+    """Check and split the records, seed, build the tokenizer from the training split, the model, and
+    tokenize the three splits (in this order: the seeded generators see what they always saw)."""
     records = _checked(records)
     labels = sorted({rec["label"] for rec in records})
     if len(labels) < 2:
@@ -296,48 +301,121 @@ def train(
     )
     if hasattr(model, "bind_vocabulary"):  # a model that needs a token's id (the informed twin's separator)
         model.bind_vocabulary(vocab)
+    return _Prepared(
+        labels,
+        (train_recs, val_recs, test_recs),
+        vocab,
+        model,
+        x_train,
+        y_train,
+        x_val,
+        y_val,
+        x_test,
+        y_test,
+    )
+
+
+@dataclasses.dataclass
+class _EarlyStopping:
+    """Keeps the state of the epoch with the lowest monitored loss; says stop after ``patience`` epochs
+    without a new lowest (never, when ``patience`` is None)."""
+
+    patience: int | None
+    best_loss: float = math.inf
+    best_epoch: int = 0
+    best_state: dict | None = None
+    stale: int = 0
+
+    def should_stop(self, monitored: float, epoch: int, model: nn.Module) -> bool:
+        if monitored < self.best_loss:
+            self.best_loss, self.best_epoch, self.stale = monitored, epoch, 0
+            self.best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            return False
+        self.stale += 1
+        return self.patience is not None and self.stale >= self.patience
+
+    def restore_best(self, model: nn.Module) -> None:
+        if self.best_state is not None:
+            model.load_state_dict(self.best_state)
+
+
+@dataclasses.dataclass
+class _Loop:
+    """One training run's moving parts: the prepared data and model, the optimizer and its schedule, the
+    batch order's generator, the step count, the progress bar and callback."""
+
+    prep: _Prepared
+    config: TrainConfig
+    hp: dict
+    device: torch.device
+    optimizer: torch.optim.Optimizer
+    schedule: torch.optim.lr_scheduler.LRScheduler | None
+    rng: np.random.Generator
+    total_steps: int
+    bar: tqdm
+    on_progress: ProgressCallback | None
+    step: int = 0
+
+
+def _dropped_words(ids: torch.Tensor, mask: torch.Tensor, loop: _Loop) -> torch.Tensor:
+    """``ids`` with each real token replaced by the unknown token with probability ``word_dropout``
+    (a transformer's special tokens never)."""
+    vocab, device = loop.prep.vocab, loop.device
+    drop = (torch.rand(ids.shape) < loop.config.word_dropout).to(device) & mask
+    if vocab.special_ids:  # a transformer's [CLS] / [SEP] are never dropped
+        drop &= ~torch.isin(ids, torch.tensor(vocab.special_ids, device=device))
+    return ids.masked_fill(drop, vocab.unk_id)
+
+
+def _train_epoch(loop: _Loop, epoch: int, lengths: list[int]) -> tuple[int, float, int]:
+    """One pass over the training split in length batches; ``(examples, summed loss, correct)``."""
+    prep, config, device, model = loop.prep, loop.config, loop.device, loop.prep.model
+    model.train()
+    seen, loss_sum, correct = 0, 0.0, 0
+    for idx in _length_batches(lengths, loop.hp["batch_size"], loop.rng):
+        batch = Vocabulary.collate([prep.x_train[i] for i in idx], [""] * len(idx)).to(device)
+        target = prep.y_train[idx].to(device)
+        ids = _dropped_words(batch.ids, batch.mask, loop) if config.word_dropout > 0 else batch.ids
+        output = model(ids, batch.mask)
+        example_loss = nn.functional.cross_entropy(output.logits, target, reduction="none")
+        loss = example_loss.mean() + model.auxiliary_loss(output, example_loss, batch.mask)
+        loop.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if config.grad_clip:
+            nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+        loop.optimizer.step()
+        if loop.schedule is not None:
+            loop.schedule.step()
+        loop.step += 1
+        seen += len(idx)
+        loss_sum += example_loss.sum().item()
+        correct += int((output.logits.argmax(-1) == target).sum())
+        info = {"epoch": epoch, "step": loop.step, "loss": loss_sum / seen, "accuracy": correct / seen}
+        loop.bar.update(1)
+        loop.bar.set_postfix(epoch=epoch, loss=f"{info['loss']:.4f}", acc=f"{info['accuracy']:.3f}")
+        if loop.on_progress:
+            loop.on_progress(min(loop.step / loop.total_steps, 1.0), info)
+    return seen, loss_sum, correct
+
+
+def _fit(
+    prep: _Prepared, config: TrainConfig, hp: dict, device: torch.device, on_progress: ProgressCallback | None
+) -> tuple[list[dict], int, float]:
+    """The epoch loop with validation after every epoch and early stopping; leaves the model at its best
+    epoch. Returns the history, the best epoch and the seconds it took."""
     rng = np.random.default_rng(config.seed)
-    lengths = [len(it.ids) for it in x_train]
-    steps_per_epoch = math.ceil(len(x_train) / hp["batch_size"])
+    lengths = [len(it.ids) for it in prep.x_train]
+    steps_per_epoch = math.ceil(len(prep.x_train) / hp["batch_size"])
     total_steps = hp["epochs"] * steps_per_epoch
-    optimizer, schedule = make_optimizer(model, hp, total_steps)
+    optimizer, schedule = make_optimizer(prep.model, hp, total_steps)
     history: list[dict] = []
-    best_loss, best_epoch, best_state, stale = math.inf, 0, None, 0
-    step = 0
+    stopping = _EarlyStopping(config.patience)
     started = time.perf_counter()
     bar = tqdm(total=total_steps, desc=config.architecture, unit="batch", disable=not config.progress_bar)
+    loop = _Loop(prep, config, hp, device, optimizer, schedule, rng, total_steps, bar, on_progress)
     for epoch in range(1, hp["epochs"] + 1):
-        model.train()
-        seen, loss_sum, correct = 0, 0.0, 0
-        for idx in _length_batches(lengths, hp["batch_size"], rng):
-            batch = Vocabulary.collate([x_train[i] for i in idx], [""] * len(idx)).to(device)
-            target = y_train[idx].to(device)
-            ids = batch.ids
-            if config.word_dropout > 0:
-                drop = (torch.rand(ids.shape) < config.word_dropout).to(device) & batch.mask
-                if vocab.special_ids:  # a transformer's [CLS] / [SEP] are never dropped
-                    drop &= ~torch.isin(ids, torch.tensor(vocab.special_ids, device=device))
-                ids = ids.masked_fill(drop, vocab.unk_id)
-            output = model(ids, batch.mask)
-            example_loss = nn.functional.cross_entropy(output.logits, target, reduction="none")
-            loss = example_loss.mean() + model.auxiliary_loss(output, example_loss, batch.mask)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if config.grad_clip:
-                nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-            optimizer.step()
-            if schedule is not None:
-                schedule.step()
-            step += 1
-            seen += len(idx)
-            loss_sum += example_loss.sum().item()
-            correct += int((output.logits.argmax(-1) == target).sum())
-            info = {"epoch": epoch, "step": step, "loss": loss_sum / seen, "accuracy": correct / seen}
-            bar.update(1)
-            bar.set_postfix(epoch=epoch, loss=f"{info['loss']:.4f}", acc=f"{info['accuracy']:.3f}")
-            if on_progress:
-                on_progress(min(step / total_steps, 1.0), info)
-        val = evaluate(model, x_val, y_val, device)
+        seen, loss_sum, correct = _train_epoch(loop, epoch, lengths)
+        val = evaluate(prep.model, prep.x_val, prep.y_val, device)
         history.append(
             {
                 "epoch": epoch,
@@ -354,55 +432,80 @@ def train(
             val_acc=f"{val['accuracy']:.3f}",
         )
         if on_progress:
-            on_progress(min(step / total_steps, 1.0), {**history[-1], "step": step})
-        monitored = val["loss"] if val["n"] else loss_sum / seen
-        if monitored < best_loss:
-            best_loss, best_epoch, stale = monitored, epoch, 0
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        else:
-            stale += 1
-            if config.patience is not None and stale >= config.patience:
-                break
+            on_progress(min(loop.step / total_steps, 1.0), {**history[-1], "step": loop.step})
+        if stopping.should_stop(val["loss"] if val["n"] else loss_sum / seen, epoch, prep.model):
+            break
     bar.close()
     seconds = time.perf_counter() - started
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    metrics = {
+    stopping.restore_best(prep.model)
+    return history, stopping.best_epoch, seconds
+
+
+def _metrics(
+    prep: _Prepared,
+    config: TrainConfig,
+    device: torch.device,
+    history: list[dict],
+    best_epoch: int,
+    seconds: float,
+) -> dict:
+    """The run's metrics: sizes, epochs, speed, the best model's validation and test figures, the history."""
+    n_train = len(prep.x_train)
+    return {
         "architecture": config.architecture,
         "device": str(device),
         "seed": config.seed,
-        "labels": labels,
-        "n_train": len(x_train),
-        "n_validation": len(x_val),
-        "n_test": len(x_test),
+        "labels": prep.labels,
+        "n_train": n_train,
+        "n_validation": len(prep.x_val),
+        "n_test": len(prep.x_test),
         "epochs_run": len(history),
         "best_epoch": best_epoch,
         "train_seconds": seconds,
-        "train_examples_per_second": len(x_train) * len(history) / seconds if seconds > 0 else float("nan"),
-        "validation": evaluate(model, x_val, y_val, device),
-        "test": evaluate(model, x_test, y_test, device),
+        "train_examples_per_second": n_train * len(history) / seconds if seconds > 0 else float("nan"),
+        "validation": evaluate(prep.model, prep.x_val, prep.y_val, device),
+        "test": evaluate(prep.model, prep.x_test, prep.y_test, device),
         "history": history,
     }
+
+
+def _save_splits(out_dir: str | Path, splits: tuple[list[dict], list[dict], list[dict]]) -> None:
+    """``splits.json``: the record ids of the train, validation and test splits."""
+    names = ("train", "validation", "test")
+    (Path(out_dir) / "splits.json").write_text(
+        json.dumps({name: [rec["id"] for rec in recs] for name, recs in zip(names, splits, strict=True)}),
+        encoding="utf-8",
+    )
+
+
+def train(
+    records: Sequence[dict],
+    config: TrainConfig | None = None,
+    out_dir: str | Path | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> TrainedModel:
+    """Train ``config.architecture`` on ``records``; return (and, given ``out_dir``, save) the bundle.
+
+    ``on_progress(fraction, info)`` is called after every batch (``info``: epoch, step, running
+    loss and accuracy) and after every epoch (adding validation loss and accuracy); the last call
+    has fraction 1.0 and the test metrics.
+    """
+    config = config or TrainConfig()
+    hp = config.resolved()
+    device = pick_device(config.device)
+    prep = _prepare(records, config, hp, device)
+    history, best_epoch, seconds = _fit(prep, config, hp, device, on_progress)
+    metrics = _metrics(prep, config, device, history, best_epoch, seconds)
     bundle_config = {
         "train": config.to_dict(),
         "hyperparameters": hp,
         "seed": config.seed,
         "max_len": hp["max_len"],
     }
-    bundle = TrainedModel(model, vocab, labels, bundle_config, metrics, device)
+    bundle = TrainedModel(prep.model, prep.vocab, prep.labels, bundle_config, metrics, device)
     if out_dir is not None:
         bundle.save(out_dir)
-        (Path(out_dir) / "splits.json").write_text(
-            json.dumps(
-                {
-                    name: [rec["id"] for rec in recs]
-                    for name, recs in zip(
-                        ("train", "validation", "test"), (train_recs, val_recs, test_recs), strict=True
-                    )
-                }
-            ),
-            encoding="utf-8",
-        )
+        _save_splits(out_dir, prep.splits)
     if on_progress:
         on_progress(1.0, {"phase": "done", "test": metrics["test"], "epochs_run": len(history)})
     return bundle

@@ -7,6 +7,7 @@ data with a few indexed queries, shapes the results for the pages and caches the
 * :mod:`~annotate.dashboards.similarity` — human vs machine, and one text's maps (the drill-down)
 * :mod:`~annotate.dashboards.notes` — notes beside values that are easy to misread
 * :mod:`~annotate.dashboards.charts` — chart and table shapes, and their CSV
+* :mod:`~annotate.dashboards.presentation` — a dashboard's figures as an ordered list of figure builders
 * :mod:`~annotate.dashboards.cache` — fingerprints of the data, the cache, the POS tags per document
 * :mod:`~annotate.dashboards.compute` — computing a dashboard now and caching it
 * :mod:`~annotate.dashboards.serve` — a request's dashboard: cached, computed inline, or by a background job

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,27 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     loads each document's text (POS tags, CSSR).
     """
     kind = get_kind(study.kind)
+    answers = _answers(study, kind.agreement_value)
+    worker_ids = {a.worker for a in answers}
+    workers = {
+        pk: {"provider": provider, "external_id": external}
+        for pk, provider, external in Worker.objects.filter(pk__in=worker_ids).values_list(
+            "id", "provider", "external_id"
+        )
+    }
+    return StudyData(
+        answers,
+        _items(study, with_text),
+        workers,
+        standing(study, worker_ids),
+        list(kind.categories(study)),
+        kind.agreement_value,
+    )
+
+
+def _answers(study: Study, agreement_value: Callable[[dict], Any]) -> list[Answer]:
+    """The study's verified responses as :class:`Answer` (one query), ordered by item, slot and id;
+    ``agreement_value`` reads an answer's label (the task kind's)."""
     rows = (
         Response.objects.filter(study=study)
         .counted()
@@ -135,7 +157,7 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
                 item,
                 worker,
                 slot,
-                kind.agreement_value(answer),
+                agreement_value(answer),
                 word_map if isinstance(word_map, list) else None,
                 _time(read_ms, answer_ms),
                 gold,
@@ -143,6 +165,11 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
                 retired,
             )
         )
+    return answers
+
+
+def _items(study: Study, with_text: bool) -> list[dict]:
+    """The study's items in position order with their documents (one query; the text with ``with_text``)."""
     fields = [
         "id",
         "position",
@@ -155,7 +182,7 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     ]
     if with_text:
         fields.append("document__text")
-    items = [
+    return [
         {
             "item": row["id"],
             "position": row["position"],
@@ -169,21 +196,6 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
         }
         for row in Item.objects.filter(study=study).order_by("position", "id").values(*fields).iterator(2000)
     ]
-    worker_ids = {a.worker for a in answers}
-    workers = {
-        pk: {"provider": provider, "external_id": external}
-        for pk, provider, external in Worker.objects.filter(pk__in=worker_ids).values_list(
-            "id", "provider", "external_id"
-        )
-    }
-    return StudyData(
-        answers,
-        items,
-        workers,
-        standing(study, worker_ids),
-        list(kind.categories(study)),
-        kind.agreement_value,
-    )
 
 
 def anonymous_id(worker: dict) -> str:

@@ -11,12 +11,14 @@ The engine computes every figure (:func:`explain_engine.api.similarity_report` p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from annotate.corpus.lexicon import lexicon_dir
 from annotate.dashboards import faithfulness, gather, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, figures, table
+from annotate.dashboards.presentation import FigureBuilder, Omitted, Shown, present
 from annotate.machine.heatmap import signed_levels
 from annotate.machine.method_names import method_name
 from annotate.machine.progress import Progress, no_progress
@@ -197,172 +199,195 @@ def _by_reference(report: dict) -> dict[str, dict]:
     return {row["reference"]: row for row in report["references"]}
 
 
-def _presentation(
-    r: dict, records: list[dict], per_text: list[dict], text_url: Callable[[int], str] | None
-) -> tuple[list[dict], list[dict]]:
-    sels, reports = r["selections"], r["reports"]
-    refs = _references(reports)
-    rows = [_by_reference(rep) for rep in reports]
-    charts: list[dict] = []
-    tables: list[dict] = []
+@dataclass(frozen=True)
+class _Computed:
+    """A computed similarity dashboard as its figure builders read it: the result, the human records,
+    each selection's AUC against SAM per text, the link to a text's page, and the references in order
+    with each selection's report rows by reference."""
 
-    def pick(row_map: dict, ref: str, *path: str):
-        value = row_map.get(ref)
-        for key in path:
-            value = None if value is None else value.get(key)
-        return value
+    r: dict
+    records: list[dict]
+    per_text: list[dict]
+    text_url: Callable[[int], str] | None
+    refs: list[str]
+    rows: list[dict[str, dict]]
 
-    charts.append(
-        chart(
-            "behavioral",
-            "Behavioral similarity to each human reference (mean ROC AUC; 0.5 = none, 1 = perfect)",
-            refs,
-            [
-                estimate_series(s["name"], [pick(m, ref, "behavioral") for ref in refs])
-                for s, m in zip(sels, rows, strict=True)
-            ],
-            "ROC AUC",
-        )
-    )
-    tables.append(
-        table(
-            "behavioral-table",
-            "Behavioral similarity (Sen et al. 2020 Table 2)",
-            ["selection", "reference", "texts", "k", "value", "ci_low", "ci_high", "n", "skipped"],
-            [
-                [
-                    s["name"],
-                    ref,
-                    m[ref]["texts"],
-                    m[ref]["k"]["value"],
-                    *_est(m[ref]["behavioral"]),
-                    m[ref]["behavioral"].get("skipped"),
-                ]
-                for s, m in zip(sels, rows, strict=True)
-                for ref in refs
-                if ref in m
-            ],
-        )
-    )
-    lexical_series = []
-    for s, m in zip(sels, rows, strict=True):
-        lexical_series.append(estimate_series(s["name"], [pick(m, ref, "lexical") for ref in refs]))
-        lexical_series.append(
-            {
-                "name": f"{s['name']} · random top-k",
-                "values": [pick(m, ref, "lexical_random", "value") for ref in refs],
-            }
-        )
-    charts.append(
-        chart("lexical", "Lexical similarity over Penn tags (Pearson r)", refs, lexical_series, "LS")
-    )
-    tables.append(
-        table(
-            "lexical-table",
-            "Lexical similarity (Sen et al. 2020 Table 3)",
-            [
-                "selection",
-                "reference",
-                "LS",
-                "ci_low",
-                "ci_high",
-                "n",
-                "random LS",
-                "random sd",
-                "adjusted LS",
-            ],
-            [
-                [
-                    s["name"],
-                    ref,
-                    *_est(m[ref]["lexical"]),
-                    m[ref]["lexical_random"]["value"],
-                    m[ref]["lexical_random"].get("sd"),
-                    m[ref]["lexical_adjusted"],
-                ]
-                for s, m in zip(sels, rows, strict=True)
-                for ref in refs
-                if ref in m
-            ],
-        )
-    )
-    if r["cssr_available"] and rows:
-        series = [
-            estimate_series(
-                f"humans {which.upper()}", [pick(rows[0], ref, "cssr_human", which) for ref in refs]
-            )
-            for which in ("cssr_p", "cssr_n")
+    @property
+    def sels(self) -> list[dict]:
+        return self.r["selections"]
+
+    def column(self, row_map: dict, *path: str) -> list[Any]:
+        """The value at ``path`` of ``row_map``'s row for each reference (None where it has none)."""
+        values = []
+        for ref in self.refs:
+            value = row_map.get(ref)
+            for key in path:
+                value = None if value is None else value.get(key)
+            values.append(value)
+        return values
+
+    def cells(self) -> list[tuple[dict, str, dict]]:
+        """(selection, reference, its report row) for each selection and each reference it has."""
+        return [
+            (s, ref, m[ref])
+            for s, m in zip(self.sels, self.rows, strict=True)
+            for ref in self.refs
+            if ref in m
         ]
-        for s, m in zip(sels, rows, strict=True):
-            for which in ("cssr_p", "cssr_n"):
-                series.append(
-                    estimate_series(
-                        f"{s['name']} {which.upper()}", [pick(m, ref, "cssr_machine", which) for ref in refs]
-                    )
-                )
-        charts.append(chart("cssr", "Cross-sentiment selection rate", refs, series, "CSSR"))
-        cssr_rows = []
-        for s, m in zip(sels, rows, strict=True):
-            for ref in refs:
-                if ref not in m:
-                    continue
-                cells = [s["name"], ref]
-                for side in ("cssr_human", "cssr_machine"):
-                    for which in ("cssr_p", "cssr_n"):
-                        cells += _est(m[ref][side][which])[:3]
-                cssr_rows.append(cells)
-        tables.append(
-            table(
-                "cssr-table",
-                "Cross-sentiment selection rate (Sen et al. 2020 Table 4)",
-                [
-                    "selection",
-                    "reference",
-                    "humans CSSR_p",
-                    "ci_low",
-                    "ci_high",
-                    "humans CSSR_n",
-                    "ci_low",
-                    "ci_high",
-                    "machine CSSR_p",
-                    "ci_low",
-                    "ci_high",
-                    "machine CSSR_n",
-                    "ci_low",
-                    "ci_high",
-                ],
-                cssr_rows,
-            )
-        )
-    tag_tables = [rep.get("tag_distribution") for rep in reports]
-    first = next((t for t in tag_tables if t), None)
-    if first:
-        tags = [t["tag"] for t in first]
-        keep = [
-            i
-            for i in range(len(tags))
-            if first[i]["human"] > 0
-            or first[i]["corpus"] > 0
-            or any(t and t[i].get("machine", 0) > 0 for t in tag_tables)
-        ]
-        series = [{"name": "humans (CAM)", "values": [first[i]["human"] for i in keep]}]
-        for s, t in zip(sels, tag_tables, strict=True):
-            series.append({"name": s["name"], "values": [t[i].get("machine") if t else None for i in keep]})
-        series.append({"name": "corpus", "values": [first[i]["corpus"] for i in keep]})
-        charts.append(
+
+
+def _behavioral_figure(c: _Computed) -> Shown:
+    """Behavioral similarity (mean ROC AUC) to each human reference (Sen et al. 2020 Table 2)."""
+    series = [
+        estimate_series(s["name"], c.column(m, "behavioral")) for s, m in zip(c.sels, c.rows, strict=True)
+    ]
+    return Shown(
+        [
             chart(
-                "pos",
-                "Distribution over Penn Treebank tags (Sen et al. 2020 Table 5)",
-                [tags[i] for i in keep],
+                "behavioral",
+                "Behavioral similarity to each human reference (mean ROC AUC; 0.5 = none, 1 = perfect)",
+                c.refs,
                 series,
-                "share",
+                "ROC AUC",
             )
+        ],
+        [
+            table(
+                "behavioral-table",
+                "Behavioral similarity (Sen et al. 2020 Table 2)",
+                ["selection", "reference", "texts", "k", "value", "ci_low", "ci_high", "n", "skipped"],
+                [
+                    [
+                        s["name"],
+                        ref,
+                        row["texts"],
+                        row["k"]["value"],
+                        *_est(row["behavioral"]),
+                        row["behavioral"].get("skipped"),
+                    ]
+                    for s, ref, row in c.cells()
+                ],
+            )
+        ],
+    )
+
+
+LEXICAL_COLUMNS = (
+    "selection",
+    "reference",
+    "LS",
+    "ci_low",
+    "ci_high",
+    "n",
+    "random LS",
+    "random sd",
+    "adjusted LS",
+)
+
+
+def _lexical_figure(c: _Computed) -> Shown:
+    """Lexical similarity over Penn tags with its random top-k baseline (Sen et al. 2020 Table 3)."""
+    series = []
+    for s, m in zip(c.sels, c.rows, strict=True):
+        series.append(estimate_series(s["name"], c.column(m, "lexical")))
+        series.append(
+            {"name": f"{s['name']} · random top-k", "values": c.column(m, "lexical_random", "value")}
         )
-        tables.append(
+    return Shown(
+        [chart("lexical", "Lexical similarity over Penn tags (Pearson r)", c.refs, series, "LS")],
+        [
+            table(
+                "lexical-table",
+                "Lexical similarity (Sen et al. 2020 Table 3)",
+                LEXICAL_COLUMNS,
+                [
+                    [
+                        s["name"],
+                        ref,
+                        *_est(row["lexical"]),
+                        row["lexical_random"]["value"],
+                        row["lexical_random"].get("sd"),
+                        row["lexical_adjusted"],
+                    ]
+                    for s, ref, row in c.cells()
+                ],
+            )
+        ],
+    )
+
+
+CSSR_WHICH = ("cssr_p", "cssr_n")
+CSSR_COLUMNS = (
+    "selection",
+    "reference",
+    "humans CSSR_p",
+    "ci_low",
+    "ci_high",
+    "humans CSSR_n",
+    "ci_low",
+    "ci_high",
+    "machine CSSR_p",
+    "ci_low",
+    "ci_high",
+    "machine CSSR_n",
+    "ci_low",
+    "ci_high",
+)
+
+
+def _cssr_figure(c: _Computed) -> Shown | Omitted:
+    """Cross-sentiment selection rates of the humans and of each selection (Sen et al. 2020 Table 4)."""
+    if not c.r["cssr_available"]:
+        return Omitted("cssr", LEXICON_NOTE)
+    if not c.rows:
+        return Omitted("cssr", "No selection to compare.")
+    series = [
+        estimate_series(f"humans {which.upper()}", c.column(c.rows[0], "cssr_human", which))
+        for which in CSSR_WHICH
+    ]
+    for s, m in zip(c.sels, c.rows, strict=True):
+        for which in CSSR_WHICH:
+            series.append(estimate_series(f"{s['name']} {which.upper()}", c.column(m, "cssr_machine", which)))
+    rows = []
+    for s, ref, row in c.cells():
+        cells = [s["name"], ref]
+        for side in ("cssr_human", "cssr_machine"):
+            for which in CSSR_WHICH:
+                cells += _est(row[side][which])[:3]
+        rows.append(cells)
+    return Shown(
+        [chart("cssr", "Cross-sentiment selection rate", c.refs, series, "CSSR")],
+        [table("cssr-table", "Cross-sentiment selection rate (Sen et al. 2020 Table 4)", CSSR_COLUMNS, rows)],
+    )
+
+
+def _pos_figure(c: _Computed) -> Shown | Omitted:
+    """The distribution over Penn Treebank tags of the CAM words, each machine's top-k words and all words
+    (Sen et al. 2020 Table 5); the chart keeps the tags someone selected or the corpus has."""
+    tag_tables = [rep.get("tag_distribution") for rep in c.r["reports"]]
+    first = next((t for t in tag_tables if t), None)
+    if not first:
+        return Omitted("pos", "No selection has a distribution over Penn tags (no counted human map).")
+    tags = [t["tag"] for t in first]
+    keep = [
+        i
+        for i in range(len(tags))
+        if first[i]["human"] > 0
+        or first[i]["corpus"] > 0
+        or any(t and t[i].get("machine", 0) > 0 for t in tag_tables)
+    ]
+    series = [{"name": "humans (CAM)", "values": [first[i]["human"] for i in keep]}]
+    for s, t in zip(c.sels, tag_tables, strict=True):
+        series.append({"name": s["name"], "values": [t[i].get("machine") if t else None for i in keep]})
+    series.append({"name": "corpus", "values": [first[i]["corpus"] for i in keep]})
+    title = "Distribution over Penn Treebank tags (Sen et al. 2020 Table 5)"
+    return Shown(
+        [chart("pos", title, [tags[i] for i in keep], series, "share")],
+        [
             table(
                 "pos-table",
                 "Distribution over Penn Treebank tags: CAM words, each machine's top-k words, all words",
-                ["tag", "category", "humans (CAM)", *[s["name"] for s in sels], "corpus"],
+                ["tag", "category", "humans (CAM)", *[s["name"] for s in c.sels], "corpus"],
                 [
                     [
                         first[i]["tag"],
@@ -374,38 +399,80 @@ def _presentation(
                     for i in range(len(tags))
                 ],
             )
-        )
-    more_charts, more_tables = faithfulness.presentation(sels, reports)
-    charts += more_charts
-    tables += more_tables
-    hh = r["human_human"]
-    tables.append(
-        table(
-            "human_human-table",
-            "Human–human behavioral similarity, for comparison (truth map, score map)",
-            ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
-            [[p["truth"], p["score"], *_est(p)[:3], p["n"], p.get("skipped")] for p in hh],
-        )
+        ],
     )
-    links = _texts_table_links(records, text_url)
-    tables.append(
-        table(
-            "texts-table",
-            "Texts (open one to see its maps over the words)",
-            ["document", "gold label", "maps", "words", *[f"AUC vs SAM: {s['name']}" for s in sels]],
-            [
+
+
+def _plausibility_faithfulness_figure(c: _Computed) -> Shown | Omitted:
+    """Plausibility against faithfulness (:func:`annotate.dashboards.faithfulness.presentation`)."""
+    charts, tables = faithfulness.presentation(c.sels, c.r["reports"])
+    if not charts and not tables:
+        return Omitted("plausibility_faithfulness", "No selection has a stored faithfulness.")
+    return Shown(charts, tables)
+
+
+def _human_human_figure(c: _Computed) -> Shown:
+    """Human–human behavioral similarity, for comparison."""
+    return Shown(
+        tables=[
+            table(
+                "human_human-table",
+                "Human–human behavioral similarity, for comparison (truth map, score map)",
+                ["truth", "score", "value", "ci_low", "ci_high", "n", "skipped"],
                 [
-                    link,
-                    rec["document_label"],
-                    len(rec["annotations"]),
-                    len(rec["words"]),
-                    *[aucs.get(rec["id"]) for aucs in per_text],
-                ]
-                for link, rec in zip(links, records, strict=True)
-            ],
-        )
+                    [p["truth"], p["score"], *_est(p)[:3], p["n"], p.get("skipped")]
+                    for p in c.r["human_human"]
+                ],
+            )
+        ]
     )
-    return charts, tables
+
+
+def _texts_figure(c: _Computed) -> Shown:
+    """The texts, each linked to its page, with each selection's ROC AUC against the text's SAM."""
+    links = _texts_table_links(c.records, c.text_url)
+    return Shown(
+        tables=[
+            table(
+                "texts-table",
+                "Texts (open one to see its maps over the words)",
+                ["document", "gold label", "maps", "words", *[f"AUC vs SAM: {s['name']}" for s in c.sels]],
+                [
+                    [
+                        link,
+                        rec["document_label"],
+                        len(rec["annotations"]),
+                        len(rec["words"]),
+                        *[aucs.get(rec["id"]) for aucs in c.per_text],
+                    ]
+                    for link, rec in zip(links, c.records, strict=True)
+                ],
+            )
+        ]
+    )
+
+
+#: The similarity dashboard's figures, in page order.
+FIGURES: tuple[FigureBuilder[_Computed], ...] = (
+    _behavioral_figure,
+    _lexical_figure,
+    _cssr_figure,
+    _pos_figure,
+    _plausibility_faithfulness_figure,
+    _human_human_figure,
+    _texts_figure,
+)
+
+
+def _presentation(
+    r: dict, records: list[dict], per_text: list[dict], text_url: Callable[[int], str] | None
+) -> tuple[list[dict], list[dict]]:
+    """Charts and tables of a computed similarity dashboard (:data:`FIGURES`); the figures its data does
+    not allow go to ``r["omitted_figures"]`` with the reason."""
+    rows = [_by_reference(rep) for rep in r["reports"]]
+    shown = present(FIGURES, _Computed(r, records, per_text, text_url, _references(r["reports"]), rows))
+    r["omitted_figures"] = shown.omitted
+    return shown.charts, shown.tables
 
 
 def _est(e: dict) -> list[Any]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from annotate.dashboards import gather, notes
 from annotate.dashboards.charts import chart, estimate_series, figures, table
+from annotate.dashboards.presentation import FigureBuilder, Omitted, Shown, present
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Study
 from explain_engine.api import (
@@ -164,55 +165,16 @@ def study_dashboard(
     progress(0.05, "reading the answers")
     data = gather.study_data(study)
     counted = data.counted()
-    categories = data.categories
     counted_items, ratings = label_ratings(data, counted)
     progress(0.2, "label agreement")
-    counts = category_counts(encode_ratings(ratings, categories), len(categories))
-    fleiss = fleiss_kappa(ratings, categories, n_boot, seed=seed).to_dict()
-    alpha = krippendorff_alpha(ratings, "nominal", categories, n_boot, seed=seed).to_dict()
-    total = counts.sum()
-    shares = (counts.sum(axis=0) / total).tolist() if total else [0.0] * len(categories)
-    observed = notes.observed_agreement(counts)
+    counts, agreement, agreement_notes = _label_agreement(data.categories, ratings, n_boot, seed)
     left_out = data.left_out()
-    text_notes = notes.left_out_notes(left_out)
-    cat_names = [str(c) for c in categories]
-    text_notes += notes.chance_corrected_notes("Fleiss κ", fleiss, shares, cat_names, observed)
-    text_notes += [
-        n
-        for n in notes.chance_corrected_notes("Krippendorff α", alpha, shares, cat_names, observed)
-        if "may mislead" in n or "undefined" in n
-    ]
-
     progress(0.4, "human maps")
     records, bad_maps = gather.map_records(data)
     maps = maps_section(records, n_boot, seed) if records else None
-    if bad_maps:
-        text_notes.append(f"{bad_maps} maps whose length differs from their text's words are left out.")
-    if maps is not None:
-        text_notes += notes.chance_corrected_notes(
-            "Fleiss κ of word selections",
-            maps["word_kappa"],
-            maps["word_shares"],
-            ["not selected", "selected"],
-            maps["word_observed_agreement"],
-        )
-        text_notes.append(
-            "Fleiss κ of word selections treats every word as an item; its interval resamples words, not "
-            "texts, and is narrower than one over texts would be."
-        )
-        for row in maps["human_human"]:
-            text_notes += notes.auc_notes(
-                f"Human–human similarity (truth {row['truth']}, score {row['score']})", row, few=False
-            )
-        text_notes += notes.few_texts_note(
-            [row["n"] for row in maps["human_human"]], "The human–human similarities"
-        )
-
+    text_notes = notes.left_out_notes(left_out) + agreement_notes + _maps_notes(maps, bad_maps)
     progress(0.8, "annotators")
     annotators = annotator_rows(data, majority_agreement(data, counted_items, counts))
-    label_counts = Counter(a.label if a.label in set(categories) else None for a in counted)
-    counted_set = set(counted_items)
-    doc_labels = Counter(i["label"] for i in data.items if i["item"] in counted_set and i["label"])
     result = {
         "kind": "study",
         "study": {"uid": str(study.uid), "name": study.name, "kind": study.kind, "status": study.status},
@@ -223,18 +185,8 @@ def study_dashboard(
             "gold_answers": sum(1 for a in data.answers if a.is_gold),
             **left_out,
         },
-        "label_distribution": {
-            "categories": categories,
-            "counts": [label_counts.get(c, 0) for c in categories],
-            "no_label": label_counts.get(None, 0),
-            "document_labels": dict(doc_labels),
-        },
-        "agreement": {
-            "categories": categories,
-            "fleiss_kappa": fleiss,
-            "krippendorff_alpha": alpha,
-            "observed_agreement": observed,
-        },
+        "label_distribution": _label_distribution(data, counted, counted_items),
+        "agreement": agreement,
         "maps": maps,
         "annotators": annotators,
         "notes": text_notes,
@@ -244,8 +196,83 @@ def study_dashboard(
     return json_safe(result)
 
 
-def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
-    """Charts and tables of a computed study dashboard."""
+def _label_agreement(
+    categories: list, ratings: list[list], n_boot: int, seed: int
+) -> tuple[np.ndarray, dict[str, Any], list[str]]:
+    """Per item category counts, the labels' agreement (Fleiss κ, Krippendorff α, observed agreement)
+    and the notes on where κ or α mislead."""
+    counts = category_counts(encode_ratings(ratings, categories), len(categories))
+    fleiss = fleiss_kappa(ratings, categories, n_boot, seed=seed).to_dict()
+    alpha = krippendorff_alpha(ratings, "nominal", categories, n_boot, seed=seed).to_dict()
+    total = counts.sum()
+    shares = (counts.sum(axis=0) / total).tolist() if total else [0.0] * len(categories)
+    observed = notes.observed_agreement(counts)
+    cat_names = [str(c) for c in categories]
+    text_notes = notes.chance_corrected_notes("Fleiss κ", fleiss, shares, cat_names, observed)
+    text_notes += [
+        n
+        for n in notes.chance_corrected_notes("Krippendorff α", alpha, shares, cat_names, observed)
+        if "may mislead" in n or "undefined" in n
+    ]
+    agreement = {
+        "categories": categories,
+        "fleiss_kappa": fleiss,
+        "krippendorff_alpha": alpha,
+        "observed_agreement": observed,
+    }
+    return counts, agreement, text_notes
+
+
+def _maps_notes(maps: dict[str, Any] | None, bad_maps: int) -> list[str]:
+    """Notes on the human maps: maps left out, where κ of word selections misleads, the human–human
+    similarities' skipped texts and few texts."""
+    text_notes = []
+    if bad_maps:
+        text_notes.append(f"{bad_maps} maps whose length differs from their text's words are left out.")
+    if maps is None:
+        return text_notes
+    text_notes += notes.chance_corrected_notes(
+        "Fleiss κ of word selections",
+        maps["word_kappa"],
+        maps["word_shares"],
+        ["not selected", "selected"],
+        maps["word_observed_agreement"],
+    )
+    text_notes.append(
+        "Fleiss κ of word selections treats every word as an item; its interval resamples words, not "
+        "texts, and is narrower than one over texts would be."
+    )
+    for row in maps["human_human"]:
+        text_notes += notes.auc_notes(
+            f"Human–human similarity (truth {row['truth']}, score {row['score']})", row, few=False
+        )
+    text_notes += notes.few_texts_note(
+        [row["n"] for row in maps["human_human"]], "The human–human similarities"
+    )
+    return text_notes
+
+
+def _label_distribution(
+    data: gather.StudyData, counted: list[gather.Answer], counted_items: list[int]
+) -> dict[str, Any]:
+    """How many counted answers gave each category (and no label), and the counted items' gold labels."""
+    categories = data.categories
+    label_counts = Counter(a.label if a.label in set(categories) else None for a in counted)
+    counted_set = set(counted_items)
+    doc_labels = Counter(i["label"] for i in data.items if i["item"] in counted_set and i["label"])
+    return {
+        "categories": categories,
+        "counts": [label_counts.get(c, 0) for c in categories],
+        "no_label": label_counts.get(None, 0),
+        "document_labels": dict(doc_labels),
+    }
+
+
+NO_MAPS = "No counted answer has a word map of its text's length."
+
+
+def _labels_figure(r: dict) -> Shown:
+    """The label distribution of the answers, beside the documents' gold labels."""
     dist = r["label_distribution"]
     labels = [str(c) for c in dist["categories"]] + ([NO_LABEL] if dist["no_label"] else [])
     answer_counts = dist["counts"] + ([dist["no_label"]] if dist["no_label"] else [])
@@ -258,18 +285,24 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
     series = [{"name": "answers", "values": [c / n_answers if n_answers else 0.0 for c in answer_counts]}]
     if n_docs:
         series.append({"name": "documents (gold label)", "values": [c / n_docs for c in doc_counts]})
-    charts = [chart("labels", "Label distribution", labels, series, "share")]
-    tables = [
-        table(
-            "labels-table",
-            "Label distribution",
-            ["label", "answers", "share of answers", "documents (gold label)"],
-            [
-                [lab, a, a / n_answers if n_answers else None, d]
-                for lab, a, d in zip(labels, answer_counts, doc_counts, strict=True)
-            ],
-        )
-    ]
+    return Shown(
+        [chart("labels", "Label distribution", labels, series, "share")],
+        [
+            table(
+                "labels-table",
+                "Label distribution",
+                ["label", "answers", "share of answers", "documents (gold label)"],
+                [
+                    [lab, a, a / n_answers if n_answers else None, d]
+                    for lab, a, d in zip(labels, answer_counts, doc_counts, strict=True)
+                ],
+            )
+        ],
+    )
+
+
+def _agreement_figure(r: dict) -> Shown:
+    """Fleiss κ and Krippendorff α of the labels (and κ of the word selections when there are maps)."""
     agr = r["agreement"]
     estimates = [
         ("Fleiss κ (labels)", agr["fleiss_kappa"]),
@@ -277,28 +310,36 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
     ]
     if r["maps"] is not None:
         estimates.append(("Fleiss κ (word selections)", r["maps"]["word_kappa"]))
-    charts.append(
-        chart(
-            "agreement",
-            "Agreement between annotators",
-            [name for name, _ in estimates],
-            [estimate_series("value", [e for _, e in estimates])],
-            "κ / α",
-        )
+    return Shown(
+        [
+            chart(
+                "agreement",
+                "Agreement between annotators",
+                [name for name, _ in estimates],
+                [estimate_series("value", [e for _, e in estimates])],
+                "κ / α",
+            )
+        ],
+        [
+            table(
+                "agreement-table",
+                "Agreement between annotators (95 % bootstrap intervals over items)",
+                ["figure", "value", "ci_low", "ci_high", "n"],
+                [[name, e["value"], e["ci_low"], e["ci_high"], e["n"]] for name, e in estimates]
+                + [["observed agreement (labels)", agr["observed_agreement"], None, None, None]],
+            )
+        ],
     )
-    tables.append(
-        table(
-            "agreement-table",
-            "Agreement between annotators (95 % bootstrap intervals over items)",
-            ["figure", "value", "ci_low", "ci_high", "n"],
-            [[name, e["value"], e["ci_low"], e["ci_high"], e["n"]] for name, e in estimates]
-            + [["observed agreement (labels)", agr["observed_agreement"], None, None, None]],
-        )
-    )
-    if r["maps"] is not None:
-        pairs = r["maps"]["human_human"]
-        pair_labels = [f"truth {p['truth']} · score {p['score']}" for p in pairs]
-        charts.append(
+
+
+def _human_human_figure(r: dict) -> Shown | Omitted:
+    """Human–human behavioral similarity of every ordered pair of annotator slots."""
+    if r["maps"] is None:
+        return Omitted("human_human", NO_MAPS)
+    pairs = r["maps"]["human_human"]
+    pair_labels = [f"truth {p['truth']} · score {p['score']}" for p in pairs]
+    return Shown(
+        [
             chart(
                 "human_human",
                 "Human–human behavioral similarity (mean ROC AUC)",
@@ -306,8 +347,8 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
                 [estimate_series("mean ROC AUC", pairs)],
                 "ROC AUC",
             )
-        )
-        tables.append(
+        ],
+        [
             table(
                 "human_human-table",
                 "Human–human behavioral similarity (Sen et al. 2020 Table 2: one map is the truth, the other the score)",
@@ -317,9 +358,17 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
                     for p in pairs
                 ],
             )
-        )
-        k = r["maps"]["k"]
-        charts.append(
+        ],
+    )
+
+
+def _words_selected_figure(r: dict) -> Shown | Omitted:
+    """Words selected per map (k) for each reference: HAM1…, CAM, SAM."""
+    if r["maps"] is None:
+        return Omitted("words_selected", NO_MAPS)
+    k = r["maps"]["k"]
+    return Shown(
+        [
             chart(
                 "words_selected",
                 "Words selected per map (k)",
@@ -327,38 +376,65 @@ def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
                 [estimate_series("k", list(k.values()))],
                 "words",
             )
-        )
-        tables.append(
+        ],
+        [
             table(
                 "words_selected-table",
                 "Words selected per map (k); CAM = AND, SAM = OR of a text's maps",
                 ["reference", "k", "ci_low", "ci_high", "texts"],
                 [[name, e["value"], e["ci_low"], e["ci_high"], e["texts"]] for name, e in k.items()],
             )
-        )
-    tables.append(
-        table(
-            "annotators-table",
-            "Annotators",
-            [
-                "annotator",
-                "provider",
-                "answers",
-                "median time (s)",
-                "agreement with majority",
-                "ci_low",
-                "ci_high",
-                "items with a majority",
-                "gold accuracy",
-                "gold ci_low",
-                "gold ci_high",
-                "golds",
-                "status",
-            ],
-            [_annotator_row(a) for a in r["annotators"]],
-        )
+        ],
     )
-    return charts, tables
+
+
+ANNOTATOR_COLUMNS = (
+    "annotator",
+    "provider",
+    "answers",
+    "median time (s)",
+    "agreement with majority",
+    "ci_low",
+    "ci_high",
+    "items with a majority",
+    "gold accuracy",
+    "gold ci_low",
+    "gold ci_high",
+    "golds",
+    "status",
+)
+
+
+def _annotators_figure(r: dict) -> Shown:
+    """The per-annotator table."""
+    return Shown(
+        tables=[
+            table(
+                "annotators-table",
+                "Annotators",
+                ANNOTATOR_COLUMNS,
+                [_annotator_row(a) for a in r["annotators"]],
+            )
+        ]
+    )
+
+
+#: The study dashboard's figures, in page order.
+FIGURES: tuple[FigureBuilder[dict], ...] = (
+    _labels_figure,
+    _agreement_figure,
+    _human_human_figure,
+    _words_selected_figure,
+    _annotators_figure,
+)
+
+
+def _presentation(r: dict) -> tuple[list[dict], list[dict]]:
+    """Charts and tables of a computed study dashboard (:data:`FIGURES`); the figures its data does not
+    allow go to ``r["omitted_figures"]`` with the reason."""
+    shown = present(FIGURES, r)
+    r["omitted_figures"] = shown.omitted
+    return shown.charts, shown.tables
 
 
 def _annotator_row(a: dict) -> list[Any]:

@@ -45,26 +45,26 @@ def _date(value) -> str:
 
 def datasheet(study: Study, unverified: bool = False) -> str:
     """The datasheet of ``study`` as Markdown (for the exports with or without ``unverified`` answers)."""
-    kind = get_kind(study.kind)
-    responses = Response.objects.filter(study=study)
-    by_state = dict(
-        responses.values_list("verification").annotate(n=Count("id")).values_list("verification", "n")
-    )
-    counted = responses.counted()
-    span = counted.aggregate(first=Min("created"), last=Max("created"))
-    items = Item.objects.filter(study=study)
-    trust = dict(
-        WorkerTrust.objects.filter(study=study)
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
-    label = TASK_KINDS.meta(study.kind).get("label", study.kind)
     lines = [
         f"# Datasheet: {study.name}",
         "",
         f"Exported {exports.exported_at()} from study `{study.uid}`.",
         "",
+        *_study_section(study),
+        "",
+        *_counts_section(study, unverified),
+        "",
+        "## The exports",
+        *_exports_section(study, unverified),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _study_section(study: Study) -> list[str]:
+    """The task, status, dates, dataset, provider, settings and instructions of the study."""
+    kind = get_kind(study.kind)
+    label = TASK_KINDS.meta(study.kind).get("label", study.kind)
+    lines = [
         "## The study",
         "",
         f"- Task: {label} (`{study.kind}`) — {kind.title}",
@@ -83,8 +83,26 @@ def datasheet(study: Study, unverified: bool = False) -> str:
     if study.instructions:
         lines += ["", "### Instructions shown to workers", ""]
         lines += ["> " + line if line else ">" for line in study.instructions.splitlines()]
-    lines += [
-        "",
+    return lines
+
+
+def _counts_section(study: Study, unverified: bool) -> list[str]:
+    """Items, answers by verification state, workers by gold trust, the verified answers' dates, and
+    which answers the exports hold and how ids are hidden."""
+    responses = Response.objects.filter(study=study)
+    by_state = dict(
+        responses.values_list("verification").annotate(n=Count("id")).values_list("verification", "n")
+    )
+    counted = responses.counted()
+    span = counted.aggregate(first=Min("created"), last=Max("created"))
+    items = Item.objects.filter(study=study)
+    trust = dict(
+        WorkerTrust.objects.filter(study=study)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    return [
         "## Counts and dates",
         "",
         f"- Items: {items.count()} ({items.filter(is_gold=True).count()} gold, "
@@ -107,9 +125,12 @@ def datasheet(study: Study, unverified: bool = False) -> str:
         "",
         "Worker and platform ids never leave the app: each is replaced by a salted hash, stable within "
         "this installation. CSV cells that a spreadsheet would read as a formula begin with a `'`.",
-        "",
-        "## The exports",
     ]
+
+
+def _exports_section(study: Study, unverified: bool) -> list[str]:
+    """Per export the study offers: its title, files, summary and every column."""
+    lines: list[str] = []
     for export in exports.offered(study):
         name = export["name"]
         lines += [
@@ -127,7 +148,7 @@ def datasheet(study: Study, unverified: bool = False) -> str:
                 table.unverified_columns if unverified and table.takes_unverified else ()
             )
         lines += _columns(columns)
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def datasheet_name(study: Study) -> str:

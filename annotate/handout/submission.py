@@ -294,7 +294,53 @@ def _submit(
     now: datetime,
     allow_finished: bool = False,
 ) -> Submitted:
-    assignment = (
+    """The general path, inside the caller's transaction: lock the assignment, answer a retry with the
+    stored response, refuse what the assignment's state does not allow, validate, then store."""
+    assignment = _locked_assignment(uid)
+    seat = (
+        None
+        if assignment is None
+        else _seat(holders, assignment.study.uid, assignment.worker_id, assignment.provider_assignment_id)
+    )
+    if seat is None:
+        raise AssignmentNotFound(uid)
+    if assignment.status == SUBMITTED:
+        return _retry(assignment, key)
+    if assignment.study.status == Study.Status.FINISHED and not allow_finished:
+        raise SubmissionConflict("study", FINISHED_MESSAGE)
+    kind = get_kind(assignment.study.kind)
+    item = assignment.item
+    item.study = assignment.study
+    cleaned = kind.validate_answer(item, answer, timings)
+    if assignment.status == RELEASED and _slot_taken(assignment):
+        raise SubmissionConflict(
+            "assignment", "this assignment expired and its place was given to another annotator"
+        )
+    read_ms, moments = _timings(timings)
+    response = Response.objects.create(
+        assignment_id=assignment.pk,
+        study_id=assignment.study_id,
+        item_id=item.pk,
+        worker_id=assignment.worker_id,
+        submission_key=key,
+        answer=cleaned,
+        read_ms=read_ms,
+        answer_ms=timings.get("answer_ms"),
+        signals=_signals(signals, moments, assignment.study.uid, assignment.worker_id),
+        gold_passed=kind.grade_gold(item, cleaned),
+        verification=seat.verification,
+    )
+    Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
+    Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
+    return Submitted(
+        response.pk, True, assignment.study, assignment.worker_id, response.gold_passed, response.verification
+    )
+
+
+def _locked_assignment(uid: str) -> Assignment | None:
+    """The assignment ``uid``, locked (``SELECT ... FOR UPDATE``), with the item and study fields that
+    validating and grading an answer read."""
+    return (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("item", "study")
         .only(
@@ -320,51 +366,23 @@ def _submit(
         .filter(uid=uid)
         .first()
     )
-    seat = (
-        None
-        if assignment is None
-        else _seat(holders, assignment.study.uid, assignment.worker_id, assignment.provider_assignment_id)
-    )
-    if seat is None:
-        raise AssignmentNotFound(uid)
-    if assignment.status == SUBMITTED:
-        prior = (
-            Response.objects.filter(assignment_id=assignment.pk).values_list("id", "submission_key").first()
-        )
-        if prior is not None and prior[1] == key:
-            return Submitted(prior[0], False, assignment.study, assignment.worker_id)
-        raise SubmissionConflict("assignment", "this assignment was already submitted")
-    if assignment.study.status == Study.Status.FINISHED and not allow_finished:
-        raise SubmissionConflict("study", FINISHED_MESSAGE)
-    kind = get_kind(assignment.study.kind)
-    item = assignment.item
-    item.study = assignment.study
-    cleaned = kind.validate_answer(item, answer, timings)
-    if assignment.status == RELEASED and (
-        Assignment.objects.filter(item_id=item.pk)
+
+
+def _retry(assignment: Assignment, key: uuid.UUID) -> Submitted:
+    """A submitted assignment: the stored response when it came with the same ``key`` (a retry, not
+    created again), else a conflict."""
+    prior = Response.objects.filter(assignment_id=assignment.pk).values_list("id", "submission_key").first()
+    if prior is not None and prior[1] == key:
+        return Submitted(prior[0], False, assignment.study, assignment.worker_id)
+    raise SubmissionConflict("assignment", "this assignment was already submitted")
+
+
+def _slot_taken(assignment: Assignment) -> bool:
+    """Whether a released assignment's slot, or its worker's place on the item, went to another
+    assignment that is not released."""
+    return (
+        Assignment.objects.filter(item_id=assignment.item_id)
         .exclude(status=RELEASED)
         .filter(Q(slot=assignment.slot) | Q(worker_id=assignment.worker_id))
         .exists()
-    ):
-        raise SubmissionConflict(
-            "assignment", "this assignment expired and its place was given to another annotator"
-        )
-    read_ms, moments = _timings(timings)
-    response = Response.objects.create(
-        assignment_id=assignment.pk,
-        study_id=assignment.study_id,
-        item_id=item.pk,
-        worker_id=assignment.worker_id,
-        submission_key=key,
-        answer=cleaned,
-        read_ms=read_ms,
-        answer_ms=timings.get("answer_ms"),
-        signals=_signals(signals, moments, assignment.study.uid, assignment.worker_id),
-        gold_passed=kind.grade_gold(item, cleaned),
-        verification=seat.verification,
-    )
-    Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
-    Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
-    return Submitted(
-        response.pk, True, assignment.study, assignment.worker_id, response.gold_passed, response.verification
     )

@@ -62,64 +62,12 @@ def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
         raise MachineInputError("model_run", "the model run has not finished training")
     if not isinstance(data, dict):
         raise MachineInputError("params", "must be an object")
-    methods = data.get("methods")
-    if methods in (None, "", []):
-        raise MachineInputError("methods", "choose at least one explanation method")
-    if isinstance(methods, list) and not all(isinstance(m, str) for m in methods):
-        raise MachineInputError("methods", "must be a list of method names")
-    if not isinstance(methods, str | list):
-        raise MachineInputError("methods", "must be a list of method names or 'all'")
-
-    try:
-        names = resolve_methods(methods, model_run.architecture)
-    except ValueError as exc:
-        raise MachineInputError("methods", str(exc)) from None
-    names = sorted(set(names))
-    if not names:
-        raise MachineInputError("methods", f"no method applies to architecture {model_run.architecture!r}")
-
-    documents = data.get("documents")
-    if documents is not None:
-        if (
-            not isinstance(documents, list)
-            or not documents
-            or not all(isinstance(d, int) and not isinstance(d, bool) for d in documents)
-        ):
-            raise MachineInputError("documents", "must be a non-empty list of document ids")
-        documents = sorted(set(documents))
-        found = set(
-            documents_with_words(model_run.dataset).filter(pk__in=documents).values_list("pk", flat=True)
-        )
-        missing = [d for d in documents if d not in found]
-        if missing:
-            raise MachineInputError(
-                "documents", f"not documents (with words) of this run's dataset: {missing[:10]}"
-            )
-
-    labels = list(model_run.metrics.get("labels") or [])
-    target = data.get("target", TARGET_PREDICTED) or TARGET_PREDICTED
-    if not isinstance(target, str) or (
-        target not in (TARGET_PREDICTED, TARGET_GOLD) and target not in labels
-    ):
-        raise MachineInputError("target", f"must be '{TARGET_PREDICTED}', '{TARGET_GOLD}' or one of {labels}")
-
+    names = _clean_methods(model_run, data.get("methods"))
+    documents = _clean_documents(model_run, data.get("documents"))
+    target = _clean_target(model_run, data.get("target", TARGET_PREDICTED))
     m = _int_in("m", data.get("m", 3), 1, MAX_M)
-    sizes = data.get("ngram_sizes")
-    if sizes in ([], ""):
-        sizes = None
-    if sizes is not None:
-        if not isinstance(sizes, list) or not all(
-            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 20 for n in sizes
-        ):
-            raise MachineInputError("ngram_sizes", "must be a list of n-gram lengths from 1 to 20")
-        sizes = sorted(set(sizes))
-    method_params = data.get("method_params") or {}
-    if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
-        raise MachineInputError("method_params", "must map a method name to an object of its parameters")
-    groups = {spec.group for spec in METHODS.values() if spec.group}
-    unknown = sorted(k for k in method_params if k not in names and k not in groups)
-    if unknown:
-        raise MachineInputError("method_params", f"parameters for a method not requested: {unknown[0]!r}")
+    sizes = _clean_ngram_sizes(data.get("ngram_sizes"))
+    method_params = _clean_method_params(data.get("method_params") or {}, names)
     batch_size = _int_in("batch_size", data.get("batch_size", 16), 1, 1024)
     measure = data.get("faithfulness", True)
     if not isinstance(measure, bool):
@@ -134,6 +82,77 @@ def clean_explanation_params(model_run: ModelRun, data: Any) -> dict:
         "batch_size": batch_size,
         "faithfulness": measure,
     }
+
+
+def _clean_methods(model_run: ModelRun, methods: Any) -> list[str]:
+    """The requested method names (or ``"all"``) resolved for the run's architecture, sorted."""
+    if methods in (None, "", []):
+        raise MachineInputError("methods", "choose at least one explanation method")
+    if isinstance(methods, list) and not all(isinstance(m, str) for m in methods):
+        raise MachineInputError("methods", "must be a list of method names")
+    if not isinstance(methods, str | list):
+        raise MachineInputError("methods", "must be a list of method names or 'all'")
+    try:
+        names = resolve_methods(methods, model_run.architecture)
+    except ValueError as exc:
+        raise MachineInputError("methods", str(exc)) from None
+    names = sorted(set(names))
+    if not names:
+        raise MachineInputError("methods", f"no method applies to architecture {model_run.architecture!r}")
+    return names
+
+
+def _clean_documents(model_run: ModelRun, documents: Any) -> list[int] | None:
+    """The requested document ids, sorted, each a document with words of the run's dataset; None: all."""
+    if documents is None:
+        return None
+    if (
+        not isinstance(documents, list)
+        or not documents
+        or not all(isinstance(d, int) and not isinstance(d, bool) for d in documents)
+    ):
+        raise MachineInputError("documents", "must be a non-empty list of document ids")
+    documents = sorted(set(documents))
+    found = set(documents_with_words(model_run.dataset).filter(pk__in=documents).values_list("pk", flat=True))
+    missing = [d for d in documents if d not in found]
+    if missing:
+        raise MachineInputError(
+            "documents", f"not documents (with words) of this run's dataset: {missing[:10]}"
+        )
+    return documents
+
+
+def _clean_target(model_run: ModelRun, target: Any) -> str:
+    """``predicted`` (also for an empty target), ``gold`` or one of the run's labels."""
+    labels = list(model_run.metrics.get("labels") or [])
+    target = target or TARGET_PREDICTED
+    if not isinstance(target, str) or (
+        target not in (TARGET_PREDICTED, TARGET_GOLD) and target not in labels
+    ):
+        raise MachineInputError("target", f"must be '{TARGET_PREDICTED}', '{TARGET_GOLD}' or one of {labels}")
+    return target
+
+
+def _clean_ngram_sizes(sizes: Any) -> list[int] | None:
+    """The n-gram lengths, sorted and distinct; None (also for an empty list): single words."""
+    if sizes in (None, [], ""):
+        return None
+    if not isinstance(sizes, list) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 20 for n in sizes
+    ):
+        raise MachineInputError("ngram_sizes", "must be a list of n-gram lengths from 1 to 20")
+    return sorted(set(sizes))
+
+
+def _clean_method_params(method_params: Any, names: list[str]) -> dict:
+    """Per requested method (or method group) an object of its parameters."""
+    if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
+        raise MachineInputError("method_params", "must map a method name to an object of its parameters")
+    groups = {spec.group for spec in METHODS.values() if spec.group}
+    unknown = sorted(k for k in method_params if k not in names and k not in groups)
+    if unknown:
+        raise MachineInputError("method_params", f"parameters for a method not requested: {unknown[0]!r}")
+    return method_params
 
 
 def params_digest(params: dict) -> str:
@@ -171,7 +190,6 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
     if params.get("documents") is not None:
         queryset = queryset.filter(pk__in=params["documents"])
     documents = list(queryset)
-    sizes = params.get("ngram_sizes")
     stored = skipped = flagged = 0
     progress(0.0, f"explaining {len(documents)} documents with {len(methods)} methods")
     for first in range(0, len(documents), DOCUMENT_CHUNK):
@@ -180,66 +198,10 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
         kept = [(doc, t) for doc, t in zip(chunk, targets, strict=True) if t is not None]
         skipped += len(chunk) - len(kept)
         if kept:
-            scores = explain_many(
-                trained,
-                [doc.text for doc, _ in kept],
-                methods,
-                [t for _, t in kept],
-                batch_size=params.get("batch_size", 16),
-                params=params.get("method_params") or {},
-            )
-            faithful = {}
-            # a map with a non-finite score has no ranking of its words: it is not measured
-            measured_methods = [
-                m for m in methods if all(math.isfinite(v) for values in scores[m] for v in values)
-            ]
-            if params.get("faithfulness", True) and measured_methods:
-                measured = faithfulness(
-                    trained,
-                    [doc.text for doc, _ in kept],
-                    {method: scores[method] for method in measured_methods},
-                    [t for _, t in kept],
-                    batch_size=params.get("batch_size", 16),
-                )
-                faithful = {method: measured.per_text(method) for method in measured_methods}
-            rows = []
-            for i, (doc, target) in enumerate(kept):
-                for method in methods:
-                    values = scores[method][i]
-                    counter = scores.counter[method][i] if method in scores.counter else None
-                    chosen = evidence_and_counter(
-                        doc.text, values, params.get("m", 3), sizes, doc.words, counter_scores=counter
-                    )
-                    report = scores.diagnostics[method][i] if method in scores.diagnostics else {}
-                    flagged += bool(report.get("warnings"))
-                    rows.append(
-                        Explanation(
-                            model_run=run,
-                            document=doc,
-                            method=method,
-                            target=target,
-                            scores=json_safe(values),
-                            evidence=json_safe([e.to_dict() for e in chosen["evidence"]]),
-                            counter_evidence=json_safe([e.to_dict() for e in chosen["counter_evidence"]]),
-                            counter_scores=None if counter is None else json_safe(counter),
-                            diagnostics=json_safe(report),
-                            faithfulness=json_safe(faithful[method][i]) if method in faithful else None,
-                        )
-                    )
-            Explanation.objects.bulk_create(
-                rows,
-                update_conflicts=True,
-                unique_fields=["model_run", "document", "method", "target"],
-                update_fields=[
-                    "scores",
-                    "evidence",
-                    "counter_evidence",
-                    "counter_scores",
-                    "diagnostics",
-                    "faithfulness",
-                ],
-            )
+            rows, chunk_flagged = _explain_chunk(run, trained, kept, methods, params)
+            _upsert(rows)
             stored += len(rows)
+            flagged += chunk_flagged
         done = first + len(chunk)
         progress(done / len(documents), f"explained {done} of {len(documents)} documents")
     note = f", {flagged} flagged (see their diagnostics)" if flagged else ""
@@ -252,6 +214,88 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
         "explanations": stored,
         "flagged_explanations": flagged,
     }
+
+
+def _explain_chunk(
+    run: ModelRun, trained, kept: list[tuple[Any, str]], methods: list[str], params: dict
+) -> tuple[list[Explanation], int]:
+    """Every method's explanation of each (document, target) of ``kept`` with its evidence, diagnostics
+    and (unless turned off) faithfulness, as unsaved rows; and how many of them a method flagged."""
+    texts, targets = [doc.text for doc, _ in kept], [t for _, t in kept]
+    batch_size = params.get("batch_size", 16)
+    scores = explain_many(
+        trained, texts, methods, targets, batch_size=batch_size, params=params.get("method_params") or {}
+    )
+    faithful = (
+        _measured(trained, texts, targets, scores, methods, params)
+        if params.get("faithfulness", True)
+        else {}
+    )
+    rows, flagged = [], 0
+    for i, (doc, target) in enumerate(kept):
+        for method in methods:
+            values = scores[method][i]
+            counter = scores.counter[method][i] if method in scores.counter else None
+            chosen = evidence_and_counter(
+                doc.text,
+                values,
+                params.get("m", 3),
+                params.get("ngram_sizes"),
+                doc.words,
+                counter_scores=counter,
+            )
+            report = scores.diagnostics[method][i] if method in scores.diagnostics else {}
+            flagged += bool(report.get("warnings"))
+            rows.append(
+                Explanation(
+                    model_run=run,
+                    document=doc,
+                    method=method,
+                    target=target,
+                    scores=json_safe(values),
+                    evidence=json_safe([e.to_dict() for e in chosen["evidence"]]),
+                    counter_evidence=json_safe([e.to_dict() for e in chosen["counter_evidence"]]),
+                    counter_scores=None if counter is None else json_safe(counter),
+                    diagnostics=json_safe(report),
+                    faithfulness=json_safe(faithful[method][i]) if method in faithful else None,
+                )
+            )
+    return rows, flagged
+
+
+def _measured(
+    trained, texts: list[str], targets: list[str], scores, methods: list[str], params: dict
+) -> dict[str, list[dict]]:
+    """Per method, the per-text faithfulness of its maps; a method with a non-finite score in any map has
+    no ranking of its words and is not measured."""
+    measured_methods = [m for m in methods if all(math.isfinite(v) for values in scores[m] for v in values)]
+    if not measured_methods:
+        return {}
+    measured = faithfulness(
+        trained,
+        texts,
+        {method: scores[method] for method in measured_methods},
+        targets,
+        batch_size=params.get("batch_size", 16),
+    )
+    return {method: measured.per_text(method) for method in measured_methods}
+
+
+def _upsert(rows: list[Explanation]) -> None:
+    """Insert the rows, or update the stored ones of the same run, document, method and target."""
+    Explanation.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["model_run", "document", "method", "target"],
+        update_fields=[
+            "scores",
+            "evidence",
+            "counter_evidence",
+            "counter_scores",
+            "diagnostics",
+            "faithfulness",
+        ],
+    )
 
 
 def available_methods(model_run: ModelRun) -> list[str]:

@@ -356,25 +356,62 @@ def faithfulness(
     n_words = np.array([len(word_spans(t)) for t in texts], dtype=np.int64)
     if (n_words == 0).any():
         raise ValueError(f"text {int(np.argmin(n_words))} has no words")
-    ranks: dict[str, Ragged] = {}
-    for m in methods:
-        scores = list(explanations[m])
-        if len(scores) != n_texts:
-            raise ValueError(f"method {m!r}: {len(scores)} explanations for {n_texts} texts")
-        for i, s in enumerate(scores):
-            if len(s) != n_words[i]:
-                raise ValueError(f"method {m!r}, text {i}: {len(s)} word scores for {n_words[i]} words")
-        ragged = Ragged.from_lists(scores)
-        if not np.isfinite(ragged.values).all():
-            bad = int(ragged.segments[~np.isfinite(ragged.values)][0])
-            raise ValueError(f"method {m!r}, text {bad}: a word score is not a finite number")
-        ranks[m] = descending_ranks(ragged)
+    ranks = {m: _checked_ranks(m, explanations[m], n_words) for m in methods}
     labels = list(getattr(bundle, "labels", []) or [])
     given = _target_index(labels, target, n_texts)
     sizes = bin_sizes(n_words, bins)
-    n_bins, n_methods = len(bins), len(methods)
     tokens = _uses_tokens(bundle, via)
-    result = Faithfulness(
+    result = _empty_result(methods, ids, labels, bins, loo, n_words)
+    was_training = getattr(bundle.model, "training", False)
+    bundle.model.eval()
+    try:
+        for first in range(0, n_texts, batch_size):
+            part = range(first, min(first + batch_size, n_texts))
+            keep = [_keep_rows(int(n_words[i]), _ranks_of(ranks, i), sizes[i], len(methods)) for i in part]
+            chunk = [texts[i] for i in part]
+            probs = (_row_probabilities_tokens if tokens else _row_probabilities_texts)(bundle, chunk, keep)
+            probs = probs.numpy()
+            start = 0
+            for i, k in zip(part, keep, strict=True):
+                rows = probs[start : start + k.shape[0]]
+                start += k.shape[0]
+                target_i = None if given is None else int(given[i])
+                _measure_text(result, i, rows, target_i, explanations)
+            if progress is not None:
+                progress(part.stop / n_texts, f"measured {part.stop} of {n_texts} texts")
+    finally:
+        bundle.model.train(was_training)
+    return result
+
+
+def _checked_ranks(method: str, scores: Sequence[Sequence[float]], n_words: np.ndarray) -> Ragged:
+    """The descending word ranks of ``method``'s explanations, once they are one finite score per word
+    of every text."""
+    scores = list(scores)
+    n_texts = len(n_words)
+    if len(scores) != n_texts:
+        raise ValueError(f"method {method!r}: {len(scores)} explanations for {n_texts} texts")
+    for i, s in enumerate(scores):
+        if len(s) != n_words[i]:
+            raise ValueError(f"method {method!r}, text {i}: {len(s)} word scores for {n_words[i]} words")
+    ragged = Ragged.from_lists(scores)
+    if not np.isfinite(ragged.values).all():
+        bad = int(ragged.segments[~np.isfinite(ragged.values)][0])
+        raise ValueError(f"method {method!r}, text {bad}: a word score is not a finite number")
+    return descending_ranks(ragged)
+
+
+def _empty_result(
+    methods: list[str],
+    ids: Sequence[Any] | None,
+    labels: list,
+    bins: Sequence[float],
+    loo: str,
+    n_words: np.ndarray,
+) -> Faithfulness:
+    """A :class:`Faithfulness` of the right shapes, to be filled text by text."""
+    n_texts, n_bins = len(n_words), len(bins)
+    return Faithfulness(
         methods,
         [str(i) for i in ids] if ids is not None else [str(i) for i in range(n_texts)],
         labels,
@@ -388,40 +425,37 @@ def faithfulness(
         {m: np.zeros((n_texts, n_bins)) for m in methods},
         {m: np.full(n_texts, np.nan) for m in methods},
     )
-    was_training = getattr(bundle.model, "training", False)
-    bundle.model.eval()
-    try:
-        for first in range(0, n_texts, batch_size):
-            part = range(first, min(first + batch_size, n_texts))
-            keep = [_keep_rows(int(n_words[i]), _ranks_of(ranks, i), sizes[i], n_methods) for i in part]
-            chunk = [texts[i] for i in part]
-            probs = (_row_probabilities_tokens if tokens else _row_probabilities_texts)(bundle, chunk, keep)
-            probs = probs.numpy()
-            start = 0
-            for i, k in zip(part, keep, strict=True):
-                rows = probs[start : start + k.shape[0]]
-                start += k.shape[0]
-                full = rows[0]
-                t = int(full.argmax()) if given is None else int(given[i])
-                p = full[t]
-                n = int(n_words[i])
-                out = rows[1 + n :, t].reshape(max(n_methods, 0), 2, n_bins) if n_methods else None
-                if loo == "drop":
-                    importance = p - rows[1 : 1 + n, t]
-                else:
-                    importance = 0.5 * np.abs(rows[1 : 1 + n] - full).sum(axis=1)
-                result.target[i], result.probability[i] = t, p
-                result.loo.append(importance)
-                for j, m in enumerate(methods):
-                    result.comprehensiveness[m][i] = p - out[j, 0]
-                    result.sufficiency[m][i] = p - out[j, 1]
-                    scores = np.asarray(explanations[m][i], dtype=np.float64)
-                    result.tau[m][i] = _tau(scores, importance)
-            if progress is not None:
-                progress(part.stop / n_texts, f"measured {part.stop} of {n_texts} texts")
-    finally:
-        bundle.model.train(was_training)
-    return result
+
+
+def _measure_text(
+    result: Faithfulness,
+    i: int,
+    rows: np.ndarray,
+    target: int | None,
+    explanations: Mapping[str, Sequence[Sequence[float]]],
+) -> None:
+    """Fill text ``i`` of ``result`` from its probability rows (the full text, each word left out, then per
+    method and bin the text without and with only the top words): the explained class (``target``, or
+    the predicted one) and its probability, leave-one-out importance, comprehensiveness, sufficiency
+    and τ."""
+    methods, n_bins = result.methods, len(result.bins)
+    n_methods = len(methods)
+    full = rows[0]
+    t = int(full.argmax()) if target is None else target
+    p = full[t]
+    n = int(result.n_words[i])
+    out = rows[1 + n :, t].reshape(max(n_methods, 0), 2, n_bins) if n_methods else None
+    if result.loo_kind == "drop":
+        importance = p - rows[1 : 1 + n, t]
+    else:
+        importance = 0.5 * np.abs(rows[1 : 1 + n] - full).sum(axis=1)
+    result.target[i], result.probability[i] = t, p
+    result.loo.append(importance)
+    for j, m in enumerate(methods):
+        result.comprehensiveness[m][i] = p - out[j, 0]
+        result.sufficiency[m][i] = p - out[j, 1]
+        scores = np.asarray(explanations[m][i], dtype=np.float64)
+        result.tau[m][i] = _tau(scores, importance)
 
 
 __all__ = [

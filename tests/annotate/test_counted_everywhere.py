@@ -24,7 +24,7 @@ ALLOWED = {
         "annotate/quality/grading.py",
         "regrade_item",
     ): "every answer is graded, so one verified later has its grade",
-    ("annotate/kinds/highlight/yelphat.py", "import_yelphat"): "creates the imported answers (verified)",
+    ("annotate/kinds/highlight/yelphat.py", "_create_responses"): "creates the imported answers (verified)",
     ("annotate/exports/tables.py", "_answers"): "include_unverified asks for every answer, marked",
     (
         "annotate/kinds/nli_pair/results.py",
@@ -33,7 +33,7 @@ ALLOWED = {
     ("annotate/studies/progress.py", "study_progress"): "counts answers received, by verification",
     (
         "annotate/exports/datasheet.py",
-        "datasheet",
+        "_counts_section",
     ): "counts answers received, by verification, for the datasheet",
     (
         "annotate/crowd/unconfirmed.py",

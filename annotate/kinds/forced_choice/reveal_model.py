@@ -29,7 +29,7 @@ from annotate.kinds.forced_choice.generation import (
     study_run,
 )
 from annotate.kinds.forced_choice.kind import ForcedChoiceConfigSerializer, ForcedChoiceKind
-from annotate.models import Study
+from annotate.models import Document, ModelRun, Study
 from annotate.tasks import register
 from annotate.tasks.page_words import word_breaks
 
@@ -94,26 +94,9 @@ def reveal_model_questions(study: Study) -> list[Question]:
     methods = study_methods(study)
     names = sorted({m["method"] for m in methods})
     gold = candidate_ids(study, [better, worse], config.get("split", "test"))
-    good, poor = prediction_pool(better, gold), prediction_pool(worse, gold)
-    common = np.intersect1d(good.ids, poor.ids)
-    good_at = np.searchsorted(good.ids, common)
-    poor_at = np.searchsorted(poor.ids, common)
-    good = Pool(common, good.gold[good_at], good.predicted[good_at], good.max_prob[good_at])
-    poor = Pool(common, poor.gold[poor_at], poor.predicted[poor_at], poor.max_prob[poor_at])
-    gap = config.get("min_accuracy_gap", 0.05)
-    acc_good, acc_poor = model_accuracy(good), model_accuracy(poor)
-    if not acc_good - acc_poor >= gap:
-        raise ValidationError(
-            {
-                "config": {
-                    "better_run": [
-                        f"the two models must differ clearly in quality: accuracy {acc_good:.3f} (run {better.pk}) "
-                        f"against {acc_poor:.3f} (run {worse.pk}) on the {len(common)} candidate texts, "
-                        f"a gap under min_accuracy_gap {gap}"
-                    ]
-                }
-            }
-        )
+    good, poor = _common_pools(prediction_pool(better, gold), prediction_pool(worse, gold))
+    _check_accuracy_gap(good, poor, config.get("min_accuracy_gap", 0.05), better, worse)
+    common = good.ids
     same = good.predicted == poor.predicted
     targets = dict(zip(common[same].tolist(), good.predicted[same].tolist(), strict=True))
     explained = explained_ids(better, targets, names) & explained_ids(worse, targets, names)
@@ -133,35 +116,75 @@ def reveal_model_questions(study: Study) -> list[Question]:
     }
     docs = documents_by_id(picked)
     m = config.get("m", 3)
-    questions = []
-    for split, ids in chosen.items():
-        for doc_id in ids.tolist():
-            doc = docs[doc_id]
-            words = [doc.text[s:e] for s, e in doc.words]
-            for method in methods:
-                sides = [better.pk, worse.pk] if rng.random() < 0.5 else [worse.pk, better.pk]
-                evidence = {
-                    side: [
-                        [e.first_word, e.end_word]
-                        for e in evidence_of(
-                            doc, scores[run_id][(doc_id, method["method"])], m, method["ngram_sizes"]
-                        )
+    return [
+        _question(rng, docs[doc_id], split, method, picked[doc_id], (better.pk, worse.pk), scores, m)
+        for split, ids in chosen.items()
+        for doc_id in ids.tolist()
+        for method in methods
+    ]
+
+
+def _common_pools(good: Pool, poor: Pool) -> tuple[Pool, Pool]:
+    """Both runs' pools narrowed to the texts both have, in the same (id) order."""
+    common = np.intersect1d(good.ids, poor.ids)
+    good_at = np.searchsorted(good.ids, common)
+    poor_at = np.searchsorted(poor.ids, common)
+    return (
+        Pool(common, good.gold[good_at], good.predicted[good_at], good.max_prob[good_at]),
+        Pool(common, poor.gold[poor_at], poor.predicted[poor_at], poor.max_prob[poor_at]),
+    )
+
+
+def _check_accuracy_gap(good: Pool, poor: Pool, gap: float, better: ModelRun, worse: ModelRun) -> None:
+    """Refuse two runs whose accuracies on the candidate texts differ by less than ``gap``."""
+    acc_good, acc_poor = model_accuracy(good), model_accuracy(poor)
+    if not acc_good - acc_poor >= gap:
+        raise ValidationError(
+            {
+                "config": {
+                    "better_run": [
+                        f"the two models must differ clearly in quality: accuracy {acc_good:.3f} (run {better.pk}) "
+                        f"against {acc_poor:.3f} (run {worse.pk}) on the {len(good.ids)} candidate texts, "
+                        f"a gap under min_accuracy_gap {gap}"
                     ]
-                    for side, run_id in zip(("A", "B"), sides, strict=True)
                 }
-                payload = {
-                    "words": words,
-                    "breaks": word_breaks(doc.text, doc.words),
-                    "predicted": picked[doc_id],
-                    "evidence": evidence,
-                }
-                secret = {
-                    **common_secret(method, doc, split, m),
-                    "predicted": picked[doc_id],
-                    "better_run": better.pk,
-                    "worse_run": worse.pk,
-                    "sides": {"A": sides[0], "B": sides[1]},
-                    "answer": "A" if sides[0] == better.pk else "B",
-                }
-                questions.append(Question(doc_id, payload, secret))
-    return questions
+            }
+        )
+
+
+def _question(
+    rng: np.random.Generator,
+    doc: Document,
+    split: str,
+    method: dict,
+    predicted: str,
+    runs: tuple[int, int],
+    scores: dict[int, dict],
+    m: int,
+) -> Question:
+    """One question: the text with the better and the poorer run (``runs``) on sides drawn from ``rng``,
+    each side's top-``m`` evidence of ``method``."""
+    better, worse = runs
+    sides = [better, worse] if rng.random() < 0.5 else [worse, better]
+    evidence = {
+        side: [
+            [e.first_word, e.end_word]
+            for e in evidence_of(doc, scores[run_id][(doc.pk, method["method"])], m, method["ngram_sizes"])
+        ]
+        for side, run_id in zip(("A", "B"), sides, strict=True)
+    }
+    payload = {
+        "words": [doc.text[s:e] for s, e in doc.words],
+        "breaks": word_breaks(doc.text, doc.words),
+        "predicted": predicted,
+        "evidence": evidence,
+    }
+    secret = {
+        **common_secret(method, doc, split, m),
+        "predicted": predicted,
+        "better_run": better,
+        "worse_run": worse,
+        "sides": {"A": sides[0], "B": sides[1]},
+        "answer": "A" if sides[0] == better else "B",
+    }
+    return Question(doc.pk, payload, secret)
