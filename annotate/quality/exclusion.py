@@ -152,6 +152,15 @@ def excluded_worker_ids(study: Study) -> set[int]:
     return set(standing(study, answered).left_out)
 
 
+def counted_responses(study: Study):
+    """The verified answers to non-gold items of workers not excluded by their gold trust."""
+    return (
+        Response.objects.filter(study=study, item__is_gold=False)
+        .counted()
+        .exclude(worker_id__in=excluded_worker_ids(study))
+    )
+
+
 def apply_local(study: Study, changes: Iterable[TrustChange]) -> QualitySummary:
     """Block newly excluded workers here, and unblock those a re-grade lifted back (database only)."""
     summary = QualitySummary(changes=list(changes))

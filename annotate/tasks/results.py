@@ -29,8 +29,7 @@ from django.urls import reverse
 
 from annotate.access import visible_to
 from annotate.infra import csvfile
-from annotate.models import ModelRun, Response, Study, Worker
-from annotate.quality.exclusion import answer_weights, excluded_worker_ids
+from annotate.models import ModelRun, Study, Worker
 
 #: Bootstrap resamples per interval on a results page: fewer than the engine's default, since a page
 #: computes an interval per annotator pair and is rendered while the researcher waits.
@@ -45,20 +44,6 @@ def download(study: Study, name: str, body: str, fmt: str = "csv") -> HttpRespon
     response = HttpResponse(body, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="study-{study.uid}-{name}.{fmt}"'
     return response
-
-
-def worker_trust(study: Study, worker_ids) -> dict[int, float]:
-    """Each worker's answer weight in ``study`` (:func:`annotate.quality.exclusion.answer_weights`)."""
-    return answer_weights(study, worker_ids)
-
-
-def counted_responses(study: Study):
-    """The verified answers to non-gold items of workers not excluded by their gold trust."""
-    return (
-        Response.objects.filter(study=study, item__is_gold=False)
-        .counted()
-        .exclude(worker_id__in=excluded_worker_ids(study))
-    )
 
 
 def worker_names(worker_ids) -> dict[int, str]:

@@ -33,8 +33,8 @@ from annotate.kinds.nli_pair.results import pair_results
 from annotate.machine.heatmap import human_rows
 from annotate.models import QualityPolicy, Response, Study, Worker, WorkerTrust
 from annotate.quality import aggregation, gold_review, grading, signals
+from annotate.quality.exclusion import counted_responses
 from annotate.studies.progress import study_progress
-from annotate.tasks.results import counted_responses
 from tests.annotate.crowd_helpers import answer, answer_of, crowd_study, golds, ordinary
 from tests.annotate.kinds.forced_choice.test_filters import mixed_study, owner, workers  # noqa: F401 (fixtures)
 from tests.annotate.kinds.forced_choice.test_scoring import HAND, NEG, POS

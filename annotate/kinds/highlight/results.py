@@ -2,7 +2,7 @@
 the majority label and the share that chose it, the consensus (AND) and super (OR) attention maps of its
 annotators (Defs. 2.4, 2.5), and over the study the label agreement (Fleiss κ, from
 :mod:`explain_engine.api`). Only counted answers to non-gold items count
-(:func:`annotate.tasks.results.counted_responses`). :class:`HighlightResults` is the kind's results page;
+(:func:`annotate.quality.exclusion.counted_responses`). :class:`HighlightResults` is the kind's results page;
 its tables download as CSV or JSON lines, and the labels table is the one the kind's exports offer
 (:data:`annotate.quality.aggregation.LABEL_TABLE`: majority, trust-weighted confidence, Dawid & Skene).
 """
@@ -15,8 +15,9 @@ from typing import Any
 from annotate.kinds.highlight.config import DEFAULT_LABELS
 from annotate.models import Study
 from annotate.quality.aggregation import LABEL_TABLE
+from annotate.quality.exclusion import counted_responses
 from annotate.tasks.export_spec import highlighted_words
-from annotate.tasks.results import N_BOOT, ResultsPage, Rows, counted_responses
+from annotate.tasks.results import N_BOOT, ResultsPage, Rows
 from explain_engine.api import consensus_maps, fleiss_kappa
 
 TEXT_COLUMNS = (

@@ -18,7 +18,8 @@ import numpy as np
 from annotate.exports.tables import INCLUDE_UNVERIFIED
 from annotate.kinds.nli_pair.config import SIDES, map_field
 from annotate.models import Response, Study
-from annotate.tasks.results import BadQuery, FlagField, ResultsPage, Rows, counted_responses, worker_names
+from annotate.quality.exclusion import counted_responses
+from annotate.tasks.results import BadQuery, FlagField, ResultsPage, Rows, worker_names
 from explain_engine.api import (
     N_BOOT,
     HumanMaps,

@@ -17,17 +17,16 @@ import numpy as np
 
 from annotate.kinds.sentence_rating.config import PAPER_JUDGES, RATING_LABELS
 from annotate.models import Document, ModelRun, Prediction, Study
+from annotate.quality.exclusion import answer_weights, counted_responses
 from annotate.tasks.page_words import document_sentences
 from annotate.tasks.results import (
     N_BOOT,
     ChoiceField,
     ResultsPage,
     RunField,
-    counted_responses,
     finite_or_none,
     from_results,
     worker_names,
-    worker_trust,
 )
 from explain_engine.api import (
     DEFAULT_KAPPA,
@@ -83,7 +82,7 @@ def rating_results(
     answers = list(counted_responses(study).values_list("item_id", "worker_id", "answer__rating"))
     answers = [(i, w, r) for i, w, r in answers if r in LEVELS and i in items]
     worker_ids = sorted({w for _, w, _ in answers})
-    trust = worker_trust(study, worker_ids)
+    trust = answer_weights(study, worker_ids)
     names = worker_names(worker_ids)
     result: dict[str, Any] = {
         "answers": len(answers),

@@ -15,14 +15,8 @@ import numpy as np
 
 from annotate.kinds.token_marking.config import CONTROL_SECRET
 from annotate.models import Explanation, ModelRun, Study
-from annotate.tasks.results import (
-    N_BOOT,
-    MethodField,
-    ResultsPage,
-    RunField,
-    counted_responses,
-    from_results,
-)
+from annotate.quality.exclusion import counted_responses
+from annotate.tasks.results import N_BOOT, MethodField, ResultsPage, RunField, from_results
 from explain_engine.api import expert_oracle, marking_agreement, marking_alignment
 
 TABLES = ("oracle", "examples")
