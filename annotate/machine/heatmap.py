@@ -18,10 +18,10 @@ import numpy as np
 from annotate.models import Document, Explanation, ModelRun, Prediction, Response
 from annotate.quality.exclusion import standing
 from annotate.tasks import TASK_KINDS
+from explain_engine.api import TRAINING_ATTENTION as ATTENTION
 from explain_engine.api import consensus_maps
 
 LEVELS = 10
-ATTENTION = "attention (training)"
 #: The registry's attention method: the weights the training attention map already shows.
 ATTENTION_METHOD = "attention"
 

@@ -17,8 +17,8 @@ from annotate.api.work import flatten_errors
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.crowd.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
-from annotate.exports.csvfile import csv_text
 from annotate.exports import tables as exports
+from annotate.exports.csvfile import csv_text
 from annotate.models import Invite, Study
 from annotate.studies import lifecycle
 from annotate.studies.progress import study_progress

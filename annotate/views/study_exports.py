@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 
 from annotate.access import owned_or_404, researcher_required
-from annotate.exports.datasheet import datasheet, datasheet_name, zip_bytes, zip_name
 from annotate.exports import tables as exports
+from annotate.exports.datasheet import datasheet, datasheet_name, zip_bytes, zip_name
 from annotate.models import Study
 
 

@@ -13,8 +13,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotate.exports.tables import UnknownExport, item_rows, response_rows, stream
 from annotate.exports import tables as exports
+from annotate.exports.tables import UnknownExport, item_rows, response_rows, stream
 from annotate.handout.assignment import next_assignment
 from annotate.handout.submission import submit
 from annotate.models import Document
