@@ -62,10 +62,12 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         pearson_r,
     )
     from explain_engine.metrics.alignment import (
+        alignment_report,
         expert_oracle,
         hard_oracle,
         importance_alignment,
         marking_alignment,
+        marking_report,
         random_derangement,
     )
     from explain_engine.metrics.behavioral import (
@@ -86,11 +88,15 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         answer_categories,
         category_set,
         forced_choice_kappa,
+        forced_choice_report,
         score_answers,
+        score_distribution,
         summarize_scores,
     )
+    from explain_engine.metrics.forced_choice import SCORE_VALUES as FORCED_CHOICE_SCORES
     from explain_engine.metrics.pos import tag_documents, tag_words
     from explain_engine.metrics.ragged import Ragged
+    from explain_engine.metrics.ratings import ALL_ASPECTS as RATING_ALL_ASPECTS
     from explain_engine.metrics.ratings import (
         DEFAULT_KAPPA,
         KAPPA_KINDS,
@@ -104,6 +110,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         mean_of,
         pairwise_agreement,
         rating_matrix,
+        rating_report,
         replacement_std,
         sentence_scores,
     )
