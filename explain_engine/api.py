@@ -58,6 +58,8 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         fleiss_kappa,
         fleiss_kappa_from_counts,
         krippendorff_alpha,
+        majority_agreement,
+        observed_agreement,
         pairwise_table,
         pearson_r,
     )
@@ -94,6 +96,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         summarize_scores,
     )
     from explain_engine.metrics.forced_choice import SCORE_VALUES as FORCED_CHOICE_SCORES
+    from explain_engine.metrics.plausibility import map_overlap
     from explain_engine.metrics.pos import tag_documents, tag_words
     from explain_engine.metrics.ragged import Ragged
     from explain_engine.metrics.ratings import ALL_ASPECTS as RATING_ALL_ASPECTS
@@ -134,6 +137,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         TRUSTED,
         TrustTable,
         answer_weights,
+        gold_review_counts,
         leave_one_out_trust,
         trust_table,
         wilson_interval,
