@@ -3,17 +3,18 @@
 Nothing else of the engine is imported by the web app, so the engine's insides can move freely; a name
 is added here when the web app needs it. This module never imports Django.
 
-The names are listed once, in the ``if TYPE_CHECKING:`` block below, grouped by area: the canonical
-words of a text; data (YELP-HAT raw CSV, Sen et al. 2020; offline Penn tags); models, their optional
-extras, training and trained models; explanation methods (their registry, with each
-method's title and source, evidence selection of Lertvittayakumjorn & Toni 2019 §4.3); estimates with
-bootstrap intervals; agreement statistics; human vs machine maps (Sen et al. 2020 §4) and the metrics by
-name; faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4); reports, one per analysis a page
-shows (agreement and similarity, Sen et al. 2020 Tables 2–5; sentence ratings, Pappas & Popescu-Belis
-2016; token marking and NLI alignment, Prasad et al. 2021; forced choice, Lertvittayakumjorn & Toni 2019
-§5; the crowd-worker risk score); importance alignment; sentence ratings; crowd quality (Dawid & Skene
-1979, trust and weighting); crowd-worker risk and speed signals (Brysbaert 2019's reading rate, the
-noisy-OR of the reasons); forced choice; and the registries.
+The names are listed once, in the ``if TYPE_CHECKING:`` block below as imports from the engine modules
+(so the module path says the area). The areas: the canonical words of a text; data (YELP-HAT raw CSV,
+Sen et al. 2020; offline Penn tags); models, their optional extras, training and trained models;
+explanation methods (their registry, with each method's title and source; evidence selection,
+Lertvittayakumjorn & Toni 2019 §4.3); estimates with bootstrap intervals; agreement statistics; human vs
+machine maps (Sen et al. 2020 §4) and the metrics by name; faithfulness (DeYoung et al. 2020 §4; Jain &
+Wallace 2019 §4); importance alignment (Prasad et al. 2021 §3); sentence ratings (Pappas & Popescu-Belis
+2016); crowd quality (Dawid & Skene 1979, gold trust, the gold review); crowd-worker risk and answer
+speed (Brysbaert 2019's reading rate); forced choice (Lertvittayakumjorn & Toni 2019 §5); and the
+registries. A results page makes one call: the report of its analysis (agreement and similarity, Sen et
+al. 2020 Tables 2–5; sentence ratings; token marking, and importance alignment with a model; forced
+choice; the risk score and the speed signals), plain lists and dicts in, plain data out.
 
 Type checkers and editors read that block as ordinary imports. At run time it is not executed: this
 module parses its own source once at import (:func:`listed`), and every ``from MODULE import NAME [as
