@@ -21,8 +21,8 @@ from django.db.models import Count
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, Worker
 from annotate.quality.exclusion import Standing, standing
 from annotate.tasks import get_kind
+from explain_engine.api import TRAINING_ATTENTION as ATTENTION
 
-ATTENTION = "attention (training)"
 #: The registry's attention method: the weights the training attention map already shows.
 ATTENTION_METHOD = "attention"
 TARGET_PREDICTED = "predicted"

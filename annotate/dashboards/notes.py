@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
+from explain_engine.api import observed_agreement as observed_agreement
 
 SKEWED_SHARE = 0.80
 FEW_ITEMS = 30
@@ -19,19 +19,6 @@ FEW_SELECTED_WORDS = 100
 
 def _pct(x: float) -> str:
     return f"{100.0 * x:.0f} %"
-
-
-def observed_agreement(counts: np.ndarray) -> float | None:
-    """Share of agreeing rater pairs, averaged over items with two or more ratings (the P̄ of Fleiss
-    1971, without the chance correction): Σ_j n_ij (n_ij − 1) / (n_i (n_i − 1)). A one-line formula
-    the engine keeps inside its κ statistic; repeated here to explain a low κ."""
-    counts = np.asarray(counts, dtype=np.float64)
-    n = counts.sum(axis=1)
-    keep = n >= 2
-    if not keep.any():
-        return None
-    per_item = ((counts[keep] * (counts[keep] - 1.0)).sum(axis=1)) / (n[keep] * (n[keep] - 1.0))
-    return float(per_item.mean())
 
 
 def chance_corrected_notes(
@@ -52,7 +39,7 @@ def chance_corrected_notes(
             notes.append(f"{name} is undefined for these ratings.")
         return notes
     if len(shares) and max(shares) >= SKEWED_SHARE:
-        top = categories[int(np.argmax(shares))]
+        top = categories[max(range(len(shares)), key=shares.__getitem__)]
         agree = f"; raters agree on {_pct(observed)} of pairs" if observed is not None else ""
         notes.append(
             f"{name} may mislead: “{top}” makes up {_pct(max(shares))} of the ratings. With labels this "

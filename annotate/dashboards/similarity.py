@@ -20,7 +20,6 @@ from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, figures, table
 from annotate.dashboards.presentation import FigureBuilder, Omitted, Shown, present
 from annotate.machine.heatmap import signed_levels
-from annotate.machine.method_names import method_name
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study
 from annotate.quality.exclusion import standing
@@ -30,6 +29,7 @@ from explain_engine.api import (
     HumanMaps,
     Ragged,
     consensus_maps,
+    describe_method,
     human_human_similarity,
     json_safe,
     roc_auc_per_text,
@@ -50,7 +50,7 @@ def selection_label(run_name: str, method: str) -> str:
 
 def selection_name(run_name: str, method: str) -> str:
     """A selection as people read it (``bilstm · Simple gradient of s, L2 norm``): chart series, tables, notes."""
-    return f"{run_name} · {method_name(method)}"
+    return f"{run_name} · {describe_method(method).title}"
 
 
 def _texts_table_links(records: list[dict], text_url: Callable[[int], str] | None) -> list[Any]:

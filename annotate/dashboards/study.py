@@ -10,9 +10,9 @@ Agreement between annotators is computed over the answer categories of the study
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from statistics import median
 from typing import Any
-
-import numpy as np
 
 from annotate.dashboards import gather, notes
 from annotate.dashboards.charts import chart, estimate_series, figures, table
@@ -30,8 +30,10 @@ from explain_engine.api import (
     human_human_similarity,
     json_safe,
     krippendorff_alpha,
+    observed_agreement,
     wilson_interval,
 )
+from explain_engine.api import majority_agreement as engine_majority_agreement
 
 NO_LABEL = "(no label)"
 
@@ -47,7 +49,7 @@ def label_ratings(data: gather.StudyData, counted: list[gather.Answer]) -> tuple
 
 
 def majority_agreement(
-    data: gather.StudyData, counted_items: list[int], counts: np.ndarray
+    data: gather.StudyData, counted_items: list[int], counts: Sequence[Sequence[int]]
 ) -> dict[int, tuple[int, int]]:
     """Per worker: ``(answers equal to the majority of the other answers, answers with such a majority)``.
 
@@ -66,16 +68,7 @@ def majority_agreement(
     ]
     if not rows:
         return {}
-    item_idx, code, worker, own = (np.array(col) for col in zip(*rows, strict=True))
-    others = counts[item_idx].astype(np.int64)
-    others[np.arange(len(rows)), code] -= own.astype(np.int64)
-    top = others.max(axis=1)
-    unique = (top > 0) & ((others == top[:, None]).sum(axis=1) == 1)
-    agree = unique & (others.argmax(axis=1) == code)
-    workers, inverse = np.unique(worker, return_inverse=True)
-    hits = np.bincount(inverse, weights=agree.astype(np.float64), minlength=len(workers))
-    eligible = np.bincount(inverse, weights=unique.astype(np.float64), minlength=len(workers))
-    return {int(w): (int(h), int(e)) for w, h, e in zip(workers, hits, eligible, strict=True)}
+    return engine_majority_agreement(*zip(*rows, strict=True), counts)
 
 
 def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]) -> list[dict]:
@@ -91,12 +84,12 @@ def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]
             golds[a.worker][0] += int(a.gold_passed)
             golds[a.worker][1] += 1
     order = sorted(answers, key=lambda w: (-answers[w], w))
-    hit = np.array([agreement.get(w, (0, 0))[0] for w in order])
-    n = np.array([agreement.get(w, (0, 0))[1] for w in order])
-    g_pass = np.array([golds[w][0] if w in golds else 0 for w in order])
-    g_seen = np.array([golds[w][1] if w in golds else 0 for w in order])
-    a_low, a_high = wilson_interval(hit, n) if order else (np.zeros(0), np.zeros(0))
-    g_low, g_high = wilson_interval(g_pass, g_seen) if order else (np.zeros(0), np.zeros(0))
+    hit = [agreement.get(w, (0, 0))[0] for w in order]
+    n = [agreement.get(w, (0, 0))[1] for w in order]
+    g_pass = [golds[w][0] if w in golds else 0 for w in order]
+    g_seen = [golds[w][1] if w in golds else 0 for w in order]
+    a_low, a_high = wilson_interval(hit, n) if order else ([], [])
+    g_low, g_high = wilson_interval(g_pass, g_seen) if order else ([], [])
     rows = []
     for i, w in enumerate(order):
         worker = data.workers.get(w, {"provider": "?", "external_id": str(w)})
@@ -105,7 +98,7 @@ def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]
                 "worker": gather.anonymous_id(worker),
                 "provider": worker["provider"],
                 "answers": answers[w],
-                "median_time_ms": float(np.median(times[w])) if times.get(w) else None,
+                "median_time_ms": float(median(times[w])) if times.get(w) else None,
                 "majority_agreement": {
                     "value": float(hit[i] / n[i]) if n[i] else None,
                     "n": int(n[i]),
@@ -140,12 +133,9 @@ def maps_section(records: list[dict], n_boot: int, seed: int) -> dict[str, Any]:
     pairs = human_human_similarity(humans, n_boot, seed=seed)
     # Word selections as ratings: every word of a text with two or more maps is a unit, its maps the raters.
     n_maps = humans.maps_per_text
-    per_word_n = np.repeat(n_maps, humans.lengths)
-    selected = humans.word_sums()
-    keep = per_word_n >= 2
-    word_table = np.stack([per_word_n[keep] - selected[keep], selected[keep]], axis=1).astype(np.int64)
+    word_table = humans.word_table()
     word_kappa = fleiss_kappa_from_counts(word_table, n_boot, seed=seed).to_dict()
-    share_selected = float(selected[keep].sum() / per_word_n[keep].sum()) if keep.any() else 0.0
+    share_selected = float(word_table[:, 1].sum() / word_table.sum()) if len(word_table) else 0.0
     return {
         "texts": len(humans),
         "maps": int(n_maps.sum()),
@@ -154,7 +144,7 @@ def maps_section(records: list[dict], n_boot: int, seed: int) -> dict[str, Any]:
         "human_human": pairs,
         "word_kappa": word_kappa,
         "word_shares": [1.0 - share_selected, share_selected],
-        "word_observed_agreement": notes.observed_agreement(word_table),
+        "word_observed_agreement": observed_agreement(word_table),
     }
 
 
@@ -198,7 +188,7 @@ def study_dashboard(
 
 def _label_agreement(
     categories: list, ratings: list[list], n_boot: int, seed: int
-) -> tuple[np.ndarray, dict[str, Any], list[str]]:
+) -> tuple[Any, dict[str, Any], list[str]]:
     """Per item category counts, the labels' agreement (Fleiss κ, Krippendorff α, observed agreement)
     and the notes on where κ or α mislead."""
     counts = category_counts(encode_ratings(ratings, categories), len(categories))
@@ -206,7 +196,7 @@ def _label_agreement(
     alpha = krippendorff_alpha(ratings, "nominal", categories, n_boot, seed=seed).to_dict()
     total = counts.sum()
     shares = (counts.sum(axis=0) / total).tolist() if total else [0.0] * len(categories)
-    observed = notes.observed_agreement(counts)
+    observed = observed_agreement(counts)
     cat_names = [str(c) for c in categories]
     text_notes = notes.chance_corrected_notes("Fleiss κ", fleiss, shares, cat_names, observed)
     text_notes += [

@@ -16,10 +16,9 @@ from annotate.machine.explaining import (
     available_methods,
     clean_explanation_params,
 )
-from annotate.machine.method_names import method_name
 from annotate.machine.runs import architecture_choices, check_trainable, clean_params, documents_with_words
 from annotate.models import Dataset, ModelRun
-from explain_engine.api import FROM_CHECKPOINT
+from explain_engine.api import FROM_CHECKPOINT, describe_method
 
 DEFAULT_ARCHITECTURE = "bilstm_attention"  # the main model of Sen et al. 2020
 # Form fields that become TrainConfig fields, and those that become model constructor arguments.
@@ -148,7 +147,7 @@ class ExplainForm(forms.Form):
     def __init__(self, *args, model_run: ModelRun, **kwargs):
         super().__init__(*args, **kwargs)
         self.model_run = model_run
-        self.fields["methods"].choices = [(m, method_name(m)) for m in available_methods(model_run)]
+        self.fields["methods"].choices = [(m, describe_method(m).title) for m in available_methods(model_run)]
         labels = list(model_run.metrics.get("labels") or [])
         self.fields["target"].choices = [
             (TARGET_PREDICTED, "the predicted class"),

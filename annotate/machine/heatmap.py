@@ -10,18 +10,17 @@ colour. The steps become CSS classes (``heat-p3``, ``heat-n7``), so the page nee
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from annotate.models import Document, Explanation, ModelRun, Prediction, Response
 from annotate.quality.exclusion import standing
 from annotate.tasks import TASK_KINDS
+from explain_engine.api import TRAINING_ATTENTION as ATTENTION
 from explain_engine.api import consensus_maps
 
 LEVELS = 10
-ATTENTION = "attention (training)"
 #: The registry's attention method: the weights the training attention map already shows.
 ATTENTION_METHOD = "attention"
 
@@ -42,12 +41,11 @@ def signed_levels(scores: Sequence[float | None], levels: int = LEVELS) -> list[
 
     A missing (None) or non-finite score is 0; all-zero scores give all zeros.
     """
-    values = np.array([np.nan if s is None else s for s in scores], dtype=np.float64)
-    values[~np.isfinite(values)] = 0.0
-    peak = np.abs(values).max(initial=0.0)
+    values = [float(s) if s is not None and math.isfinite(s) else 0.0 for s in scores]
+    peak = max((abs(v) for v in values), default=0.0)
     if peak == 0.0:
         return [0] * len(values)
-    return np.rint(values / peak * levels).astype(int).tolist()
+    return [round(v / peak * levels) for v in values]
 
 
 def level_class(level: int) -> str:

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from annotate.models import Item, Response, Study
@@ -89,7 +88,7 @@ def aggregate(frame: pd.DataFrame, weights: pd.Series, *, ds_iterations: int = 1
         {
             "responses": majority.answers,
             "majority": majority.label,
-            "confidence": weighted.probabilities[np.arange(len(at_majority)), at_majority],
+            "confidence": [row[k] for row, k in zip(weighted.probabilities, at_majority, strict=True)],
             "ds_label": ds.label,
             "ds_probability": ds.probability,
         },

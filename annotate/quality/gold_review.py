@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
@@ -26,7 +25,7 @@ from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
 from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY
-from explain_engine.api import leave_one_out_trust
+from explain_engine.api import gold_review_counts
 
 # A gold answer is validated as an answer would be; these timings satisfy the read-first rule.
 GOLD_TIMINGS = {"read_ms": 0, "answer_ms": 0, "label_at_ms": 0, "first_highlight_at_ms": 0}
@@ -43,36 +42,24 @@ def review_golds(study: Study) -> list[GoldReview]:
         .values_list("item_id", "worker_id", "gold_passed")
     )
     reviews = {r.item_id: r for r in GoldReview.objects.filter(item__in=golds)}
-    if rows:
-        items, workers, passed = (np.asarray(c) for c in zip(*rows, strict=True))
-        passed = passed.astype(bool)
-        total_passed = np.array([counts.get(w, (0, 0))[0] for w in workers])
-        total_seen = np.array([counts.get(w, (0, 0))[1] for w in workers])
-        retired = {g.pk for g in golds if g.retired}
+    retired = {g.pk for g in golds if g.retired}
+    risky = WorkerTrust.objects.filter(study=study, risk_exclusion__in=WorkerTrust.RISK_EXCLUDED)
+    tallies = gold_review_counts(
+        items=[r[0] for r in rows],
+        workers=[r[1] for r in rows],
+        passed=[bool(r[2]) for r in rows],
+        passed_total=[counts.get(r[1], (0, 0))[0] for r in rows],
+        seen_total=[counts.get(r[1], (0, 0))[1] for r in rows],
         # A retired gold is not in the worker's totals; leave-one-out must not subtract it again.
-        in_totals = np.array([i not in retired for i in items])
-        loo = np.where(
-            in_totals,
-            leave_one_out_trust(total_passed, total_seen, passed),
-            np.where(total_seen > 0, total_passed / np.maximum(total_seen, 1), np.nan),
-        )
-        rest = np.where(in_totals, total_seen - 1, total_seen)
-        counted = sum(not g.retired for g in golds)
-        needed = np.minimum(policy.min_golds, np.where(in_totals, counted - 1, counted))
-        risky = WorkerTrust.objects.filter(study=study, risk_exclusion__in=WorkerTrust.RISK_EXCLUDED)
-        trusted = (
-            (rest >= needed)
-            & (np.nan_to_num(loo, nan=0.0) >= policy.trust_threshold - 1e-12)
-            & ~np.isin(workers, list(risky.values_list("worker_id", flat=True)))
-        )
-    else:
-        items = workers = np.array([], dtype=int)
-        passed = trusted = np.array([], dtype=bool)
+        in_totals=[r[0] not in retired for r in rows],
+        counted_golds=sum(not g.retired for g in golds),
+        min_golds=policy.min_golds,
+        threshold=policy.trust_threshold,
+        excluded=list(risky.values_list("worker_id", flat=True)),
+    )
     out = []
     for gold in golds:
-        mine = items == gold.pk
-        seen, missed = int(mine.sum()), int((mine & ~passed).sum())
-        t_seen, t_missed = int((mine & trusted).sum()), int((mine & trusted & ~passed).sum())
+        seen, missed, t_seen, t_missed = tallies.get(gold.pk, (0, 0, 0, 0))
         review = reviews.get(gold.pk) or GoldReview(item=gold)
         review.seen, review.missed, review.trusted_seen, review.trusted_missed = (
             seen,

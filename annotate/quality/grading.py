@@ -15,7 +15,6 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
 from django.db import transaction
 from django.db.models import Count, Q
 
@@ -71,8 +70,8 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
     )
     if not workers:
         return []
-    passed = np.array([counts.get(w, (0, 0))[0] for w in workers])
-    seen = np.array([counts.get(w, (0, 0))[1] for w in workers])
+    passed = [counts.get(w, (0, 0))[0] for w in workers]
+    seen = [counts.get(w, (0, 0))[1] for w in workers]
     table = trust_table(
         passed,
         seen,

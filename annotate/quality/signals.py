@@ -5,17 +5,19 @@ Time on task is reading plus answering time. Speed is compared per word of the i
 to a 100-word text may take twice as long as one to a 50-word text: Sen et al. 2020 reports about 44 s for 50
 words and 70 s for 100), and an answer is *fast* when it took less than ``fast_ratio`` (default one
 third) of the study's median time per word. Focus changes count the page losing focus or being hidden
-(``blurs`` + ``hides`` from the annotator page), pastes count paste events.
+(``blurs`` + ``hides`` from the annotator page), pastes count paste events. The statistics are the
+engine's (``explain_engine.api.signal_report``); this module reads the answers and counts their events.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from annotate.models import Item, Response, Study
 from annotate.quality.policy import policy_for
+from explain_engine.api import fast_mask, signal_report
+
+__all__ = ["fast_mask", "response_signals", "worker_signals"]
 
 
 def _count(signals: Any, *keys: str) -> int:
@@ -26,18 +28,7 @@ def _count(signals: Any, *keys: str) -> int:
     )
 
 
-def fast_mask(ms_per_word: np.ndarray, ratio: float) -> tuple[np.ndarray, float]:
-    """Which values lie under ``ratio`` times their median (NaN values are never fast), and the median."""
-    valid = ~np.isnan(ms_per_word)
-    if not valid.any():
-        return np.zeros(ms_per_word.shape, dtype=bool), float("nan")
-    median = float(np.median(ms_per_word[valid]))
-    return valid & (np.nan_to_num(ms_per_word, nan=np.inf) < ratio * median), median
-
-
-def response_signals(study: Study) -> list[dict[str, Any]]:
-    """One row per response: ``response``, ``worker``, ``item``, ``time_ms``, ``words``, ``ms_per_word``,
-    ``focus_changes``, ``pastes``, ``fast``."""
+def _signals(study: Study) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
     words = {
         pk: max(1, len(payload.get("words", ()))) if isinstance(payload, dict) else 1
         for pk, payload in Item.objects.filter(study=study)
@@ -51,46 +42,44 @@ def response_signals(study: Study) -> list[dict[str, Any]]:
         .values_list("id", "worker_id", "item_id", "read_ms", "answer_ms", "signals")
     )
     if not rows:
-        return []
+        return [], {}
     ids, workers, items, read, answer, signals = zip(*rows, strict=True)
-    read_ms = np.array([np.nan if v is None else v for v in read], dtype=float)
-    answer_ms = np.array([np.nan if v is None else v for v in answer], dtype=float)
-    time_ms = np.where(
-        np.isnan(read_ms) & np.isnan(answer_ms), np.nan, np.nansum([read_ms, answer_ms], axis=0)
+    n_words = [words.get(i, 1) for i in items]
+    report = signal_report(
+        workers=workers,
+        read_ms=read,
+        answer_ms=answer,
+        words=n_words,
+        fast_ratio=policy_for(study).fast_ratio,
     )
-    n_words = np.array([words.get(i, 1) for i in items], dtype=float)
-    per_word = time_ms / n_words
-    fast, _ = fast_mask(per_word, policy_for(study).fast_ratio)
-    return [
+    out = [
         {
             "response": ids[i],
             "worker": workers[i],
             "item": items[i],
-            "time_ms": None if np.isnan(time_ms[i]) else int(time_ms[i]),
-            "words": int(n_words[i]),
-            "ms_per_word": None if np.isnan(per_word[i]) else round(float(per_word[i]), 1),
+            "time_ms": speed["time_ms"],
+            "words": n_words[i],
+            "ms_per_word": speed["ms_per_word"],
             "focus_changes": _count(signals[i], "blurs", "hides", "focus_changes"),
             "pastes": _count(signals[i], "pastes"),
-            "fast": bool(fast[i]),
+            "fast": speed["fast"],
         }
-        for i in range(len(ids))
+        for i, speed in enumerate(report["answers"])
     ]
+    return out, report["workers"]
+
+
+def response_signals(study: Study) -> list[dict[str, Any]]:
+    """One row per response: ``response``, ``worker``, ``item``, ``time_ms``, ``words``, ``ms_per_word``,
+    ``focus_changes``, ``pastes``, ``fast``."""
+    return _signals(study)[0]
 
 
 def worker_signals(study: Study) -> dict[int, dict[str, Any]]:
     """Per worker: ``responses``, ``median_time_ms``, ``fast`` answers, ``focus_changes``, ``pastes``."""
-    out: dict[int, dict[str, Any]] = {}
-    rows = response_signals(study)
-    by_worker: dict[int, list[dict[str, Any]]] = {}
+    rows, summary = _signals(study)
+    out = {worker: {**stats, "focus_changes": 0, "pastes": 0} for worker, stats in summary.items()}
     for row in rows:
-        by_worker.setdefault(row["worker"], []).append(row)
-    for worker, mine in by_worker.items():
-        times = [r["time_ms"] for r in mine if r["time_ms"] is not None]
-        out[worker] = {
-            "responses": len(mine),
-            "median_time_ms": int(np.median(times)) if times else None,
-            "fast": sum(r["fast"] for r in mine),
-            "focus_changes": sum(r["focus_changes"] for r in mine),
-            "pastes": sum(r["pastes"] for r in mine),
-        }
+        out[row["worker"]]["focus_changes"] += row["focus_changes"]
+        out[row["worker"]]["pastes"] += row["pastes"]
     return out

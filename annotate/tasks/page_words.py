@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from explain_engine.api import map_overlap as map_overlap
 from explain_engine.api import sentence_spans
 
 
@@ -30,22 +29,6 @@ def document_sentences(doc) -> list[list[int]]:
     if doc.sentences:
         return [list(s) for s in doc.sentences]
     return [list(s) for s in sentence_spans(doc.text, doc.words)]
-
-
-def map_overlap(a: list[int], b: list[int], measure: str = "f1") -> float:
-    """Overlap of two 0/1 maps: F1 (Dice, ``2|A∩B| / (|A|+|B|)``) or Jaccard (``|A∩B| / |A∪B|``).
-
-    Two empty maps overlap fully (1.0): both say no word shows the label.
-    """
-    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    both = int(np.count_nonzero(x & y))
-    if measure == "f1":
-        total = int(np.count_nonzero(x)) + int(np.count_nonzero(y))
-        return 1.0 if total == 0 else 2.0 * both / total
-    if measure == "jaccard":
-        union = int(np.count_nonzero(x | y))
-        return 1.0 if union == 0 else both / union
-    raise ValueError(f"unknown overlap measure {measure!r}; use 'f1' or 'jaccard'")
 
 
 def is_binary_map(value: Any, length: int) -> bool:

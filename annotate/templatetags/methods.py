@@ -1,9 +1,20 @@
-"""Template filters that show an explanation method by its name, with the registry's description."""
+"""Template filters that show an explanation method by its title, with its one-line description, both
+from the engine (``explain_engine.api.describe_method``)."""
 
 from django import template
 
-from annotate.machine.method_names import method_description, method_name
+from explain_engine.api import describe_method
 
 register = template.Library()
-register.filter("method_name", method_name)
-register.filter("method_description", method_description)
+
+
+@register.filter
+def method_name(code: str) -> str:
+    """The method's title (an unknown code is shown as it is)."""
+    return describe_method(code).title
+
+
+@register.filter
+def method_description(code: str) -> str:
+    """The method's one-line description (empty for an unknown code)."""
+    return describe_method(code).doc

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from explain_engine.explainers.registry import (
     METHODS,
+    TRAINING_ATTENTION,
     Fitting,
+    MethodInfo,
     MethodSpec,
+    describe_method,
     explain,
     explain_many,
     get,
@@ -25,8 +28,11 @@ discover(__name__)
 
 __all__ = [
     "METHODS",
+    "TRAINING_ATTENTION",
     "Fitting",
+    "MethodInfo",
     "MethodSpec",
+    "describe_method",
     "explain",
     "explain_many",
     "get",

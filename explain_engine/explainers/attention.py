@@ -23,13 +23,25 @@ def _attention_of(bundle: Any, batch: EncodedBatch) -> torch.Tensor:
     return attention * batch.mask
 
 
-@register("attention", architectures=ATTENTION_ARCHITECTURES, pooling="model")
+@register(
+    "attention",
+    title="Attention weights",
+    source="Sen et al. 2020 eq. 1–4",
+    architectures=ATTENTION_ARCHITECTURES,
+    pooling="model",
+)
 def attention_weights(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **_: Any) -> torch.Tensor:
     """Attention weights α_t over tokens (class-independent: ``target`` is not used)."""
     return _attention_of(bundle, batch)
 
 
-@register("rationale", architectures=RATIONALE_ARCHITECTURES, pooling="model")
+@register(
+    "rationale",
+    title="Rationale selection",
+    source="Lei et al. 2016",
+    architectures=RATIONALE_ARCHITECTURES,
+    pooling="model",
+)
 def rationale_mask(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **_: Any) -> torch.Tensor:
     """The rationale generator's 0/1 token selection (class-independent)."""
     return _attention_of(bundle, batch)

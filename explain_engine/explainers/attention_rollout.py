@@ -75,14 +75,24 @@ def _maps(bundle: Any, batch: EncodedBatch) -> tuple[tuple[torch.Tensor, ...], i
     return maps, int(getattr(model, "cls_position", 0))
 
 
-@register("attention_last", architectures=TRANSFORMER_ARCHITECTURES)
+@register(
+    "attention_last",
+    title="Last layer's attention",
+    source="Abnar & Zuidema 2020 §3",
+    architectures=TRANSFORMER_ARCHITECTURES,
+)
 def attention_last(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **_: Any) -> torch.Tensor:
     """Last-layer attention of the classification token, averaged over heads (class-independent)."""
     maps, position = _maps(bundle, batch)
     return last_layer_attention(maps, batch.mask, position) * batch.word_mask()
 
 
-@register("attention_rollout", architectures=TRANSFORMER_ARCHITECTURES)
+@register(
+    "attention_rollout",
+    title="Attention rollout",
+    source="Abnar & Zuidema 2020 §3",
+    architectures=TRANSFORMER_ARCHITECTURES,
+)
 def attention_rollout(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **_: Any) -> torch.Tensor:
     """Attention rollout of the classification token (Abnar & Zuidema 2020 §3; class-independent)."""
     maps, position = _maps(bundle, batch)

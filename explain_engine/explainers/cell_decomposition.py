@@ -152,7 +152,12 @@ def decompose(
     return relevance * mask
 
 
-@register("cell_decomposition", architectures=DECOMPOSITION_ARCHITECTURES)
+@register(
+    "cell_decomposition",
+    title="Cell decomposition",
+    source="Murdoch & Szlam 2017; Poerner et al. 2018 §3.4",
+    architectures=DECOMPOSITION_ARCHITECTURES,
+)
 def cell_decomposition(bundle: Any, batch: EncodedBatch, target: torch.Tensor, **_: Any) -> torch.Tensor:
     """Cell decomposition of s(k, X) into per-step gains of net load (Poerner et al. 2018 §3.4)."""
     return decompose(bundle.model, batch.ids, batch.mask, target)

@@ -284,7 +284,13 @@ FITTING = Fitting(
 )
 
 
-@register("decision_tree", architectures=("cnn",), fitted_with=FITTING)
+@register(
+    "decision_tree",
+    title="Decision-tree extraction",
+    source="Lertvittayakumjorn & Toni 2019 §4.3.2",
+    architectures=("cnn",),
+    fitted_with=FITTING,
+)
 def decision_tree(
     bundle: Any,
     batch: EncodedBatch,

@@ -123,7 +123,12 @@ def deeplift_captum_cnn(
     return attributions.sum(-1).detach() * mask.to(embeds.dtype)
 
 
-@register("deeplift", architectures=PROPAGATION_ARCHITECTURES)
+@register(
+    "deeplift",
+    title="DeepLIFT",
+    source="Poerner et al. 2018 §3.3",
+    architectures=PROPAGATION_ARCHITECTURES,
+)
 def deeplift(
     bundle: Any,
     batch: EncodedBatch,

@@ -82,7 +82,12 @@ def gradcam_text(
     return torch.einsum("bf,bft->bt", effect, members)
 
 
-@register("gradcam", architectures=("cnn",))
+@register(
+    "gradcam",
+    title="Grad-CAM-Text",
+    source="Lertvittayakumjorn & Toni 2019 §4.3.1, eq. 1",
+    architectures=("cnn",),
+)
 def gradcam(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, part: str = "paper", **_: Any
 ) -> torch.Tensor | Attribution:

@@ -89,6 +89,14 @@ def parse_variant(name: str) -> GradientVariant:
     return GradientVariant(parts[1], False, parts[2][1])
 
 
+def gradient_title(name: str) -> str:
+    """``grad_dot_int_s`` → "Integrated gradients of s, dot product" (Poerner et al. 2018 §3.1)."""
+    variant = parse_variant(name)
+    kind = "Integrated gradients" if variant.integrated else "Simple gradient"
+    reduction = "L2 norm" if variant.reduction == "l2" else "dot product"
+    return f"{kind} of {variant.output}, {reduction}"
+
+
 def integration_points(steps: int = 50, rule: str = "gausslegendre") -> tuple[np.ndarray, np.ndarray]:
     """Points α ∈ [0, 1] and weights w with Σ w f(α) ≈ ∫₀¹ f(α) dα."""
     if steps < 1:
@@ -479,7 +487,7 @@ def integrated_gradients(
     return embeds, integral, at_one, report
 
 
-@register_group("gradients", GRADIENT_METHODS)
+@register_group("gradients", GRADIENT_METHODS, title=gradient_title, source="Poerner et al. 2018 §3.1")
 def gradients(
     bundle: Any,
     batch: EncodedBatch,

@@ -125,7 +125,7 @@ def lime_rows(
     return merged, all_masks, units, np.concatenate(sample_row)
 
 
-@register("lime", samples=True)
+@register("lime", title="LIME", source="Ribeiro et al. 2016", samples=True)
 def lime(
     bundle: Any,
     batch: EncodedBatch,

@@ -308,7 +308,8 @@ def _register(loss: str) -> None:
     kind = "black-box (logistic)" if loss == "bb" else f"magnitude-sensitive on {loss[-1]}"
     method.__doc__ = f"LIMSSE, {kind} loss (Poerner et al. 2018 §3.6)."
     method.__name__ = f"limsse_{loss}"
-    register(f"limsse_{loss}", samples=True)(method)
+    title = "LIMSSE, black-box loss" if loss == "bb" else f"LIMSSE, magnitude-sensitive on {loss[-1]}"
+    register(f"limsse_{loss}", title=title, source="Poerner et al. 2018 §3.6", samples=True)(method)
 
 
 for _loss in LOSSES:

@@ -152,7 +152,12 @@ def lrp_relevance(
     return (relevance, scores) if with_scores else relevance
 
 
-@register("lrp", architectures=PROPAGATION_ARCHITECTURES)
+@register(
+    "lrp",
+    title="ε-LRP",
+    source="Poerner et al. 2018 §3.2",
+    architectures=PROPAGATION_ARCHITECTURES,
+)
 def lrp(
     bundle: Any,
     batch: EncodedBatch,

@@ -241,7 +241,9 @@ def _register_ngram(mode: str, n: int) -> None:
 
     method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)."
     method.__name__ = f"{mode}_{n}"
-    register(f"{mode}_{n}")(method)
+    register(f"{mode}_{n}", title=f"{label.capitalize()} of {n}-grams", source="Poerner et al. 2018 §3.5")(
+        method
+    )
 
 
 for _mode in ("omit", "occ"):

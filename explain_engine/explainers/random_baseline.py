@@ -33,7 +33,7 @@ def _word_scores(batch: EncodedBatch, fill) -> torch.Tensor:
     return units_to_tokens(torch.as_tensor(table, dtype=torch.float32, device=batch.ids.device), units)
 
 
-@register("random", samples=True)
+@register("random", title="Random scores", source="Poerner et al. 2018 §4.1", samples=True)
 def random_words(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, seed: int = 0, **_: Any
 ) -> torch.Tensor:
@@ -49,7 +49,12 @@ def random_segments(rng: np.random.Generator, n_words: int, sizes: Sequence[int]
     return rng.random(int(segment.max()) + 1)[segment]
 
 
-@register("random_ngram", samples=True)
+@register(
+    "random_ngram",
+    title="Random n-gram scores",
+    source="Lertvittayakumjorn & Toni 2019 §4.3",
+    samples=True,
+)
 def random_ngrams(
     bundle: Any,
     batch: EncodedBatch,

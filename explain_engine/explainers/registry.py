@@ -93,7 +93,8 @@ class Fitting:
 class MethodSpec:
     """A registered method: its name, function, and what callers need to know about it.
 
-    ``architectures``: the architectures it applies to (None = all); ``group``: the shared-pass group
+    ``title``: the method in words, for pages and tables (``"Integrated gradients of s, dot product"``);
+    ``source``: where it is defined (``"Poerner et al. 2018 §3.1"``); ``architectures``: the architectures it applies to (None = all); ``group``: the shared-pass group
     it belongs to; ``pooling``: how its token scores become word scores; ``samples``: whether it draws
     random samples (it takes a ``seed``); ``fitted_with``: what it must be fitted with, if anything.
     """
@@ -106,6 +107,8 @@ class MethodSpec:
     pooling: str = "sum"
     samples: bool = False
     fitted_with: Fitting | None = None
+    title: str = field(default="", compare=False)
+    source: str = field(default="", compare=False)
 
     def applies_to(self, architecture: str) -> bool:
         return self.architectures is None or architecture in self.architectures
@@ -120,6 +123,8 @@ def _first_line(fn: Callable) -> str:
 
 
 def _add(spec: MethodSpec) -> None:
+    if not (spec.title and spec.source):
+        raise ValueError(f"explanation method {spec.name!r} needs a title and a source")
     METHODS.add(
         spec.name,
         spec,
@@ -128,18 +133,23 @@ def _add(spec: MethodSpec) -> None:
         group=spec.group,
         samples=spec.samples,
         fitted_with=spec.fitted_with,
+        title=spec.title,
+        source=spec.source,
     )
 
 
 def register(
     name: str,
     *,
+    title: str,
+    source: str,
     architectures: tuple[str, ...] | None = None,
     pooling: str = "sum",
     samples: bool = False,
     fitted_with: Fitting | None = None,
 ) -> Callable[[Method], Method]:
-    """Decorator: register ``fn(bundle, batch, target, **params) -> (B, T)`` under ``name``.
+    """Decorator: register ``fn(bundle, batch, target, **params) -> (B, T)`` under ``name``, shown as
+    ``title`` and defined in ``source`` (both required).
 
     ``pooling`` is how token scores become word scores: ``sum`` (default), ``max``, ``mean``, or
     ``model`` for the model's own ``attention_pooling`` (attention maps pool as the model reads them).
@@ -149,7 +159,7 @@ def register(
 
     def decorate(fn: Method) -> Method:
         arch = tuple(architectures) if architectures else None
-        _add(MethodSpec(name, fn, arch, None, _first_line(fn), pooling, samples, fitted_with))
+        _add(MethodSpec(name, fn, arch, None, _first_line(fn), pooling, samples, fitted_with, title, source))
         return fn
 
     return decorate
@@ -159,12 +169,15 @@ def register_group(
     group: str,
     names: Sequence[str],
     *,
+    title: Callable[[str], str],
+    source: str,
     architectures: tuple[str, ...] | None = None,
     samples: bool = False,
 ) -> Callable[[GroupMethod], GroupMethod]:
     """Decorator: ``fn(bundle, batch, target, names, **params) -> {name: (B, T)}`` computes any of ``names``.
 
-    Each name is also registered on its own (calling the group with that one name), so
+    ``title(name)`` is each name's title; ``source`` where the family is defined. Each name is also
+    registered on its own (calling the group with that one name), so
     :func:`explain` works for it; :func:`explain_many` calls the group once for all requested names.
     """
 
@@ -179,10 +192,57 @@ def register_group(
             def single(bundle, batch, target, _name=name, **params):
                 return fn(bundle, batch, target, [_name], **params)[_name]
 
-            _add(MethodSpec(name, single, arch, group, _first_line(fn), samples=samples))
+            _add(
+                MethodSpec(
+                    name,
+                    single,
+                    arch,
+                    group,
+                    _first_line(fn),
+                    samples=samples,
+                    title=title(name),
+                    source=source,
+                )
+            )
         return fn
 
     return decorate
+
+
+#: The name a model's own attention is stored under when it is trained (``TrainedModel.predict``
+#: returns it with each prediction): shown beside the registered methods, though it is not one of them.
+TRAINING_ATTENTION = "attention (training)"
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """A method in words: ``title`` (its readable name), ``source`` (where it is defined) and ``doc``
+    (one line about it)."""
+
+    title: str
+    source: str
+    doc: str
+
+
+_STORED = {
+    TRAINING_ATTENTION: MethodInfo(
+        "Attention (as trained)",
+        "Sen et al. 2020 eq. 1–4",
+        "The model's own attention weights, stored when it was trained.",
+    )
+}
+
+
+def describe_method(code: str) -> MethodInfo:
+    """The title, source and one-line description of the method ``code``: a registered method or the
+    stored training attention (:data:`TRAINING_ATTENTION`); an unknown code is titled as it is, with no
+    source and no description."""
+    if code in _STORED:
+        return _STORED[code]
+    if code in METHODS:
+        spec = METHODS[code]
+        return MethodInfo(spec.title, spec.source, spec.doc)
+    return MethodInfo(code, "", "")
 
 
 def get(name: str) -> MethodSpec:

@@ -16,6 +16,9 @@ cites its paper:
   these need the model (and torch, which this package's importers do not load)
 * :mod:`.ratings` — crowd labels and annotator agreement on sentence ratings (Pappas & Popescu-Belis 2016)
 * :mod:`.aggregation` — majority vote and Dawid & Skene (1979); :mod:`.trust` — gold-question trust
+  and the gold review's counts
+* :mod:`.risk` — a crowd worker's risk score with its reasons, and the speed of single answers
+  (Brysbaert 2019's reading rate)
 * :mod:`.forced_choice` — answer scores and method comparison (Lertvittayakumjorn & Toni 2019 §5)
 * :mod:`.bootstrap` — estimates with n and bootstrap intervals; :mod:`.ragged` — flat per-text arrays
 

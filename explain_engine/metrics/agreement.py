@@ -358,3 +358,43 @@ def pairwise_table(
             raise ValueError(f"unknown pairwise metric {metric!r}; use 'cohen', 'pearson' or 'krippendorff'")
         rows.append({"a": names[i], "b": names[j], **est.to_dict()})
     return rows
+
+
+def observed_agreement(counts: np.ndarray) -> float | None:
+    """Share of agreeing rater pairs, averaged over items with two or more ratings (the P̄ of Fleiss
+    1971, without the chance correction): Σ_j n_ij (n_ij − 1) / (n_i (n_i − 1)) over an items ×
+    categories count table; None without such an item."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n = counts.sum(axis=1)
+    keep = n >= 2
+    if not keep.any():
+        return None
+    per_item = ((counts[keep] * (counts[keep] - 1.0)).sum(axis=1)) / (n[keep] * (n[keep] - 1.0))
+    return float(per_item.mean())
+
+
+def majority_agreement(
+    items: Sequence[int],
+    codes: Sequence[int],
+    workers: Sequence[Hashable],
+    own: Sequence[bool],
+    counts: np.ndarray,
+) -> dict:
+    """Per worker ``(answers equal to the majority of the other answers, answers with such a majority)``.
+
+    One entry per answer: ``items`` (its row of ``counts``, an items × categories table of the counted
+    answers), ``codes`` (its category), ``workers`` and ``own`` (whether the answer is one of those
+    counted in ``counts``: it is then left out of its own majority). The majority must be unique; an
+    answer counts only when the others' answers have one."""
+    if not len(items):
+        return {}
+    item_idx, code, worker = np.asarray(items), np.asarray(codes), np.asarray(workers)
+    others = np.asarray(counts)[item_idx].astype(np.int64)
+    others[np.arange(len(item_idx)), code] -= np.asarray(own, dtype=np.int64)
+    top = others.max(axis=1)
+    unique = (top > 0) & ((others == top[:, None]).sum(axis=1) == 1)
+    agree = unique & (others.argmax(axis=1) == code)
+    ids, inverse = np.unique(worker, return_inverse=True)
+    hits = np.bincount(inverse, weights=agree.astype(np.float64), minlength=len(ids))
+    eligible = np.bincount(inverse, weights=unique.astype(np.float64), minlength=len(ids))
+    return {w.item(): (int(h), int(e)) for w, h, e in zip(ids, hits, eligible, strict=True)}

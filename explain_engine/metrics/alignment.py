@@ -8,6 +8,9 @@
 * ΔA = tanh(mean(C − C_R)) over the data set, tested with a paired t-test of C against C_R (one-sided:
   ΔA > 0).
 
+A token-marking results page (Prasad et al. 2021 §4) makes two calls: :func:`marking_report` (expert
+oracles, top words, Fleiss κ over words) and, with a model, :func:`alignment_report` (ΔA).
+
 Per-example Pearson correlations of all examples come from segment sums (no loop over examples).
 The stop words are NLTK's English list, as Prasad et al. 2021 used (kept in :mod:`explain_engine.stopwords`);
 ``stop_words`` takes another list by name (``"sklearn"``) or as words.
@@ -25,6 +28,7 @@ from scipy.stats import ttest_rel
 
 from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap
 from explain_engine.metrics.ragged import Ragged, as_ragged
+from explain_engine.metrics.ratings import marking_agreement
 from explain_engine.stopwords import DEFAULT_STOP_WORDS
 from explain_engine.stopwords import stop_words as named_stop_words
 
@@ -286,3 +290,67 @@ def oracle_alignments(
             raise ValueError(f"oracle {name!r}: one own and one random oracle per example")
         out[name] = importance_alignment(attr, own, random_, n_boot=n_boot, seed=seed)
     return out
+
+
+def marking_report(
+    words: Sequence[Sequence[str]],
+    markings: Sequence[Sequence[Sequence[int]]],
+    n_boot: int = N_BOOT,
+    top: int = 5,
+) -> dict:
+    """Per example its expert oracle (eq. 4, rounded to 6 places; None without markings) and its ``top``
+    words by the share of annotators who marked them, and the Fleiss κ over words of the examples marked
+    by at least two annotators (``agreement``: ``{"fleiss_kappa", "items"}``, None without such an
+    example). ``words``: per example its words; ``markings``: per example, annotators × words 0/1."""
+    examples = []
+    for example_words, marked in zip(words, markings, strict=True):
+        if not len(marked):
+            examples.append({"oracle": None, "top_words": []})
+            continue
+        oracle = expert_oracle(marked)
+        order = np.argsort(-oracle, kind="stable")[:top]
+        examples.append(
+            {
+                "oracle": [round(float(v), 6) for v in oracle],
+                "top_words": [
+                    {"word": example_words[i], "share": round(float(oracle[i]), 3)}
+                    for i in order
+                    if oracle[i] > 0
+                ],
+            }
+        )
+    marked = [m for m in markings if len(m)]
+    estimate = marking_agreement(marked, n_boot=n_boot)
+    agreement = None
+    if estimate is not None:
+        agreement = {"fleiss_kappa": estimate.to_dict(), "items": sum(1 for m in marked if len(m) >= 2)}
+    return {"examples": examples, "agreement": agreement}
+
+
+def alignment_report(
+    words: Sequence[Sequence[str]],
+    explanations: Sequence[str],
+    markings: Sequence[Sequence[Sequence[int]]],
+    attributions: Sequence[Sequence[float | None]],
+    n_boot: int = N_BOOT,
+    seed: int | None = 0,
+    *,
+    random_explanations: Sequence[str] | None = None,
+    random_markings: Sequence[Sequence[Sequence[int]]] | None = None,
+) -> dict:
+    """:func:`marking_alignment` of attributions as stored (a missing or non-finite score counts as 0),
+    with ``attributions`` beside it: each example's scores as used, rounded to 6 places."""
+    cleaned = [
+        np.nan_to_num(np.array([np.nan if v is None else v for v in a], dtype=float)) for a in attributions
+    ]
+    scored = marking_alignment(
+        words,
+        explanations,
+        markings,
+        cleaned,
+        n_boot=n_boot,
+        seed=seed,
+        random_explanations=random_explanations,
+        random_markings=random_markings,
+    )
+    return {**scored, "attributions": [[round(float(v), 6) for v in a] for a in cleaned]}

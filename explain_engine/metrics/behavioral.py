@@ -180,6 +180,15 @@ class HumanMaps:
         ann = np.flatnonzero(self.slot == s)
         return self.review[ann], self.maps.take(ann)
 
+    def word_table(self) -> np.ndarray:
+        """Word selections as ratings (Sen et al. 2020 §4.1's agreement over words): one row per word of
+        every text with two or more maps, ``[maps not selecting it, maps selecting it]``, the table
+        :func:`~explain_engine.metrics.agreement.fleiss_kappa_from_counts` reads."""
+        per_word_n = np.repeat(self.maps_per_text, self.lengths)
+        selected = self.word_sums()
+        keep = per_word_n >= 2
+        return np.stack([per_word_n[keep] - selected[keep], selected[keep]], axis=1).astype(np.int64)
+
     def word_sums(self) -> np.ndarray:
         """Per word of every text (texts concatenated), how many of the text's maps selected it."""
         word_start = (

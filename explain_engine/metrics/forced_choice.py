@@ -189,3 +189,71 @@ def forced_choice_kappa(
             list(by_question.values()), category_set(options, no_preference, with_conf), n_boot, seed=seed
         )
     return out
+
+
+#: The scores one answer can give (Lertvittayakumjorn & Toni 2019 Table 1), in the order of Figure 3.
+SCORE_VALUES = (-1.0, -0.5, 0.0, 0.5, 1.0)
+
+
+def score_distribution(
+    answer_methods: Sequence[str], scores: Sequence[float], methods: Sequence[str]
+) -> list[dict]:
+    """Per method of ``methods``, how many answers scored each of :data:`SCORE_VALUES`, and their shares
+    (None for a method without answers): Lertvittayakumjorn & Toni 2019, Figure 3."""
+    index = {m: i for i, m in enumerate(methods)}
+    counts = np.zeros((len(methods), len(SCORE_VALUES)), dtype=np.int64)
+    if len(answer_methods):
+        rows = np.array([index[m] for m in answer_methods])
+        cols = np.searchsorted(SCORE_VALUES, np.asarray(scores, dtype=float))
+        np.add.at(counts, (rows, cols), 1)
+    totals = counts.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = np.where(totals > 0, counts / np.maximum(totals, 1), np.nan)
+    return [
+        {
+            "method": m,
+            "answers": int(totals[i, 0]),
+            "counts": counts[i].tolist(),
+            "shares": [None if math.isnan(v) else float(v) for v in shares[i]],
+        }
+        for i, m in enumerate(methods)
+    ]
+
+
+def forced_choice_report(
+    *,
+    questions: Sequence[Hashable],
+    texts: Sequence[Hashable],
+    methods: Sequence[str],
+    splits: Sequence[str],
+    scores: Sequence[float],
+    picked: Sequence[Hashable | None],
+    confident: Sequence[bool],
+    options: Sequence[Hashable],
+    method_order: Sequence[str],
+    no_preference: bool = True,
+    test: str = "wilcoxon",
+    alpha: float = 0.05,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int | None = 0,
+) -> dict:
+    """Everything a forced-choice results page shows, from one entry per scored answer (its question,
+    text, method, split, score, the option picked and whether confidently): ``scores`` (the rows of
+    :func:`summarize_scores`, Table 4), ``distribution`` (:func:`score_distribution` over
+    ``method_order``, Figure 3) and ``kappa`` (:func:`forced_choice_kappa` as dicts, Table 4's last row)."""
+    rows = (
+        summarize_scores(
+            methods, texts, scores, splits, test=test, alpha=alpha, n_boot=n_boot, level=level, seed=seed
+        )
+        if len(scores)
+        else []
+    )
+    estimates = forced_choice_kappa(
+        questions, picked, confident, options, no_preference=no_preference, n_boot=n_boot, seed=seed
+    )
+    return {
+        "scores": rows,
+        "distribution": score_distribution(methods, scores, method_order),
+        "kappa": {key: est.to_dict() for key, est in estimates.items()},
+    }

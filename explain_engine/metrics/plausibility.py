@@ -110,3 +110,18 @@ def plausibility(
         "iou": mean_estimate(iou_per_text(h, pred), n_boot, level, seed),
         "auprc": mean_estimate(average_precision_per_text(h, m), n_boot, level, seed),
     }
+
+
+def map_overlap(a: Sequence[int], b: Sequence[int], measure: str = "f1") -> float:
+    """Overlap of two 0/1 maps: F1 (Dice, ``2|A∩B| / (|A|+|B|)``) or Jaccard (``|A∩B| / |A∪B|``), the
+    token F1 and IoU above for one pair. Two empty maps overlap fully (1.0): both say no word shows the
+    label."""
+    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    both = int(np.count_nonzero(x & y))
+    if measure == "f1":
+        total = int(np.count_nonzero(x)) + int(np.count_nonzero(y))
+        return 1.0 if total == 0 else 2.0 * both / total
+    if measure == "jaccard":
+        union = int(np.count_nonzero(x | y))
+        return 1.0 if union == 0 else both / union
+    raise ValueError(f"unknown overlap measure {measure!r}; use 'f1' or 'jaccard'")

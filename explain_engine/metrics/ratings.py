@@ -391,3 +391,142 @@ __all__ = [
     "replacement_std",
     "sentence_scores",
 ]
+
+
+#: The aspect name of the figures over all aspects together.
+ALL_ASPECTS = "all"
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def rating_report(
+    *,
+    sentences: Sequence[dict],
+    items: Sequence[int],
+    workers: Sequence[int],
+    ratings: Sequence[int],
+    weights: Sequence[float],
+    worker_names: dict,
+    aspects: Sequence[str],
+    min_judges: int,
+    n_boot: int = N_BOOT,
+    kappa: str = DEFAULT_KAPPA,
+    attention: dict | None = None,
+) -> dict:
+    """Everything a sentence-rating results page shows (Pappas & Popescu-Belis 2016), as plain data.
+
+    ``sentences``: one dict per rated sentence, in the page's order, with ``item``, ``aspect``,
+    ``document`` and ``sentence`` (its index in the document); ``items``, ``workers``, ``ratings``,
+    ``weights``: one entry per answer (the worker's trust as weight); ``worker_names``: ``{worker:
+    name}``; ``attention``: with a model, ``{document: (word attention, sentence spans)}``.
+
+    Returns ``labels`` (per sentence: ``responses``, ``majority``, ``confidence``, ``mean``, ``counts``,
+    ``enough_judges``; §3), ``summary`` (per aspect and :data:`ALL_ASPECTS`: sentences, labelled,
+    judgments, the confidence summary and the majority distribution; Figure 3), ``agreement`` (pairwise
+    r and κ with their averages per aspect; Table 1) and, with ``attention``, ``machine`` (the Figure 4
+    comparison: per compared sentence its ``machine_score`` and ``machine_level``, how many were
+    ``skipped`` and the confidence ``curve`` per aspect; §5).
+    """
+    crowd = crowd_labels(items, ratings, weights)
+    labelled = {int(item): k for k, item in enumerate(crowd.items)}
+    labels = []
+    for sentence in sentences:
+        k = labelled.get(sentence["item"])
+        row = {
+            "item": sentence["item"],
+            "responses": 0 if k is None else int(crowd.responses[k]),
+            "majority": None if k is None else int(crowd.majority[k]),
+            "confidence": None if k is None else _finite(crowd.confidence[k]),
+            "mean": None if k is None else _finite(crowd.mean[k]),
+            "counts": [0] * len(LEVELS) if k is None else [int(c) for c in crowd.counts[k]],
+        }
+        row["enough_judges"] = row["responses"] >= min_judges
+        labels.append(row)
+    aspect_of = {s["item"]: s["aspect"] for s in sentences}
+    every = [*aspects, ALL_ASPECTS]
+    report = {
+        "labels": labels,
+        "summary": [_aspect_summary(a, sentences, labels) for a in every],
+        "agreement": _rating_agreement(
+            items, workers, ratings, aspect_of, worker_names, every, n_boot, kappa
+        ),
+    }
+    if attention is not None:
+        report["machine"] = _machine_comparison(sentences, labels, attention, every)
+    return report
+
+
+def _aspect_summary(aspect: str, sentences: Sequence[dict], labels: list[dict]) -> dict:
+    chosen = [r for s, r in zip(sentences, labels, strict=True) if aspect in (ALL_ASPECTS, s["aspect"])]
+    done = [r for r in chosen if r["responses"]]
+    confidence = confidence_summary([r["confidence"] for r in done])
+    return {
+        "aspect": aspect,
+        "sentences": len(chosen),
+        "labelled": len(done),
+        "judgments": sum(r["responses"] for r in done),
+        "enough_judges": sum(1 for r in done if r["enough_judges"]),
+        "mean_confidence": confidence["mean_confidence"],
+        "share_confidence_05": confidence["share_confidence_05"],
+        "share_confidence_08": confidence["share_confidence_08"],
+        "distribution": [sum(1 for r in done if r["majority"] == level) for level in LEVELS],
+    }
+
+
+def _rating_agreement(items, workers, ratings, aspect_of, names, aspects, n_boot, kappa) -> dict:
+    out: dict = {"pairs": [], "averages": []}
+    for aspect in aspects:
+        chosen = [
+            (i, w, r)
+            for i, w, r in zip(items, workers, ratings, strict=True)
+            if aspect == ALL_ASPECTS or aspect_of.get(i) == aspect
+        ]
+        if not chosen:
+            out["averages"].append({"aspect": aspect, "pairs": 0, "r": None, "kappa": None})
+            continue
+        matrix, _, worker_ids = rating_matrix(*zip(*chosen, strict=True))
+        rows = pairwise_agreement(matrix, [names[w.item()] for w in worker_ids], n_boot=n_boot, kappa=kappa)
+        out["pairs"] += [{"aspect": aspect, **row} for row in rows]
+        out["averages"].append(
+            {"aspect": aspect, "pairs": len(rows), "r": mean_of(rows, "r"), "kappa": mean_of(rows, "kappa")}
+        )
+    return out
+
+
+def _machine_comparison(sentences, labels, attention: dict, aspects: Sequence[str]) -> dict:
+    per_doc = {}
+    for document, (weights, spans) in attention.items():
+        scores = sentence_scores(np.nan_to_num(np.asarray(weights, dtype=float)), spans)
+        per_doc[document] = (scores, attention_levels(scores))
+    compared, skipped = [], 0
+    for sentence, row in zip(sentences, labels, strict=True):
+        if row["majority"] is None:
+            continue
+        found = per_doc.get(sentence["document"])
+        if found is None or sentence["sentence"] >= found[0].size:
+            skipped += 1
+            continue
+        compared.append(
+            {
+                "item": sentence["item"],
+                "aspect": sentence["aspect"],
+                "majority": row["majority"],
+                "confidence": row["confidence"],
+                "machine_score": float(found[0][sentence["sentence"]]),
+                "machine_level": int(found[1][sentence["sentence"]]),
+            }
+        )
+    curve = []
+    for aspect in aspects:
+        chosen = [r for r in compared if aspect in (ALL_ASPECTS, r["aspect"])]
+        for point in confidence_curve(
+            [r["majority"] for r in chosen],
+            [r["confidence"] if r["confidence"] is not None else -1.0 for r in chosen],
+            [r["machine_level"] for r in chosen],
+            [r["machine_score"] for r in chosen],
+        ):
+            curve.append({"aspect": aspect, **point})
+    return {"compared": compared, "skipped": skipped, "curve": curve}

@@ -110,6 +110,60 @@ def leave_one_out_trust(passed_total, seen_total, passed_here) -> np.ndarray:
         )
 
 
+def gold_review_counts(
+    *,
+    items: list,
+    workers: list,
+    passed: list[bool],
+    passed_total: list[int],
+    seen_total: list[int],
+    in_totals: list[bool],
+    counted_golds: int,
+    min_golds: int,
+    threshold: float,
+    excluded: list,
+) -> dict:
+    """Per gold item ``(seen, missed, trusted_seen, trusted_missed)``: who answered it and who of them
+    was trusted on the *other* golds (leave-one-out trust at least ``threshold`` over at least
+    ``min_golds`` of them, capped at how many others there are), so that a wrong gold cannot hide by
+    pulling its own judges' trust down.
+
+    One entry per graded answer to a gold: ``items``, ``workers``, ``passed``, the worker's totals over
+    the counted golds (``passed_total``, ``seen_total``) and whether this gold is one of them
+    (``in_totals``: a retired gold is not); ``counted_golds``: how many golds count; ``excluded``:
+    workers who judge no gold."""
+    if not items:
+        return {}
+    items_a, workers_a = np.asarray(items), np.asarray(workers)
+    passed_a = np.asarray(passed, dtype=bool)
+    passed_t = np.asarray(passed_total, dtype=float)
+    seen_t = np.asarray(seen_total, dtype=float)
+    inside = np.asarray(in_totals, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loo = np.where(
+            inside,
+            leave_one_out_trust(passed_t, seen_t, passed_a),
+            np.where(seen_t > 0, passed_t / np.maximum(seen_t, 1), np.nan),
+        )
+    rest = np.where(inside, seen_t - 1, seen_t)
+    needed = np.minimum(min_golds, np.where(inside, counted_golds - 1, counted_golds))
+    trusted = (
+        (rest >= needed)
+        & (np.nan_to_num(loo, nan=0.0) >= threshold - 1e-12)
+        & ~np.isin(workers_a, np.asarray(list(excluded)))
+    )
+    out = {}
+    for item in dict.fromkeys(items):
+        mine = items_a == item
+        out[item] = (
+            int(mine.sum()),
+            int((mine & ~passed_a).sum()),
+            int((mine & trusted).sum()),
+            int((mine & trusted & ~passed_a).sum()),
+        )
+    return out
+
+
 __all__ = [
     "DEFAULT_THRESHOLD",
     "EXCLUDED",
@@ -117,6 +171,7 @@ __all__ = [
     "TRUSTED",
     "TrustTable",
     "answer_weights",
+    "gold_review_counts",
     "leave_one_out_trust",
     "trust_table",
     "wilson_interval",

@@ -59,3 +59,44 @@ def test_the_seam_check_finds_imports_past_the_api(tmp_path):
         "app/module.py:1: explain_engine.text",
         "app/module.py:2: explain_engine.metrics",
     ]
+
+
+#: Modules of the web app that may import numpy (and why); scipy none. Every figure a page shows comes
+#: from the engine through ``explain_engine.api``; these only choose data.
+NUMPY_ALLOWED = {
+    # Forced-choice question generation (Lertvittayakumjorn & Toni 2019 §4.2): seeded stratified
+    # sampling of the texts a study shows, with vectorised masks over a model run's stored predictions.
+    # It chooses which questions exist; it computes no figure.
+    "annotate/kinds/forced_choice/generation.py",
+    "annotate/kinds/forced_choice/investigate.py",
+    "annotate/kinds/forced_choice/justify.py",
+    "annotate/kinds/forced_choice/reveal_model.py",
+}
+NUMERIC = ("numpy", "scipy")
+
+
+def numeric_imports(root: Path) -> list[str]:
+    """``path:line: module`` for each import of numpy or scipy under ``root``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for line, module in imported_modules(tree):
+            if module.split(".")[0] in NUMERIC:
+                found.append(f"{path.relative_to(root.parent).as_posix()}:{line}: {module}")
+    return found
+
+
+def test_the_web_app_leaves_numerics_to_the_engine():
+    found = numeric_imports(ROOT / "annotate")
+    unexpected = [f for f in found if f.split(":")[0] not in NUMPY_ALLOWED or "scipy" in f]
+    assert unexpected == []
+    # the allowed list holds no module that no longer needs it
+    assert {f.split(":")[0] for f in found} == NUMPY_ALLOWED
+
+
+def test_the_numerics_check_finds_numpy_and_scipy(tmp_path):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "stats.py").write_text("import numpy as np\ndef f():\n    from scipy.stats import wilcoxon\n")
+    (app / "plain.py").write_text("import math\n")
+    assert numeric_imports(app) == ["app/stats.py:1: numpy", "app/stats.py:3: scipy.stats"]

@@ -1,11 +1,12 @@
-"""Explanation methods are shown by name, with the registry's one-line description, never as bare codes."""
+"""Explanation methods are shown by their engine title, with the registry's one-line description, never as
+bare codes."""
 
 from __future__ import annotations
 
 from django.template import Context, Template
 
-from annotate.machine.method_names import ATTENTION_TRAINING, method_description, method_name
-from explain_engine.api import METHODS
+from annotate.templatetags.methods import method_description, method_name
+from explain_engine.api import METHODS, TRAINING_ATTENTION
 
 
 def test_every_registered_method_has_its_own_readable_name_and_a_description():
@@ -22,8 +23,9 @@ def test_codes_are_read_as_poerner_et_al_name_them():
     assert method_name("omit_7") == "Omission of 7-grams"
     assert method_name("occ_3") == "Occlusion of 3-grams"
     assert method_name("limsse_ms_p") == "LIMSSE, magnitude-sensitive on p"
-    assert method_name(ATTENTION_TRAINING) != method_name("attention")
-    assert method_description(ATTENTION_TRAINING)
+    assert TRAINING_ATTENTION == "attention (training)"
+    assert method_name(TRAINING_ATTENTION) != method_name("attention")
+    assert method_description(TRAINING_ATTENTION)
     assert (method_name("no_such_method"), method_description("no_such_method")) == ("no_such_method", "")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -17,11 +18,50 @@ ENGINE = Path(explain_engine.__file__).parent
 ROOT = ENGINE.parent
 
 
-def test_every_name_of_api_resolves_and_is_documented():
-    assert len(api.__all__) == len(set(api.__all__))
-    for name in api.__all__:
-        assert getattr(api, name) is not None, name
-        assert f"``{name}``" in api.__doc__, f"{name} missing from the table in api's docstring"
+SOURCE = Path(api.__file__).read_text(encoding="utf-8")
+
+
+def test_every_name_is_listed_once_and_resolves():
+    listed = [name for name, _, _ in api.listed(SOURCE)]
+    assert len(listed) == len(set(listed)), sorted({n for n in listed if listed.count(n) > 1})
+    assert sorted(listed) == api.__all__ == dir(api)
+    for name, module, attribute in api.listed(SOURCE):
+        assert getattr(api, name) is getattr(importlib.import_module(module), attribute), name
+
+
+def test_a_name_listed_twice_or_not_imported_is_refused():
+    twice = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from explain_engine.text import word_spans\n"
+        "    from explain_engine.metrics.ratings import mean_of as word_spans\n"
+    )
+    assert [n for n, _, _ in api.listed(twice)] == ["word_spans", "word_spans"]
+    with pytest.raises(ImportError, match="'word_spans' is listed twice"):
+        api._homes(twice)
+    with pytest.raises(TypeError, match="only absolute 'from ... import' lines"):
+        api.listed("if TYPE_CHECKING:\n    word_spans = 1\n")
+
+
+def test_the_docstring_says_how_the_names_are_listed_and_names_none_of_them():
+    assert "``if TYPE_CHECKING:``" in api.__doc__ and "PEP 562" in api.__doc__
+    assert not [name for name in api.__all__ if f"``{name}``" in api.__doc__]
+
+
+def test_every_registered_method_carries_a_title_and_a_source():
+    untitled = [
+        name for name, spec in api.METHODS.items() if not (spec.title.strip() and spec.source.strip())
+    ]
+    assert untitled == []
+    assert all(api.METHODS.meta(name)["title"] == spec.title for name, spec in api.METHODS.items())
+    assert api.describe_method("grad_dot_int_s") == api.MethodInfo(
+        "Integrated gradients of s, dot product",
+        "Poerner et al. 2018 §3.1",
+        api.METHODS["grad_dot_int_s"].doc,
+    )
+    assert api.describe_method("occ_7").title == "Occlusion of 7-grams"
+    assert api.describe_method(api.TRAINING_ATTENTION).title == "Attention (as trained)"
+    assert api.describe_method("no_such_method") == api.MethodInfo("no_such_method", "", "")
 
 
 def test_web_app_imports_of_the_engine_are_offered_by_api():
@@ -59,6 +99,18 @@ def test_engine_and_its_cli_never_import_django_nor_test_only_packages():
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "loaded": []}
     assert "pointing-game" in out.stdout and "similarity" in out.stdout
+
+
+def test_a_metric_and_a_report_of_plain_data_do_not_bring_torch():
+    script = (
+        "import sys, json\n"
+        "import explain_engine.api as api\n"
+        "alpha = api.krippendorff_alpha([[1, 2, 1], [2, 2, 2], [1, 1, 2]], n_boot=10)\n"
+        "speed = api.signal_report(workers=[1], read_ms=[5], answer_ms=[5], words=[1], fast_ratio=0.3)\n"
+        "print(json.dumps(['torch' in sys.modules, alpha.value is not None, speed['workers'][1]]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert json.loads(out.stdout) == [False, True, {"responses": 1, "median_time_ms": 10, "fast": 0}]
 
 
 def test_names_load_on_first_use_so_the_tokeniser_does_not_bring_torch():

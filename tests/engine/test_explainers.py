@@ -122,7 +122,13 @@ def test_methods_that_must_be_fitted_are_left_out_of_all(monkeypatch):
         scratch.add(name, spec, **METHODS.meta(name))
     monkeypatch.setattr(registry, "METHODS", scratch)
 
-    @register("needs_trees_for_test", architectures=("cnn",), fitted_with=Fitting(("trees",), "trees"))
+    @register(
+        "needs_trees_for_test",
+        title="Needs trees",
+        source="this test",
+        architectures=("cnn",),
+        fitted_with=Fitting(("trees",), "trees"),
+    )
     def needs_trees(bundle, batch, target, *, trees=None):
         return batch.mask.float()
 
@@ -136,7 +142,7 @@ def test_methods_that_must_be_fitted_are_left_out_of_all(monkeypatch):
 
 def test_register_refuses_a_taken_name():
     with pytest.raises(ValueError, match="already registered"):
-        register("lime")(lambda bundle, batch, target: None)
+        register("lime", title="LIME again", source="this test")(lambda bundle, batch, target: None)
 
 
 def test_explain_returns_one_array_per_text_over_canonical_words():
@@ -616,3 +622,9 @@ _MINE = {
     "random",
     "random_ngram",
 }
+
+
+def test_register_refuses_a_method_without_a_title_or_source():
+    with pytest.raises(ValueError, match="needs a title and a source"):
+        register("untitled_for_test", title="", source="this test")(lambda bundle, batch, target: None)
+    assert "untitled_for_test" not in METHODS

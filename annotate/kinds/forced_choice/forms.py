@@ -12,7 +12,6 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
 from annotate.kinds.forced_choice.kind import FAMILY, SPLITS
-from annotate.machine.method_names import method_name
 from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.studies import service as study_service
@@ -27,8 +26,8 @@ KINDS = [
 
 
 def _method_choices() -> list[tuple[str, str]]:
-    """Every registered method by its readable name (annotate/machine/method_names.py), in the names' order."""
-    return sorted(((code, method_name(code)) for code in METHODS), key=lambda c: (c[1].lower(), c[0]))
+    """Every registered method by its title (the engine's registry), in the titles' order."""
+    return sorted(((code, METHODS[code].title) for code in METHODS), key=lambda c: (c[1].lower(), c[0]))
 
 
 def _run_label(run: ModelRun) -> str:

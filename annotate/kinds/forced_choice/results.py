@@ -19,27 +19,27 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from annotate.infra import csvfile
 from annotate.kinds.forced_choice.generation import CORRECT, MISCLASSIFIED
 from annotate.models import Response, Study, Worker
 from annotate.quality.exclusion import excluded_worker_ids
 from annotate.tasks import get_kind
 from annotate.tasks.results import ChoiceField, FloatField, ResultsPage, from_results
+from explain_engine.api import FORCED_CHOICE_SCORES as SCORE_VALUES
 from explain_engine.api import (
     LEVEL,
     N_BOOT,
     TESTS,
     forced_choice_kappa,
+    forced_choice_report,
     json_safe,
     score_answers,
     summarize_scores,
 )
+from explain_engine.api import score_distribution as engine_score_distribution
 
 SPLITS = ("all", CORRECT, MISCLASSIFIED)
 SPLIT_TITLES = {"all": "all texts", CORRECT: "correctly predicted", MISCLASSIFIED: "misclassified"}
-SCORE_VALUES = (-1.0, -0.5, 0.0, 0.5, 1.0)
 TABLES = ("scores", "distribution", "kappa", "answers")
 
 
@@ -135,24 +135,7 @@ def table4(rows: Sequence[dict[str, Any]], methods: Sequence[str]) -> list[dict[
 
 def score_distribution(answers: Sequence[ScoredAnswer], methods: Sequence[str]) -> list[dict[str, Any]]:
     """Per method, how many answers scored each of −1, −0.5, 0, 0.5, 1 (Lertvittayakumjorn & Toni 2019, Figure 3)."""
-    index = {m: i for i, m in enumerate(methods)}
-    counts = np.zeros((len(methods), len(SCORE_VALUES)), dtype=np.int64)
-    if answers:
-        rows = np.array([index[a.method] for a in answers])
-        cols = np.searchsorted(SCORE_VALUES, [a.score for a in answers])
-        np.add.at(counts, (rows, cols), 1)
-    totals = counts.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        shares = np.where(totals > 0, counts / np.maximum(totals, 1), np.nan)
-    return [
-        {
-            "method": m,
-            "answers": int(totals[i, 0]),
-            "counts": counts[i].tolist(),
-            "shares": [None if math.isnan(v) else float(v) for v in shares[i]],
-        }
-        for i, m in enumerate(methods)
-    ]
+    return engine_score_distribution([a.method for a in answers], [a.score for a in answers], methods)
 
 
 def kappa(study: Study, answers: Sequence[ScoredAnswer], n_boot: int = N_BOOT, seed: int | None = 0) -> dict:
@@ -183,7 +166,23 @@ def evaluation_results(
         raise ValueError(f"unknown test {test!r}; use one of {TESTS}")
     answers = scored_answers(study)
     methods = method_order(study, answers)
-    rows = score_table(answers, test, alpha, n_boot, seed=seed)
+    kind = get_kind(study.kind)
+    report = forced_choice_report(
+        questions=[a.item for a in answers],
+        texts=[a.document for a in answers],
+        methods=[a.method for a in answers],
+        splits=[a.split for a in answers],
+        scores=[a.score for a in answers],
+        picked=[a.choice for a in answers],
+        confident=[bool(a.confident) for a in answers],
+        options=kind.options(study),
+        method_order=methods,
+        no_preference=kind.no_preference,
+        test=test,
+        alpha=alpha,
+        n_boot=n_boot,
+        seed=seed,
+    )
     return {
         "task": study.kind,
         "test": test,
@@ -195,10 +194,10 @@ def evaluation_results(
         "workers": len({a.worker for a in answers}),
         "methods": methods,
         "splits": list(SPLITS),
-        "scores": rows,
-        "table": table4(rows, methods),
-        "distribution": score_distribution(answers, methods),
-        "kappa": kappa(study, answers, n_boot, seed),
+        "scores": report["scores"],
+        "table": table4(report["scores"], methods),
+        "distribution": report["distribution"],
+        "kappa": report["kappa"],
         "scored": answers,
     }
 

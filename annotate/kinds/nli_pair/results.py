@@ -13,8 +13,6 @@ import json
 from collections import Counter, defaultdict
 from typing import Any
 
-import numpy as np
-
 from annotate.exports.tables import INCLUDE_UNVERIFIED
 from annotate.kinds.nli_pair.config import SIDES, map_field
 from annotate.models import Response, Study
@@ -78,11 +76,7 @@ def side_figures(records: list[dict], n_boot: int, seed: int = 0) -> dict[str, A
         combined[name] = {
             humans.ids[int(i)]: [int(v) for v in m] for i, m in zip(idx, maps.to_lists(), strict=True)
         }
-    n_maps = humans.maps_per_text
-    per_word_n = np.repeat(n_maps, humans.lengths)
-    selected = humans.word_sums()
-    keep = per_word_n >= 2
-    word_table = np.stack([per_word_n[keep] - selected[keep], selected[keep]], axis=1).astype(np.int64)
+    word_table = humans.word_table()
     return {
         "cam": combined["CAM"],
         "sam": combined["SAM"],
@@ -93,7 +87,7 @@ def side_figures(records: list[dict], n_boot: int, seed: int = 0) -> dict[str, A
         },
         "human_human": human_human_similarity(humans, n_boot, seed=seed),
         "word_kappa": fleiss_kappa_from_counts(word_table, n_boot, seed=seed).to_dict()
-        if keep.any()
+        if len(word_table)
         else None,
     }
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from annotate.kinds.sentence_rating.config import PAPER_JUDGES, RATING_LABELS
 from annotate.models import Document, ModelRun, Prediction, Study
 from annotate.quality.exclusion import answer_weights, counted_responses
@@ -24,26 +22,18 @@ from annotate.tasks.results import (
     ChoiceField,
     ResultsPage,
     RunField,
-    finite_or_none,
     from_results,
     worker_names,
 )
 from explain_engine.api import (
     DEFAULT_KAPPA,
     KAPPA_KINDS,
-    attention_levels,
-    confidence_curve,
-    confidence_summary,
-    crowd_labels,
-    mean_of,
-    pairwise_agreement,
-    rating_matrix,
-    sentence_scores,
+    rating_report,
 )
+from explain_engine.api import RATING_ALL_ASPECTS as ALL_ASPECTS
 from explain_engine.api import RATING_LEVELS as LEVELS
 
 TABLES = ("labels", "agreement", "machine")
-ALL_ASPECTS = "all"
 
 
 def attention_runs(study: Study):
@@ -65,20 +55,7 @@ def rating_results(
     aspects = [a["name"] for a in config.get("aspects", [])]
     titles = {a["name"]: a.get("title", a["name"]) for a in config.get("aspects", [])}
     min_judges = config.get("min_judges", PAPER_JUDGES)
-    items = {
-        row[0]: row
-        for row in study.items.filter(is_gold=False)
-        .order_by("position", "id")
-        .values_list(
-            "id",
-            "document_id",
-            "document__external_id",
-            "payload__aspect",
-            "payload__sentence_index",
-            "payload__sentence",
-            "payload__words",
-        )
-    }
+    items = _rated_items(study)
     answers = list(counted_responses(study).values_list("item_id", "worker_id", "answer__rating"))
     answers = [(i, w, r) for i, w, r in answers if r in LEVELS and i in items]
     worker_ids = sorted({w for _, w, _ in answers})
@@ -92,32 +69,36 @@ def rating_results(
         "aspects": [{"name": a, "title": titles[a]} for a in aspects],
         "level_names": list(RATING_LABELS),
     }
-    crowd = crowd_labels([a[0] for a in answers], [a[2] for a in answers], [trust[a[1]] for a in answers])
-    labelled = {int(item): k for k, item in enumerate(crowd.items)}
-    label_rows = []
-    for item_id, (_, doc_id, external, aspect, index, span, words) in items.items():
-        k = labelled.get(item_id)
-        first, end = span
-        row = {
-            "item": item_id,
-            "document": external,
-            "document_id": doc_id,
-            "aspect": aspect,
-            "sentence": index,
-            "text": " ".join((words or [])[first:end]),
-            "responses": 0 if k is None else int(crowd.responses[k]),
-            "majority": None if k is None else int(crowd.majority[k]),
-            "majority_text": None if k is None else RATING_LABELS[int(crowd.majority[k]) - 1],
-            "confidence": None if k is None else finite_or_none(crowd.confidence[k]),
-            "mean": None if k is None else finite_or_none(crowd.mean[k]),
-            "counts": [0] * len(LEVELS) if k is None else [int(c) for c in crowd.counts[k]],
-        }
-        row["enough_judges"] = row["responses"] >= min_judges
-        label_rows.append(row)
+    weights = [trust[a[1]] for a in answers]
+    sentences = [
+        {"item": item_id, "aspect": row[3], "document": row[1], "sentence": row[4]}
+        for item_id, row in items.items()
+    ]
+    attention = None if model_run is None else _sentence_attention(model_run, {r[1] for r in items.values()})
+    report = rating_report(
+        sentences=sentences,
+        items=[a[0] for a in answers],
+        workers=[a[1] for a in answers],
+        ratings=[a[2] for a in answers],
+        weights=weights,
+        worker_names=names,
+        aspects=aspects,
+        min_judges=min_judges,
+        n_boot=n_boot,
+        kappa=kappa,
+        attention=attention,
+    )
+    label_rows = [
+        _label_row(item, label) for item, label in zip(items.items(), report["labels"], strict=True)
+    ]
     result["labels"] = label_rows
-    result["summary"] = [_aspect_summary(a, titles.get(a, a), label_rows) for a in [*aspects, ALL_ASPECTS]]
+    result["summary"] = [
+        {"aspect": summary["aspect"], "title": titles.get(summary["aspect"], summary["aspect"]), **summary}
+        for summary in report["summary"]
+    ]
+    result["summary"][-1]["title"] = "All aspects"
     result["kappa"] = kappa
-    result["agreement"] = _agreement(answers, items, names, aspects, n_boot, kappa)
+    result["agreement"] = report["agreement"]
     result["model_run"] = None
     if model_run is not None:
         result["model_run"] = {
@@ -125,92 +106,79 @@ def rating_results(
             "name": model_run.name,
             "architecture": model_run.architecture,
         }
-        result["machine"] = _machine_comparison(model_run, label_rows, aspects)
+        result["machine"] = _machine_section(report["machine"], label_rows)
     return result
 
 
-def _aspect_summary(aspect: str, title: str, rows: list[dict]) -> dict[str, Any]:
-    chosen = [r for r in rows if aspect == ALL_ASPECTS or r["aspect"] == aspect]
-    done = [r for r in chosen if r["responses"]]
-    confidence = confidence_summary([r["confidence"] for r in done])
-    distribution = [sum(1 for r in done if r["majority"] == level) for level in LEVELS]
+def _rated_items(study: Study) -> dict[int, tuple]:
+    """The study's non-gold items by id: ``id, document, external id, aspect, sentence index, span, words``."""
+    rows = (
+        study.items.filter(is_gold=False)
+        .order_by("position", "id")
+        .values_list(
+            "id",
+            "document_id",
+            "document__external_id",
+            "payload__aspect",
+            "payload__sentence_index",
+            "payload__sentence",
+            "payload__words",
+        )
+    )
+    return {row[0]: row for row in rows}
+
+
+def _label_row(item: tuple[int, tuple], label: dict[str, Any]) -> dict[str, Any]:
+    """One rated sentence's row of the labels table, from the engine's crowd label of it."""
+    item_id, (_, doc_id, external, aspect, index, span, words) = item
+    first, end = span
+    majority = label["majority"]
     return {
+        "item": item_id,
+        "document": external,
+        "document_id": doc_id,
         "aspect": aspect,
-        "title": "All aspects" if aspect == ALL_ASPECTS else title,
-        "sentences": len(chosen),
-        "labelled": len(done),
-        "judgments": sum(r["responses"] for r in done),
-        "enough_judges": sum(1 for r in done if r["enough_judges"]),
-        "mean_confidence": confidence["mean_confidence"],
-        "share_confidence_05": confidence["share_confidence_05"],
-        "share_confidence_08": confidence["share_confidence_08"],
-        "distribution": distribution,
+        "sentence": index,
+        "text": " ".join((words or [])[first:end]),
+        "responses": label["responses"],
+        "majority": majority,
+        "majority_text": None if majority is None else RATING_LABELS[majority - 1],
+        "confidence": label["confidence"],
+        "mean": label["mean"],
+        "counts": label["counts"],
+        "enough_judges": label["enough_judges"],
     }
 
 
-def _agreement(answers, items, names, aspects, n_boot, kappa: str) -> dict[str, Any]:
-    """Table 1 of Pappas & Popescu-Belis 2016: pairwise r and the κ named ``kappa`` per aspect and over
-    all aspects."""
-    out: dict[str, Any] = {"pairs": [], "averages": []}
-    for aspect in [*aspects, ALL_ASPECTS]:
-        chosen = [a for a in answers if aspect == ALL_ASPECTS or items[a[0]][3] == aspect]
-        if not chosen:
-            out["averages"].append({"aspect": aspect, "pairs": 0, "r": None, "kappa": None})
-            continue
-        matrix, _, worker_ids = rating_matrix(
-            [a[0] for a in chosen], [a[1] for a in chosen], [a[2] for a in chosen]
-        )
-        rows = pairwise_agreement(matrix, [names[int(w)] for w in worker_ids], n_boot=n_boot, kappa=kappa)
-        for row in rows:
-            out["pairs"].append({"aspect": aspect, **row})
-        out["averages"].append(
-            {"aspect": aspect, "pairs": len(rows), "r": mean_of(rows, "r"), "kappa": mean_of(rows, "kappa")}
-        )
-    return out
+def _machine_section(machine: dict[str, Any], label_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Figure 4 comparison: each compared sentence's row with the model's score and level."""
+    by_item = {r["item"]: r for r in label_rows}
+    compared = [
+        {**by_item[c["item"]], "machine_score": c["machine_score"], "machine_level": c["machine_level"]}
+        for c in machine["compared"]
+    ]
+    return {
+        "compared": len(compared),
+        "skipped": machine["skipped"],
+        "curve": machine["curve"],
+        "sentences": compared,
+    }
 
 
-def _machine_comparison(run: ModelRun, rows: list[dict], aspects: list[str]) -> dict[str, Any]:
-    """Pappas & Popescu-Belis 2016 §5, Figure 4: sentence attention (sum of word attention) against crowd labels."""
-    doc_ids = {r["document_id"] for r in rows if r["majority"] is not None}
+def _sentence_attention(run: ModelRun, doc_ids: set[int]) -> dict[int, tuple[list, list]]:
+    """``{document: (word attention, sentence spans)}`` of the run's stored attention that fits its document."""
     attention = dict(
         Prediction.objects.filter(
             model_run=run, document_id__in=doc_ids, attention__isnull=False
         ).values_list("document_id", "attention")
     )
-    per_doc: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    out = {}
     documents = Document.objects.filter(pk__in=list(attention)).only("id", "text", "words", "sentences")
     for doc in documents:
         weights = attention[doc.pk]
-        if not isinstance(weights, list) or len(weights) != len(doc.words):
-            continue
-        scores = sentence_scores(np.nan_to_num(np.asarray(weights, dtype=float)), document_sentences(doc))
-        per_doc[doc.pk] = (scores, attention_levels(scores))
-    compared, skipped = [], 0
-    for row in rows:
-        if row["majority"] is None:
-            continue
-        found = per_doc.get(row["document_id"])
-        if found is None or row["sentence"] >= found[0].size:
-            skipped += 1
-            continue
-        compared.append(
-            {
-                **row,
-                "machine_score": float(found[0][row["sentence"]]),
-                "machine_level": int(found[1][row["sentence"]]),
-            }
-        )
-    curves = []
-    for aspect in [*aspects, ALL_ASPECTS]:
-        chosen = [r for r in compared if aspect == ALL_ASPECTS or r["aspect"] == aspect]
-        for point in confidence_curve(
-            [r["majority"] for r in chosen],
-            [r["confidence"] if r["confidence"] is not None else -1.0 for r in chosen],
-            [r["machine_level"] for r in chosen],
-            [r["machine_score"] for r in chosen],
-        ):
-            curves.append({"aspect": aspect, **point})
-    return {"compared": len(compared), "skipped": skipped, "curve": curves, "sentences": compared}
+        if isinstance(weights, list) and len(weights) == len(doc.words):
+            out[doc.pk] = (weights, document_sentences(doc))
+    return out
 
 
 def machine_chart(results: dict[str, Any]) -> dict[str, Any] | None:

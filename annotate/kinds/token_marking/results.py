@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import numpy as np
-
 from annotate.kinds.token_marking.config import CONTROL_SECRET
 from annotate.models import Explanation, ModelRun, Study
 from annotate.quality.exclusion import counted_responses
 from annotate.tasks.results import N_BOOT, MethodField, ResultsPage, RunField, from_results
-from explain_engine.api import expert_oracle, marking_agreement, marking_alignment
+from explain_engine.api import alignment_report, marking_report
 
 TABLES = ("oracle", "examples")
 #: Integrated gradients (dot product with the embedding, class score) first: Prasad et al. 2021's method.
@@ -48,14 +46,20 @@ def marking_results(
     examples of their own: their marks are the expert oracle of that input's random explanation."""
     items, controls = _study_items(study)
     maps, workers = _marks(study, items, controls)
-    examples = [_example(row, maps, controls) for row in items.values()]
+    report = marking_report(
+        [row[3] or [] for row in items.values()], [maps.get(i, []) for i in items], n_boot
+    )
+    examples = [
+        _example(row, found, maps, controls)
+        for row, found in zip(items.values(), report["examples"], strict=True)
+    ]
     result: dict[str, Any] = {
         "answers": sum(len(m) for m in maps.values()),
         "workers": len(workers),
         "items": len(items),
         "controls": len(controls),
         "marked_items": sum(1 for e in examples if e["annotators"]),
-        "agreement": _word_agreement([maps[i] for i in items if maps.get(i)], n_boot),
+        "agreement": report["agreement"],
         "examples": examples,
         "model_run": None,
         "method": method,
@@ -119,11 +123,10 @@ def _marks(study: Study, items: dict[int, tuple], controls: dict[int, dict]) -> 
     return maps, workers
 
 
-def _example(row: tuple, maps: dict, controls: dict[int, dict]) -> dict[str, Any]:
-    """One input with its expert oracle, most marked words and control item."""
+def _example(row: tuple, found: dict[str, Any], maps: dict, controls: dict[int, dict]) -> dict[str, Any]:
+    """One input with its expert oracle and most marked words (``found``, from the engine's marking report)
+    and its control item."""
     item_id, doc_id, external, words, explanation, label = row
-    marked = maps.get(item_id, [])
-    oracle = expert_oracle(marked) if marked else None
     control = controls.get(doc_id)
     return {
         "item": item_id,
@@ -132,9 +135,9 @@ def _example(row: tuple, maps: dict, controls: dict[int, dict]) -> dict[str, Any
         "label": label,
         "explanation": explanation,
         "words": words or [],
-        "annotators": len(marked),
-        "oracle": None if oracle is None else [round(float(v), 6) for v in oracle],
-        "top_words": [] if oracle is None else _top_words(words or [], oracle),
+        "annotators": len(maps.get(item_id, [])),
+        "oracle": found["oracle"],
+        "top_words": found["top_words"],
         "control": None
         if control is None
         else {
@@ -143,19 +146,6 @@ def _example(row: tuple, maps: dict, controls: dict[int, dict]) -> dict[str, Any
             "maps": maps.get(control["item"], []),
         },
     }
-
-
-def _top_words(words: list[str], oracle: np.ndarray, k: int = 5) -> list[dict]:
-    order = np.argsort(-oracle, kind="stable")[:k]
-    return [{"word": words[i], "share": round(float(oracle[i]), 3)} for i in order if oracle[i] > 0]
-
-
-def _word_agreement(all_maps: list[list[list[int]]], n_boot: int) -> dict[str, Any] | None:
-    """Fleiss κ over words (marked / not marked) of the items marked by at least two annotators."""
-    estimate = marking_agreement(all_maps, n_boot=n_boot)
-    if estimate is None:
-        return None
-    return {"fleiss_kappa": estimate.to_dict(), "items": sum(1 for marked in all_maps if len(marked) >= 2)}
 
 
 def _alignment(
@@ -184,7 +174,7 @@ def _alignment(
         if has_controls and not (example["control"] and example["control"]["maps"]):
             no_control += 1  # C_R needs this input's marks against its random explanation
             continue
-        usable.append((example, np.nan_to_num(np.asarray(scores, dtype=float))))
+        usable.append((example, scores))
     out: dict[str, Any] = {
         "examples": len(usable),
         "skipped": len(marked) - len(usable),
@@ -211,7 +201,7 @@ def _alignment(
             "random_explanations": [e["control"]["explanation"] for e, _ in usable],
             "random_markings": [e["control"]["maps"] for e, _ in usable],
         }
-    scored = marking_alignment(
+    scored = alignment_report(
         [e["words"] for e, _ in usable],
         [e["explanation"] for e, _ in usable],
         [maps[e["item"]] for e, _ in usable],
@@ -225,7 +215,9 @@ def _alignment(
             "C_R for the expert oracle is unavailable: the study has no control items (inputs marked "
             "against a random other explanation, the study option random_controls)"
         )
-    for i, ((example, attr), values) in enumerate(zip(usable, scored["examples"], strict=True)):
+    for i, ((example, _), values, attr) in enumerate(
+        zip(usable, scored["examples"], scored["attributions"], strict=True)
+    ):
         if has_controls:
             partner = example["control"]["explanation_of"]
         else:
@@ -233,7 +225,7 @@ def _alignment(
         out["per_example"].append(
             {"item": example["item"], "document": example["document"], "random_partner": partner, **values}
         )
-        example["attribution"] = [round(float(v), 6) for v in attr]
+        example["attribution"] = attr
     return out
 
 
