@@ -32,7 +32,7 @@
  */
 
 import { ApiError, type PostOptions, clearError, newSubmissionKey, postJson } from "./api";
-import { type EndState, endStateOf, renderError } from "./worker_words";
+import { type EndState, endStateOf, renderError } from "./worker_messages";
 import { InteractionCounter, type InteractionOptions } from "./interaction";
 import {
   ANSWER_COPY_FIELD,

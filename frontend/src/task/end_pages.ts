@@ -1,13 +1,13 @@
 /**
  * The end pages of a task page, shown when the hand-out stops for the worker: done (thanks, the
  * completion message and code, then the way back to their platform: a link, a redirect, or MTurk's
- * completion form), full for now, paused, closed, and blocked. Their words are worker_words.ts's
+ * completion form), full for now, paused, closed, and blocked. Their words are worker_messages.ts's
  * `END_PAGES`; the gold editor's end says the gold answer was saved. Text is written only with
  * textContent.
  */
 
 import type { CompletionForm } from "../mturk";
-import { END_PAGES, type EndState } from "../worker_words";
+import { END_PAGES, type EndState } from "../worker_messages";
 import type { Completion } from "./config";
 import { el } from "./dom";
 

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 
 import type { CompletionForm } from "../../src/mturk";
 import { type EndPageOptions, completionEnd, renderEndPage } from "../../src/task/end_pages";
-import { END_PAGES } from "../../src/worker_words";
+import { END_PAGES } from "../../src/worker_messages";
 
 const FORM: CompletionForm = {
   action: "https://workersandbox.mturk.com/mturk/externalSubmit",
