@@ -7,7 +7,7 @@ indices of the words that follow a line break, so the page lays the text out as 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -48,7 +48,7 @@ def map_overlap(a: list[int], b: list[int], measure: str = "f1") -> float:
     raise ValueError(f"unknown overlap measure {measure!r}; use 'f1' or 'jaccard'")
 
 
-def is_binary_map(value: Any, length: int) -> bool:
+def is_binary_map(value: Any, length: int) -> TypeGuard[list[int]]:
     """Whether ``value`` is a list of ``length`` integers, each 0 or 1 (booleans are not accepted)."""
     return (
         isinstance(value, list)
