@@ -395,8 +395,8 @@ def faithfulness(
             part = range(first, min(first + batch_size, n_texts))
             keep = [_keep_rows(int(n_words[i]), _ranks_of(ranks, i), sizes[i], n_methods) for i in part]
             chunk = [texts[i] for i in part]
-            probs = (_row_probabilities_tokens if tokens else _row_probabilities_texts)(bundle, chunk, keep)
-            probs = probs.numpy()
+            rows_of = _row_probabilities_tokens if tokens else _row_probabilities_texts
+            probs = rows_of(bundle, chunk, keep).numpy()
             start = 0
             for i, k in zip(part, keep, strict=True):
                 rows = probs[start : start + k.shape[0]]
@@ -413,10 +413,11 @@ def faithfulness(
                 result.target[i], result.probability[i] = t, p
                 result.loo.append(importance)
                 for j, m in enumerate(methods):
+                    assert out is not None  # there are methods
                     result.comprehensiveness[m][i] = p - out[j, 0]
                     result.sufficiency[m][i] = p - out[j, 1]
-                    scores = np.asarray(explanations[m][i], dtype=np.float64)
-                    result.tau[m][i] = _tau(scores, importance)
+                    given_scores = np.asarray(explanations[m][i], dtype=np.float64)
+                    result.tau[m][i] = _tau(given_scores, importance)
             if progress is not None:
                 progress(part.stop / n_texts, f"measured {part.stop} of {n_texts} texts")
     finally:

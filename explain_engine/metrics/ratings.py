@@ -100,8 +100,8 @@ def rating_matrix(
 
 
 def distance_agreement(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
     levels: Sequence[int] = LEVELS,
     n_boot: int = N_BOOT,
     level: float = LEVEL,
