@@ -2,8 +2,9 @@
 #   make demo   installs the app from requirements/runtime.lock, builds the frontend, creates a SQLite database
 #               with sample studies and serves the app on http://127.0.0.1:8000 (jobs run in-process)
 #   make test   installs what the tests need (.ci/services: PostgreSQL, Redis, Chromium, Node.js, python3-venv,
-#               the test role and database; requirements/dev.lock), then runs the whole suite on PostgreSQL,
-#               and the demo's hand-out, submission, API and page tests again on SQLite
+#               the test role and database; requirements/dev.lock), checks style and types (ruff, mypy), then
+#               runs the whole suite on PostgreSQL, and the demo's hand-out, submission, API and page tests
+#               again on SQLite
 # Both can run again at once: a second run installs nothing. Two `make test` on one host don't collide (each
 # run has its own test database and Redis database, named after the run's process id).
 
@@ -29,7 +30,7 @@ SQLITE_TESTS := tests/annotate/test_assignment.py tests/annotate/test_submission
 PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
 TEST_URL = url='$(TEST_DATABASE_URL)'; [ -n "$$url" ] || url=$$(sed -n 's/^HATLAB_TEST_DATABASE_URL=//p' $(TEST_ENV_FILE))
 
-.PHONY: demo test test-postgres test-sqlite mutants install install-dev tools services frontend lint bench lock clean
+.PHONY: demo test test-postgres test-sqlite mutants install install-dev tools services frontend lint typecheck bench lock clean
 
 # One venv; the lock it was last installed from is recorded by a stamp. --no-deps: the lock lists everything.
 $(VENV)/.installed-%: requirements/%.lock pyproject.toml
@@ -65,7 +66,11 @@ lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: services install-dev frontend lint
+# mypy over annotate/ and explain_engine/, as [tool.mypy] in pyproject.toml says
+typecheck: install-dev
+	$(VENV)/bin/mypy
+
+test: services install-dev frontend lint typecheck
 	cd frontend && npm test
 	$(MAKE) --no-print-directory test-postgres test-sqlite
 

@@ -138,10 +138,12 @@ class TrainedModel:
         }
         if isinstance(self.model, TransformerClassifier):
             self.model.save_pretrained(directory / PRETRAINED_FOLDER, self.labels)
+            assert isinstance(self.vocab, SubwordVocabulary)  # a transformer's vocabulary is its tokenizer
             self.vocab.save_pretrained(directory / PRETRAINED_FOLDER)
             config["weights"] = {"format": "transformers", "folder": PRETRAINED_FOLDER}
         else:
             torch.save(self.model.state_dict(), directory / "model.pt")
+            assert isinstance(self.vocab, Vocabulary)
             (directory / "vocab.json").write_text(json.dumps(self.vocab.to_dict()), encoding="utf-8")
         (directory / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         (directory / "metrics.json").write_text(json.dumps(self.metrics, indent=2), encoding="utf-8")
@@ -159,7 +161,10 @@ class TrainedModel:
         if weights.get("format") == "transformers":
             folder = directory / weights.get("folder", PRETRAINED_FOLDER)
             model = build_model(config["architecture"], 0, len(labels), **config["model"], weights=folder)
-            vocab = SubwordVocabulary.from_pretrained(folder, model.max_positions)
+            assert isinstance(model, TransformerClassifier)
+            vocab: Vocabulary | SubwordVocabulary = SubwordVocabulary.from_pretrained(
+                folder, model.max_positions
+            )
         else:
             vocab = Vocabulary.from_dict(json.loads((directory / "vocab.json").read_text(encoding="utf-8")))
             model = build_model(config["architecture"], len(vocab), len(labels), **config["model"])

@@ -91,10 +91,10 @@ def pool_to_words(
     out = np.zeros((scores.shape[0], n_words), dtype=np.float64)
     if how == "max":
         out.fill(-np.inf)
-        np.maximum.at(out, (slice(None), idx), scores)
+        np.maximum.at(out, (slice(None), idx), scores)  # type: ignore[arg-type]  # numpy's stubs take no tuple index
         out[np.isneginf(out)] = 0.0
     else:
-        np.add.at(out, (slice(None), idx), scores)
+        np.add.at(out, (slice(None), idx), scores)  # type: ignore[arg-type]  # numpy's stubs take no tuple index
         if how == "mean":
             out /= np.maximum(np.bincount(idx, minlength=n_words), 1)
         elif how != "sum":

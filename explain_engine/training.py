@@ -166,7 +166,7 @@ def _narrow(train: list[dict], config: TrainConfig) -> list[dict]:
 
         def keep(rec: dict) -> bool:
             meta = rec.get("metadata") or {}
-            return all(rec.get(k, meta.get(k)) in set(v) for k, v in config.train_where.items())
+            return all(rec.get(k, meta.get(k)) in set(v) for k, v in (config.train_where or {}).items())
 
         train = [rec for rec in train if keep(rec)]
     if config.train_fraction < 1.0:
@@ -182,7 +182,7 @@ def _length_batches(lengths: Sequence[int], batch_size: int, rng: np.random.Gene
     """Seeded random batches of similar length: shuffle, sort within pools of 50 batches, shuffle batches."""
     order = rng.permutation(len(lengths))
     pool = batch_size * 50
-    batches = []
+    batches: list[np.ndarray] = []
     for start in range(0, len(order), pool):
         chunk = order[start : start + pool]
         chunk = chunk[np.argsort([lengths[i] for i in chunk], kind="stable")]
@@ -209,7 +209,9 @@ def make_optimizer(
     """Adam (the recurrent and convolutional papers) or AdamW with a linear warm-up over ``hp["warmup"]``
     of the steps, then linear decay to zero (Devlin et al. 2019 App. A.3); no schedule without warm-up."""
     if hp["optimizer"] == "adamw":
-        optimizer = torch.optim.AdamW(model.parameters(), lr=hp["lr"], weight_decay=hp["weight_decay"])
+        optimizer: torch.optim.Optimizer = torch.optim.AdamW(
+            model.parameters(), lr=hp["lr"], weight_decay=hp["weight_decay"]
+        )
     else:
         optimizer = torch.optim.Adam(model.parameters(), lr=hp["lr"], weight_decay=hp["weight_decay"])
     if not hp["warmup"]:
@@ -290,6 +292,7 @@ def _prepare(records: Sequence[dict], config: TrainConfig, hp: dict, device: tor
 
     model = build_model(config.architecture, len(vocab), len(labels), **config.model).to(device)
     if isinstance(vocab, SubwordVocabulary):
+        assert isinstance(model, TransformerClassifier)  # a sub-word vocabulary is a transformer's
         vocab.max_positions = model.max_positions
 
     def tokenized(recs: list[dict]) -> tuple[list[TokenizedText], torch.Tensor]:
@@ -300,7 +303,7 @@ def _prepare(records: Sequence[dict], config: TrainConfig, hp: dict, device: tor
         tokenized(r) for r in (train_recs, val_recs, test_recs)
     )
     if hasattr(model, "bind_vocabulary"):  # a model that needs a token's id (the informed twin's separator)
-        model.bind_vocabulary(vocab)
+        model.bind_vocabulary(vocab)  # type: ignore[operator]  # torch types a Module's attributes as Tensor | Module
     return _Prepared(
         labels,
         (train_recs, val_recs, test_recs),

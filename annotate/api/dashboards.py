@@ -100,6 +100,7 @@ def _pending(state: DashboardState) -> Response:
 def _csv(study, name: str, state: DashboardState, prefix: str) -> HttpResponse | Response:
     if state.status != "done":
         return _pending(state)
+    assert state.result is not None  # a done state has its result
     found = charts.find(state.result, name)
     if found is None:
         raise NotFound({"name": [f"no chart or table named {name!r}"]})

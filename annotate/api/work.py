@@ -260,7 +260,7 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         # (or when the stored response was found without its study: a retry that raced the first).
         body["next"] = None
         seat = None if result.study is None else seats.get(str(result.study.uid))
-        if seat is not None:
+        if seat is not None and result.study is not None:
             status, following = next_body(request, result.study, seat)
             body["next"] = following if status == 200 else None
     return JsonResponse(body, status=201 if result.created else 200)

@@ -86,7 +86,7 @@ def scatter(
     faithful")."""
     if not x_label.strip() or not y_label.strip():
         raise ValueError(f"scatter {chart_id!r}: both axes need a title")
-    data = {
+    data: dict[str, Any] = {
         "id": _chart_id(chart_id),
         "kind": "scatter",
         "title": title,

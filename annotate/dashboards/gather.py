@@ -223,6 +223,7 @@ def map_records(data: StudyData) -> tuple[list[dict], int]:
         n = len(item["words"])
         annotations = []
         for a in by_item.get(item["item"], ()):
+            assert a.map is not None  # by_item holds answers with a map
             if len(a.map) != n or any(v not in (0, 1) for v in a.map):
                 bad += 1
                 continue

@@ -498,7 +498,7 @@ def text_detail(
         .values_list("worker_id", "worker__provider", "worker__external_id", "answer")
     )
     left_out = standing(study, [row[0] for row in rows]).left_out
-    human = []
+    human: list[dict[str, Any]] = []
     for worker_id, provider, external, answer in rows:
         answer = answer if isinstance(answer, dict) else {}
         word_map = answer.get("map")
@@ -520,7 +520,7 @@ def text_detail(
         scores = maps.get(doc.pk)
         run = runs.get(sel.run)
         run_name = run.name if run else f"run {sel.run}"
-        entry = {
+        entry: dict[str, Any] = {
             "key": sel.key,
             "label": selection_label(run_name, sel.method),
             "name": selection_name(run_name, sel.method),

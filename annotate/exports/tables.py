@@ -271,8 +271,8 @@ def rows_for(
             f"{INCLUDE_UNVERIFIED}: the {what} export counts verified answers only; "
             f"ask the responses export for unverified ones"
         )
-    fields, rows = table.rows(study, unverified)
-    return tuple(fields), iter(rows)
+    names, rows = table.rows(study, unverified)
+    return tuple(names), iter(rows)
 
 
 def offered(study: Study) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ def on_submitted(result: Submitted) -> QualitySummary:
     trust later."""
     if not result.moves_trust:
         return QualitySummary()
+    assert result.study is not None and result.worker_id is not None  # a stored answer has both
     try:
         return refresh_worker(result.study, result.worker_id)
     except Exception as exc:  # whatever went wrong, the stored answer stands

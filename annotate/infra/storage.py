@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import boto3
@@ -125,7 +126,7 @@ def local_artifact(location: str, client=None) -> Path:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 body = client.get_object(Bucket=bucket, Key=obj["Key"])["Body"]
                 with target.open("wb") as out:
-                    for chunk in iter(lambda body=body: body.read(_CHUNK), b""):
+                    for chunk in iter(partial(body.read, _CHUNK), b""):
                         out.write(chunk)
                 found += 1
         if not found:

@@ -132,6 +132,7 @@ def run_job(job_id: int, work: Callable[[Job], dict]) -> dict:
     Celery to retry."""
     job_row, answer = claim(job_id)
     if job_row is None:
+        assert answer is not None
         return answer
     set_torch_threads()
     beat = Heartbeat(job_row.pk, job_row.worker, settings.HATLAB_JOB_HEARTBEAT_S, enabled=not _eager())

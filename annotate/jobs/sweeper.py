@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -68,7 +69,7 @@ def requeue_lost(now: datetime) -> list[int]:
     return ids
 
 
-def resend_due(now: datetime, first: list[int] = ()) -> tuple[list[int], list[int]]:
+def resend_due(now: datetime, first: Sequence[int] = ()) -> tuple[list[int], list[int]]:
     """Send the jobs in ``first``, those whose send failed, every queued job not sent
     ``HATLAB_JOB_SEND_GRACE_S`` after it was dispatched, and every one sent more than
     ``HATLAB_JOB_RESEND_S`` ago and still queued. Stops at the first one the broker does not take: it

@@ -88,7 +88,7 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
         new, changed = [], []
         for i, worker_id in enumerate(workers):
             trust = None if math.isnan(table.trust[i]) else float(table.trust[i])
-            fields = {
+            fields: dict = {
                 "golds_seen": int(table.seen[i]),
                 "golds_passed": int(table.passed[i]),
                 "trust": trust,

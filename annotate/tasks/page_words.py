@@ -7,7 +7,7 @@ indices of the words that follow a line break, so the page lays the text out as 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from explain_engine.api import map_overlap as map_overlap
 from explain_engine.api import sentence_spans
@@ -31,7 +31,7 @@ def document_sentences(doc) -> list[list[int]]:
     return [list(s) for s in sentence_spans(doc.text, doc.words)]
 
 
-def is_binary_map(value: Any, length: int) -> bool:
+def is_binary_map(value: Any, length: int) -> TypeGuard[list[int]]:
     """Whether ``value`` is a list of ``length`` integers, each 0 or 1 (booleans are not accepted)."""
     return (
         isinstance(value, list)

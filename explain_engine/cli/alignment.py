@@ -48,6 +48,7 @@ def read_alignment_jsonl(path: str) -> list[dict]:
         missing = [k for k in REQUIRED if not isinstance(rec, dict) or k not in rec]
         if missing:
             raise ValueError(f"{where}: needs {', '.join(repr(k) for k in missing)}")
+        assert isinstance(rec, dict)
         rec["id"] = str(rec["id"])
         rec["words"] = words_of(rec["text"], word_spans(rec["text"]))
         values = gold_attributions(rec["id"], rec["attributions"], rec["label"])
@@ -80,7 +81,8 @@ def _expert(records: list[dict]) -> tuple[list, list] | None:
     has = ["expert" in r or "expert_random" in r for r in records]
     if not any(has):
         return None
-    own, rand = [], []
+    own: list[np.ndarray] = []
+    rand: list[np.ndarray] = []
     for rec in records:
         if "expert" not in rec or "expert_random" not in rec:
             raise ValueError(

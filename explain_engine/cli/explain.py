@@ -181,6 +181,7 @@ def fitted_methods(
     texts = None
     for name in [n for n in wanted if METHODS[n].fitted_with]:
         fitting = METHODS[name].fitted_with
+        assert fitting is not None
         if any(key in params.get(name, {}) for key in fitting.params):
             continue
         reason = None

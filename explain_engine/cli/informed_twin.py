@@ -49,6 +49,7 @@ def read_explained(path: str, max_words: int | None) -> list[dict]:
         ]
         if missing:
             raise ValueError(f"{where}: needs {', '.join(repr(k) for k in missing)}")
+        assert isinstance(rec, dict)
         if max_words is not None:
             rec["text"] = " ".join(rec["text"].split()[:max_words])
         records.append({k: rec[k] for k in ("id", "text", "label", "explanation")})

@@ -40,7 +40,7 @@ from explain_engine.cli.explain import (
     read_data,
     with_seed,
 )
-from explain_engine.datasets.hybrid import hybrid_documents, sentences_of
+from explain_engine.datasets.hybrid import HybridDocument, hybrid_documents, sentences_of
 from explain_engine.datasets.splits import SPLIT_NAMES, given_splits
 from explain_engine.explainers import resolve_methods
 from explain_engine.metrics.pointing_game import pointing_game
@@ -86,6 +86,7 @@ def _play(args: argparse.Namespace) -> int:
     bundle = load_bundle(args)
     kind, records = read_data(args.data, args.texts_dir)
     source = "all records"
+    documents: list[dict] | list[HybridDocument]
     if args.paradigm == "agreement":
         if kind != "records" or any("target" not in r or "features" not in r for r in records):
             raise ValueError(

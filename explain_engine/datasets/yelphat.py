@@ -302,6 +302,7 @@ def read_maps_jsonl(path: str | Path) -> list[dict]:
         ]
         if missing:
             raise ValueError(f"{where}: missing field(s) {missing}")
+        assert isinstance(rec, dict)
         n = len(rec["words"])
         for a, ann in enumerate(rec["annotations"]):
             if len(ann.get("map", ())) != n:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import torch
 
+from explain_engine.models.base import TextClassifier
 from explain_engine.models.cnn import KimCNN, valid_windows
 
 
 def cnn_lookup_logits(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
+    model: KimCNN, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
 ) -> torch.Tensor:
     """Logits of a Kim CNN (eval mode) with its convolutions read from a lookup table.
 
@@ -37,7 +38,7 @@ def cnn_lookup_logits(
         response = torch.nn.functional.embedding(inverse[:, :windows], table[0])
         for o in range(1, width):
             response += torch.nn.functional.embedding(inverse[:, o : o + windows], table[o])
-        response += conv.bias
+        response += conv.bias  # type: ignore[arg-type]  # torch types a ModuleList's items as Module
         # After the ReLU every response is ≥ 0, so zeroing the invalid windows keeps the maximum.
         torch.relu_(response).mul_(valid_windows(mask, width, windows)[..., None])
         pooled.append(response.amax(dim=1))
@@ -46,7 +47,7 @@ def cnn_lookup_logits(
 
 
 def run_chunk(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
+    model: TextClassifier, ids: torch.Tensor, mask: torch.Tensor, zero: torch.Tensor | None
 ) -> torch.Tensor:
     """Logits of one chunk (zeroed embeddings where ``zero`` is set).
 

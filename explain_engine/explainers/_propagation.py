@@ -41,7 +41,7 @@ check that the plain rule reproduces the model's logits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import torch
 from torch import nn
@@ -50,7 +50,7 @@ from torch.nn import functional as F
 from explain_engine.models.attention_rnn import AttentionRNN, RecurrentClassifier, masked_softmax
 from explain_engine.models.cnn import KimCNN, valid_windows
 from explain_engine.models.qrnn import POOLING_GATES, QRNN, QRNNLayer
-from explain_engine.models.recurrent import GatedRNN, gather_time, reading_order, scatter_time
+from explain_engine.models.recurrent import GatedCell, GatedRNN, gather_time, reading_order, scatter_time
 
 
 def stabilise(d: torch.Tensor, eps: float) -> torch.Tensor:
@@ -97,18 +97,23 @@ def _ratio(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.where(nonzero, y / safe, torch.zeros_like(y)), nonzero.to(y.dtype)
 
 
+def _total(values: Iterable[torch.Tensor]) -> torch.Tensor:
+    """``sum(values)`` of one or more tensors, typed as the tensor it is."""
+    return sum(values)  # type: ignore[return-value]  # typeshed's sum() starts from Literal[0]
+
+
 def dense_spread(*inputs: torch.Tensor) -> Spread:
     """Every unit of a dense layer sees every entry of ``inputs`` (each ``(..., D_i)``)."""
     parts = [_ratio(y) for y in inputs]
     return Spread(
-        sum(r.sum(-1, keepdim=True) for r, _ in parts), sum(c.sum(-1, keepdim=True) for _, c in parts)
+        _total(r.sum(-1, keepdim=True) for r, _ in parts), _total(c.sum(-1, keepdim=True) for _, c in parts)
     )
 
 
 def elementwise_spread(*signals: torch.Tensor) -> Spread:
     """Unit ``j`` sees entry ``j`` of each signal (a gated sum such as ``f ⊙ c + i ⊙ g``)."""
     parts = [_ratio(y) for y in signals]
-    return Spread(sum(r for r, _ in parts), sum(c for _, c in parts))
+    return Spread(_total(r for r, _ in parts), _total(c for _, c in parts))
 
 
 def time_spread(states: torch.Tensor) -> Spread:
@@ -133,7 +138,7 @@ def _value(term: Term) -> torch.Tensor:
 
 def _linear(terms: Sequence[Term]) -> torch.Tensor:
     """The sum with gates detached: its gradient reaches the signals only, weighted by the gates."""
-    return sum(t[0].detach() * t[1] if isinstance(t, tuple) else t for t in terms)
+    return _total(t[0].detach() * t[1] if isinstance(t, tuple) else t for t in terms)
 
 
 class Rule:
@@ -161,7 +166,7 @@ class Rule:
         ``bias`` is the part of ``Σ terms`` that is the neuron's bias (it is already in the terms)
         and ``spread`` names the inputs the neuron sees; only the conservative LRP rule reads them.
         """
-        z = sum(_value(t) for t in terms)
+        z = _total(_value(t) for t in terms)
         return z if squash is None else squash(z)
 
     def through(self, x: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
@@ -318,7 +323,7 @@ def _lstm_step(x_proj, h_proj, c, rule: Rule, bias: torch.Tensor, inputs: Spread
     return h_new, c_new
 
 
-def _gru_step(x_proj, h_proj, h, rule: Rule, cell: nn.Module, inputs: Spread):
+def _gru_step(x_proj, h_proj, h, rule: Rule, cell: GatedCell, inputs: Spread):
     x_r, x_z, x_n = x_proj.chunk(3, dim=-1)
     h_r, h_z, h_n = h_proj.chunk(3, dim=-1)
     r = rule.weight(torch.sigmoid(x_r + h_r))
@@ -340,20 +345,20 @@ def gated_rnn(
     for k, cell in enumerate(rnn.cells):
         order = reading_order(mask, reverse=(k == 1))
         xs = gather_time(x, order)
-        x_proj = F.linear(xs, cell.weight_ih, cell.bias_ih)
+        x_proj = F.linear(xs, cell.weight_ih, cell.bias_ih)  # type: ignore[arg-type]  # torch types a ModuleList's items as Module
         h = x.new_zeros(b, rnn.hidden_size)
         c = x.new_zeros(b, rnn.hidden_size)
         states = []
         for s in range(n_steps):
-            h_proj = F.linear(h, cell.weight_hh, cell.bias_hh)
+            h_proj = F.linear(h, cell.weight_hh, cell.bias_hh)  # type: ignore[arg-type]  # torch types a ModuleList's items as Module
             live = steps_mask[:, s : s + 1]
             inputs = dense_spread(xs[:, s], h)
             if rnn.kind == "lstm":
-                bias = cell.bias_ih + cell.bias_hh
+                bias = cell.bias_ih + cell.bias_hh  # type: ignore[operator]  # torch types a ModuleList's items as Module
                 h_new, c_new = _lstm_step(x_proj[:, s], h_proj, c, rule, bias, inputs)
                 c = torch.where(live, c_new, c)
             else:
-                h_new = _gru_step(x_proj[:, s], h_proj, h, rule, cell, inputs)
+                h_new = _gru_step(x_proj[:, s], h_proj, h, rule, cell, inputs)  # type: ignore[arg-type]  # torch types a ModuleList's items as Module
             h = torch.where(live, h_new, h)
             states.append(h)
         states += [x.new_zeros(b, rnn.hidden_size)] * (t - n_steps)
@@ -382,7 +387,7 @@ def qrnn_layer(
         z = rule.node(
             [gates[0]],
             torch.tanh,
-            bias=conv.bias.chunk(n_gates)[0],
+            bias=conv.bias.chunk(n_gates)[0],  # type: ignore[operator]  # torch types a ModuleList's items as Module
             spread=Spread(window.ratio.transpose(1, 2), window.count.transpose(1, 2)),
         )
         f = rule.weight(torch.sigmoid(gates[1]))
@@ -416,7 +421,7 @@ def kim_cnn(model: KimCNN, embeds: torch.Tensor, mask: torch.Tensor, rule: Rule)
     x = x.transpose(1, 2)
     pooled = []
     for width, conv in zip(model.filter_sizes, model.convs, strict=True):
-        fmap = rule.node([conv(x)], torch.relu, bias=conv.bias.unsqueeze(-1), spread=window_spread(x, width))
+        fmap = rule.node([conv(x)], torch.relu, bias=conv.bias.unsqueeze(-1), spread=window_spread(x, width))  # type: ignore[operator]  # torch types a ModuleList's items as Module
         pooled.append(rule.max_pool(fmap, valid_windows(mask, width, fmap.shape[2])))
     features = torch.cat(pooled, dim=1)
     hidden = rule.node([model.fc(features)], torch.relu, bias=model.fc.bias, spread=dense_spread(features))

@@ -105,7 +105,10 @@ def _linear_direction(keep_gate, state, readout, w, n_steps, out_gate=None):
 
 
 def decompose(
-    model: torch.nn.Module, ids: torch.Tensor, mask: torch.Tensor, target: torch.Tensor
+    model: AttentionRNN | RecurrentClassifier | QRNN,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    target: torch.Tensor,
 ) -> torch.Tensor:
     """Cell-decomposition relevance ``(B, T)`` of ``target`` (zeros on padding)."""
     mask = mask.bool()

@@ -159,6 +159,7 @@ def _pruned_tree(
         score = _fidelity(y_valid, tree.predict(x_valid))
         if best is None or score >= best[2]:
             best = (tree, float(alpha), score)
+    assert best is not None  # the pruning path has at least one alpha (zero)
     return best
 
 

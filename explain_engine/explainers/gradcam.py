@@ -40,7 +40,7 @@ def ngram_membership(model: KimCNN, argmax: torch.Tensor, mask: torch.Tensor) ->
     """``(B, F, T)`` indicator: token ``t`` lies in the n-gram that filter ``f`` picked (real tokens only)."""
     widths = torch.cat(
         [
-            torch.full((conv.out_channels,), w, device=argmax.device)
+            torch.full((conv.out_channels,), w, device=argmax.device)  # type: ignore[arg-type]  # torch types a ModuleList's items as Module
             for w, conv in zip(model.filter_sizes, model.convs, strict=True)
         ]
     )

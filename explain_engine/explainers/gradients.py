@@ -140,7 +140,7 @@ def path_ends(model: torch.nn.Module, batch: EncodedBatch) -> tuple[torch.Tensor
     """The path's fixed part (the embeddings of tokens of no word, zero elsewhere) and moving part
     E (the embeddings of the words and of padding) ``(B, T, E)``; the path is fixed + α·E."""
     with torch.no_grad():
-        embeds = model.embed(batch.ids).detach()
+        embeds = model.embed(batch.ids).detach()  # type: ignore[operator]  # torch types a Module's attributes as Tensor | Module
     fixed = batch.mask.bool() & ~batch.word_mask()
     if not bool(fixed.any()):
         return torch.zeros_like(embeds), embeds
@@ -386,7 +386,8 @@ def refine_path(
         if sum(p.gap for p in pieces) <= tolerance:
             break
         pieces.sort(key=lambda p: p.gap, reverse=True)
-        split, total = [], sum(p.gap for p in pieces)
+        split: list[_Piece] = []
+        total = sum(p.gap for p in pieces)
         for p in pieces:
             if total <= tolerance / 2 or used + 2 * PIECE_NODES * (len(split) + 1) > budget:
                 break
@@ -394,7 +395,7 @@ def refine_path(
             total -= p.gap
         bounds = [b for p in split for b in ((p.low, (p.low + p.high) / 2), ((p.low + p.high) / 2, p.high))]
         pieces = pieces[len(split) :] + integrate(bounds)
-    return {o: sum(p.integral[o] for p in pieces) for o in outputs}, used
+    return {o: sum(p.integral[o] for p in pieces) for o in outputs}, used  # type: ignore[misc]  # typeshed's sum() starts from Literal[0]
 
 
 def completeness_of(

@@ -47,7 +47,7 @@ import torch
 
 from explain_engine.explainers._propagation import LrpRule, input_times_modified_gradient
 from explain_engine.explainers.registry import Attribution, register
-from explain_engine.models.base import EncodedBatch
+from explain_engine.models.base import EncodedBatch, TextClassifier
 
 PROPAGATION_ARCHITECTURES: tuple[str, ...] = (
     "cnn",
@@ -130,7 +130,7 @@ def amplification_summary(
 
 
 def lrp_relevance(
-    model: torch.nn.Module,
+    model: TextClassifier,
     ids: torch.Tensor,
     mask: torch.Tensor,
     target: torch.Tensor,

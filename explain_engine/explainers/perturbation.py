@@ -28,7 +28,7 @@ import torch
 
 from explain_engine.explainers._forward import run_chunk
 from explain_engine.explainers.registry import register
-from explain_engine.models.base import EncodedBatch
+from explain_engine.models.base import EncodedBatch, TextClassifier
 from explain_engine.models.cnn import KimCNN
 
 NGRAM_SIZES = (1, 3, 7)
@@ -147,7 +147,7 @@ def iter_chunks(
 
 
 def forward_logits(
-    model: torch.nn.Module, perturbed: Perturbed, batch_size: int = 512, max_tokens: int | None = None
+    model: TextClassifier, perturbed: Perturbed, batch_size: int = 512, max_tokens: int | None = None
 ) -> torch.Tensor:
     """Logits ``(R, K)`` of every perturbed row (no gradients), in the rows' original order; chunks
     as :func:`iter_chunks` makes them."""

@@ -21,7 +21,7 @@ when :mod:`explain_engine.explainers` is imported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,7 +70,7 @@ class Explained(dict):
 
 
 Method = Callable[..., TokenScores | Attribution]
-GroupMethod = Callable[..., dict[str, TokenScores | Attribution]]
+GroupMethod = Callable[..., Mapping[str, TokenScores | Attribution]]
 
 
 @dataclass(frozen=True)
@@ -401,11 +401,11 @@ def explain_many(
                         keep(name, result[name], batch)
                         done.add(name)
                 else:
-                    result = spec.fn(bundle, batch, tgt, **{**shared, **params.get(spec.name, {})})
+                    scores = spec.fn(bundle, batch, tgt, **{**shared, **params.get(spec.name, {})})
                     how = spec.pooling
                     if how == "model":
                         how = getattr(bundle.model, "attention_pooling", "sum")
-                    keep(spec.name, result, batch, how)
+                    keep(spec.name, scores, batch, how)
                     done.add(spec.name)
     finally:
         bundle.model.train(was_training)

@@ -37,6 +37,7 @@ have inputs of their own and are called directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from explain_engine.metrics import agreement, behavioral, plausibility
 from explain_engine.metrics.bootstrap import N_BOOT, Estimate
@@ -92,7 +93,8 @@ def cohen(
     human: Sequence[Hashable], machine: Sequence[Hashable], *, n_boot: int = N_BOOT, seed: int | None = 0
 ) -> Estimate:
     """Cohen's κ of paired labels over the labels that occur (missing ratings are left out)."""
-    categories = sorted({v for v in [*human, *machine] if not agreement.is_missing(v)})
+    seen: set[Any] = {v for v in [*human, *machine] if not agreement.is_missing(v)}
+    categories = sorted(seen)
     return agreement.cohen_kappa(human, machine, categories, n_boot=n_boot, seed=seed)
 
 

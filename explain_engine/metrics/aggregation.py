@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -58,7 +59,8 @@ def _encode(
     tasks_a, workers_a = np.asarray(tasks), np.asarray(workers)
     if not (len(tasks_a) == len(workers_a) == len(labels)):
         raise ValueError("tasks, workers and labels need one entry per answer")
-    cats = sorted(set(labels)) if categories is None else list(categories)
+    distinct: set[Any] = set(labels)
+    cats = sorted(distinct) if categories is None else list(categories)
     index = {c: i for i, c in enumerate(cats)}
     unknown = [lab for lab in labels if lab not in index]
     if unknown:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 from scipy.stats import pearsonr
@@ -302,7 +303,7 @@ def krippendorff_alpha(
     if level not in ALPHA_LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {ALPHA_LEVELS}")
     if categories is None:
-        seen = {v for row in ratings for v in row if not is_missing(v)}
+        seen: set[Any] = {v for row in ratings for v in row if not is_missing(v)}
         categories = sorted(seen)
     numeric = None
     if level in ("interval", "ratio"):
@@ -342,8 +343,8 @@ def pairwise_table(
     names = list(names) if names is not None else [f"rater {i + 1}" for i in range(width)]
     rows = []
     for i, j in combinations(range(width), 2):
-        a = [r[i] for r in padded]
-        b = [r[j] for r in padded]
+        a: list[Any] = [r[i] for r in padded]
+        b: list[Any] = [r[j] for r in padded]
         if metric == "cohen":
             if categories is None:
                 raise ValueError("metric 'cohen' needs categories")

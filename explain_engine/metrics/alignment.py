@@ -98,7 +98,7 @@ def random_derangement(n: int, seed: int | None = 0) -> np.ndarray:
 
 
 def fisher_correlations(
-    x: Ragged | Sequence[Sequence[float]], y: Ragged | Sequence[Sequence[float]]
+    x: Ragged | Sequence[Sequence[float] | np.ndarray], y: Ragged | Sequence[Sequence[float] | np.ndarray]
 ) -> np.ndarray:
     """Per example arctanh(Pearson r(x, y)); NaN where either vector is constant (r undefined)."""
     a, b = as_ragged(x), as_ragged(y)
@@ -138,9 +138,9 @@ class AlignmentResult:
 
 
 def importance_alignment(
-    attributions: Ragged | Sequence[Sequence[float]],
-    oracle: Ragged | Sequence[Sequence[float]],
-    random_oracle: Ragged | Sequence[Sequence[float]],
+    attributions: Ragged | Sequence[Sequence[float] | np.ndarray],
+    oracle: Ragged | Sequence[Sequence[float] | np.ndarray],
+    random_oracle: Ragged | Sequence[Sequence[float] | np.ndarray],
     absolute: bool = True,
     n_boot: int = N_BOOT,
     level: float = LEVEL,

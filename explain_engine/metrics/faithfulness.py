@@ -452,6 +452,7 @@ def _measure_text(
     result.target[i], result.probability[i] = t, p
     result.loo.append(importance)
     for j, m in enumerate(methods):
+        assert out is not None  # there are methods
         result.comprehensiveness[m][i] = p - out[j, 0]
         result.sufficiency[m][i] = p - out[j, 1]
         scores = np.asarray(explanations[m][i], dtype=np.float64)

@@ -90,6 +90,7 @@ class PointingGame:
 
     def feat_accuracy(self, method: str, correct: bool, n_boot: int = 1000) -> Estimate:
         """hit_feat of ``method`` on the correctly (``correct``) or wrongly classified documents."""
+        assert self.correct is not None  # set by the agreement game
         chosen = self.correct if correct else ~self.correct
         return mean_estimate(self.feat_hits[method][chosen].astype(np.float64), n_boot=n_boot)
 
@@ -113,6 +114,7 @@ class PointingGame:
             "accuracy": {m: self.accuracy(m, n_boot).to_dict() for m in self.hits},
         }
         if self.kind == "agreement":
+            assert self.correct is not None
             out["correctly_classified"] = int(self.correct.sum())
             out["hit_target"] = out.pop("accuracy")
             out["hit_feat"] = {
@@ -163,6 +165,7 @@ class PointingGame:
         return "\n".join(lines + self.report_lines())
 
     def _agreement_table(self, width: int, n_boot: int) -> str:
+        assert self.correct is not None
         n_correct = int(self.correct.sum())
         lines = [
             f"pointing game (morphosyntactic agreement): {self.n_documents} documents, "
@@ -201,7 +204,7 @@ def last_word(n_words: int) -> np.ndarray:
 
 def pointing_game(
     bundle: Any,
-    documents: Sequence[dict | HybridDocument],
+    documents: Sequence[dict] | Sequence[HybridDocument],
     methods: str | Sequence[str] = "all",
     *,
     kind: str = "hybrid",
@@ -225,7 +228,7 @@ def pointing_game(
     if BASELINE not in names:
         names.append(BASELINE)
     index = _label_index(bundle.labels, label_map)
-    documents = [d.to_dict() if hasattr(d, "to_dict") else d for d in documents]
+    documents = [d.to_dict() if isinstance(d, HybridDocument) else d for d in documents]
     texts = [d["text"] for d in documents]
     predicted = bundle.scores(texts, batch_size=max(batch_size, 64)).argmax(1) if texts else np.zeros(0, int)
     keep = []

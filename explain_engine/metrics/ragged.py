@@ -32,7 +32,7 @@ class Ragged:
         object.__setattr__(self, "values", values)
 
     @classmethod
-    def from_lists(cls, seqs: Sequence[Sequence[float]], dtype=np.float64) -> Ragged:
+    def from_lists(cls, seqs: Sequence[Sequence[float] | np.ndarray], dtype=np.float64) -> Ragged:
         lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
         if len(seqs) == 0:
             return cls(np.zeros(0, dtype=dtype), lengths)
@@ -92,7 +92,7 @@ class Ragged:
             raise ValueError(f"{what}: text {i} has {self.lengths[i]} values against {other.lengths[i]}")
 
 
-def as_ragged(maps: Ragged | Sequence[Sequence[float]], dtype=np.float64) -> Ragged:
+def as_ragged(maps: Ragged | Sequence[Sequence[float] | np.ndarray], dtype=np.float64) -> Ragged:
     """Accept a :class:`Ragged` or a list of per-text sequences."""
     if isinstance(maps, Ragged):
         return maps if maps.values.dtype == dtype else Ragged(maps.values.astype(dtype), maps.lengths)

@@ -100,8 +100,8 @@ def rating_matrix(
 
 
 def distance_agreement(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
     levels: Sequence[int] = LEVELS,
     n_boot: int = N_BOOT,
     level: float = LEVEL,
@@ -230,7 +230,7 @@ def sentence_scores(word_scores: Sequence[float], sentences: Sequence[Sequence[i
     return cumulative[bounds[:, 1]] - cumulative[bounds[:, 0]]
 
 
-def attention_levels(scores: Sequence[float], levels: int = len(LEVELS)) -> np.ndarray:
+def attention_levels(scores: Sequence[float] | np.ndarray, levels: int = len(LEVELS)) -> np.ndarray:
     """A document's sentence scores as answer levels 1..``levels``.
 
     Pappas & Popescu-Belis (2016 §5) compare their system's sentence weights with the crowd's five levels without saying how

@@ -39,6 +39,8 @@ SEPARATOR = "explanationfollows"
 
 
 class InformedTwin(TextClassifier):
+    separator_id: torch.Tensor  # a buffer (register_buffer)
+
     """Target encoder with shared weights over x and e, InferSent features and the word-overlap
     feature, MLP to the joint labels.
 

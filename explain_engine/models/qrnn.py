@@ -55,7 +55,7 @@ class QRNNLayer(nn.Module):
         )
         with torch.no_grad():
             for conv in self.convs:
-                conv.bias[hidden_size : 2 * hidden_size].fill_(forget_bias)
+                conv.bias[hidden_size : 2 * hidden_size].fill_(forget_bias)  # type: ignore[index]  # torch types a ModuleList's items as Module
 
     @property
     def output_size(self) -> int:

@@ -96,6 +96,7 @@ class RationaleModel(TextClassifier):
     def auxiliary_loss(
         self, output: ModelOutput, example_loss: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
+        assert output.extras is not None  # encode sets the selection's extras
         selection, continuity = self.penalties(output.extras["selection_prob"], mask)
         advantage = (example_loss - example_loss.mean()).detach()
         reinforce = (advantage * output.extras["log_prob"]).mean()

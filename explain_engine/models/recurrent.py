@@ -53,6 +53,7 @@ def gate_step(
     if kind == "lstm":
         i, f, g, o = (x_proj + h_proj).chunk(4, dim=-1)
         i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+        assert c is not None  # an LSTM step has a cell state
         c_new = f * c + i * g
         return o * torch.tanh(c_new), c_new, {"i": i, "f": f, "g": g, "o": o}
     x_r, x_z, x_n = x_proj.chunk(3, dim=-1)
@@ -106,7 +107,7 @@ class GatedCell(nn.Module):
         x_proj = nn.functional.linear(x, self.weight_ih, self.bias_ih)
         h_proj = nn.functional.linear(h, self.weight_hh, self.bias_hh)
         h_new, c_new, gates = gate_step(self.kind, x_proj, h_proj, h, c)
-        return ((h_new, c_new) if self.kind == "lstm" else h_new), gates
+        return ((h_new, c_new) if c_new is not None else h_new), gates
 
 
 def reading_order(mask: torch.Tensor, reverse: bool = False) -> torch.Tensor:
@@ -183,10 +184,10 @@ class GatedRNN(nn.Module):
         orders = [reading_order(mask, reverse=(k == 1)) for k in range(d)]
         steps_mask = torch.arange(t, device=x.device) < mask.sum(1, keepdim=True)  # (B, T) prefix
         xs = torch.stack([gather_time(x, o) for o in orders])  # (D, B, T, E)
-        w_ih = torch.stack([c.weight_ih for c in self.cells])
-        w_hh = torch.stack([c.weight_hh for c in self.cells])
-        b_ih = torch.stack([c.bias_ih for c in self.cells])
-        b_hh = torch.stack([c.bias_hh for c in self.cells])
+        w_ih = torch.stack([c.weight_ih for c in self.cells])  # type: ignore[misc]  # torch types a ModuleList's items as Module
+        w_hh = torch.stack([c.weight_hh for c in self.cells])  # type: ignore[misc]  # torch types a ModuleList's items as Module
+        b_ih = torch.stack([c.bias_ih for c in self.cells])  # type: ignore[misc]  # torch types a ModuleList's items as Module
+        b_hh = torch.stack([c.bias_hh for c in self.cells])  # type: ignore[misc]  # torch types a ModuleList's items as Module
         x_proj = torch.einsum("dbte,dge->dbtg", xs, w_ih) + b_ih[:, None, None, :]
         h = x.new_zeros(d, b, hs)
         c = x.new_zeros(d, b, hs) if self.kind == "lstm" else None
@@ -199,12 +200,12 @@ class GatedRNN(nn.Module):
             h_new, c_new, gates = gate_step(self.kind, x_steps[s], h_proj, h, c)
             live = steps_mask[:, s].view(1, b, 1)
             h = torch.where(live, h_new, h)
-            if c is not None:
+            if c is not None and c_new is not None:
                 c = torch.where(live, c_new, c)
             hs_steps.append(h)
             if return_trace:
                 step = dict(gates, h=h_new)
-                if c is not None:
+                if c_new is not None:
                     step["c"] = c_new
                 trace_steps.append(step)
         pad_steps = t - n_steps
@@ -251,7 +252,7 @@ class GatedRNN(nn.Module):
                 back = inverse_order(order)
             xs = flat_x.index_select(0, (batch * t + order).T.reshape(-1)).view(t, b, -1)  # (T, B, E)
             h0 = x.new_zeros(1, b, hs)
-            params = [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]
+            params: list[torch.Tensor] = [cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh]  # type: ignore[list-item]  # torch types a ModuleList's items as Module
             if self.kind == "lstm":
                 seq = torch.lstm(xs, (h0, h0), params, True, 1, 0.0, False, False, False)[0]
             else:

@@ -23,6 +23,7 @@ import os
 import re
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import torch
 
@@ -99,6 +100,7 @@ class TransformerClassifier(TextClassifier):
     """
 
     architecture = FAMILY
+    network: Any  # a transformers PreTrainedModel (the library is optional)
     #: Index of the summary token ([CLS]) whose attention rows the attention-map explainers read.
     cls_position = 0
 

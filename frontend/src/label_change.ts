@@ -5,7 +5,7 @@
  * Text is written only with textContent.
  */
 
-import type { HighlightWidget } from "./words";
+import type { HighlightWidget } from "./highlight_widget";
 
 export type KeepAnswer = "keep" | "clear" | "cancel";
 

@@ -24,10 +24,15 @@
  * its next and submit URLs are the gold editor's, and only the words of the buttons and the end change.
  * The page's configuration comes from `<script id="hatlab-task"
  * type="application/json">` (Django's json_script). Text is written only with textContent.
+ *
+ * The loop's parts are in task/: config.ts (the page's configuration and what the work API sends),
+ * keyboard.ts (the one keyboard model and the keyboard line), timer.ts (the item's time limit),
+ * end_pages.ts (done, full, paused, closed, blocked) and dom.ts. What a kind's page builds on is
+ * exported from here.
  */
 
 import { ApiError, type PostOptions, clearError, newSubmissionKey, postJson } from "./api";
-import { type EndState, END_PAGES, endStateOf, renderError } from "./worker_words";
+import { type EndState, endStateOf, renderError } from "./worker_messages";
 import { InteractionCounter, type InteractionOptions } from "./interaction";
 import {
   ANSWER_COPY_FIELD,
@@ -38,54 +43,35 @@ import {
   mturkParams,
   postCompletionForm,
 } from "./mturk";
+import {
+  type Completion,
+  GOLD_MODE,
+  type NextAnswer,
+  type NextItem,
+  type Submitted,
+  type TaskConfig,
+  readTaskConfig,
+  submitUrl,
+} from "./task/config";
+import { el } from "./task/dom";
+import { completionEnd, renderEndPage } from "./task/end_pages";
+import { TaskKeyboard, keyHelp, placeKeyLine } from "./task/keyboard";
+import { ItemTimer } from "./task/timer";
 
-export interface Completion {
-  /** Whether the worker has done their share (the platform's completion step follows). */
-  finished?: boolean;
-  /** Why the hand-out stopped: "done", "full" (nothing free now), "closed" (the study finished). */
-  state?: string;
-  redirect_url?: string;
-  code?: string;
-  message?: string;
-  /** A form to post back to the platform (MTurk's externalSubmit with the assignmentId). */
-  form?: CompletionForm;
-}
-
-export interface TaskConfig<C = Record<string, unknown>> {
-  study: string;
-  kind: string;
-  next_url: string;
-  submit_url_template: string;
-  done_url?: string;
-  csrf_token?: string;
-  /** The signed token that proves this page was loaded for the worker; sent back with each answer. */
-  page_token?: string | null;
-  /** "gold": the gold editor, where a researcher's answer becomes the item's gold answer (one item;
-   * the same widgets, other words on the buttons). A worker's page has no mode. */
-  mode?: "gold";
-  config: C;
-  /** A researcher's preview: the item to show; the page sends nothing. */
-  sample?: (NextItem<unknown, C> & { message?: string }) | null;
-}
-
-export interface NextItem<P, C = Record<string, unknown>> {
-  assignment: string;
-  expires_at?: string;
-  item: { kind: string; payload: P };
-  progress?: { done: number; total: number };
-  /** The study's public config as the server sends it with each item (it overrides the page's). */
-  config?: Partial<C>;
-}
-
-export type NextAnswer<P, C = Record<string, unknown>> =
-  NextItem<P, C> | { done: true; completion?: Completion };
-
-/** What submit answers: the stored response, and (asked with "next": true) the following item, or
- * null when the next endpoint has an error to give. */
-export interface Submitted<P, C = Record<string, unknown>> {
-  response: number;
-  next?: NextAnswer<P, C> | null;
-}
+// What a kind's page builds on, besides TaskFlow.
+export {
+  type Completion,
+  GOLD_MODE,
+  type NextAnswer,
+  type NextItem,
+  type Submitted,
+  type TaskConfig,
+  readTaskConfig,
+  submitUrl,
+} from "./task/config";
+export { el } from "./task/dom";
+export { fromTextField, touchOnly } from "./task/keyboard";
+export { timeLeft } from "./task/timer";
 
 export interface FlowOptions {
   /** Clock in milliseconds (performance.now by default). */
@@ -115,17 +101,6 @@ export interface Missing {
 
 export type FlowState = "preview" | "loading" | "item" | "saving" | "error" | EndState;
 
-/** Whether the device is touch-only (no hover, a coarse pointer): no keyboard hints are shown there. */
-export function touchOnly(doc: Document): boolean {
-  const win = doc.defaultView;
-  return (
-    typeof win?.matchMedia === "function" && win.matchMedia("(hover: none) and (pointer: coarse)").matches
-  );
-}
-
-/** The task page's mode that edits an item's gold answer. */
-export const GOLD_MODE = "gold";
-
 export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
 export const SAVING_RECONNECTING = "Saving… reconnecting";
 export const LOADING_RECONNECTING = "Loading… reconnecting";
@@ -134,58 +109,6 @@ export const SAMPLE_MESSAGE =
 
 /** Assignments that can no longer be submitted: expired, released, or gone. */
 export const STALE_STATUSES: ReadonlySet<number> = new Set([404, 409, 410]);
-
-/**
- * Read and check the JSON configuration that the template embeds; with `kinds`, the task kind must
- * be one of them.
- */
-export function readTaskConfig<C>(
-  doc: Document,
-  id = "hatlab-task",
-  kinds?: readonly string[],
-): TaskConfig<C> {
-  const node = doc.getElementById(id);
-  if (!node?.textContent) throw new Error(`The page has no #${id} configuration.`);
-  const config = JSON.parse(node.textContent) as TaskConfig<C>;
-  for (const key of ["next_url", "submit_url_template"] as const) {
-    if (typeof config[key] !== "string" || !config[key]) throw new Error(`Task configuration lacks ${key}.`);
-  }
-  if (kinds && !kinds.includes(config.kind)) {
-    throw new Error(`Task kind ${JSON.stringify(config.kind)} is not one of ${kinds.join(", ")}.`);
-  }
-  config.config = config.config ?? ({} as C);
-  return config;
-}
-
-export function submitUrl(template: string, assignment: string): string {
-  return template.replace("ASSIGNMENT", encodeURIComponent(assignment));
-}
-
-export function el<K extends keyof HTMLElementTagNameMap>(
-  doc: Document,
-  tag: K,
-  className: string,
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const node = doc.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-/** Whether a key event comes from a text field (shortcuts stay out of the way there). */
-export function fromTextField(event: Event): boolean {
-  const target = event.target as HTMLElement | null;
-  return (
-    !!target?.tagName &&
-    (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))
-  );
-}
-
-/** "Time left 1:05" for the seconds left. */
-export function timeLeft(seconds: number): string {
-  return `Time left ${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
-}
 
 /** The item loop of a task page; a kind supplies `render`, `answer`, `timings` and `signals`. */
 export abstract class TaskFlow<P, C = Record<string, unknown>> {
@@ -205,7 +128,8 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   protected readonly errorBox: HTMLElement;
   protected readonly progressText: HTMLElement;
   protected readonly progressBar: HTMLProgressElement;
-  protected readonly timer: HTMLElement;
+  /** The item's time limit, counted down in the progress line. */
+  protected readonly timer: ItemTimer;
   /** The answer bar after the text: the kind's controls (question, labels), the errors, the submit. */
   protected readonly dock: HTMLElement;
   /** Where a kind puts its answer controls (inside the dock, below the text). */
@@ -220,8 +144,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   protected busy = false;
   private submissionKey = "";
   private itemsShown = 0;
-  private timerHandle: ReturnType<typeof setInterval> | null = null;
-  private readonly keyListener = (event: KeyboardEvent): void => this.onKey(event);
+  private readonly keyboard: TaskKeyboard;
 
   constructor(root: HTMLElement, task: TaskConfig<C>, options: FlowOptions = {}) {
     this.root = root;
@@ -241,8 +164,8 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.progressText.tabIndex = -1;
     this.progressBar = el(d, "progress", "ht-progress-bar");
     this.progressBar.setAttribute("aria-label", "Progress");
-    this.timer = el(d, "span", "ht-timer");
-    head.append(this.progressText, this.progressBar, this.timer);
+    this.timer = new ItemTimer(el(d, "span", "ht-timer"));
+    head.append(this.progressText, this.progressBar, this.timer.element);
     this.body = el(d, "div", "ht-body");
     this.errorBox = el(d, "div", "ht-errors");
     this.errorBox.setAttribute("role", "alert");
@@ -269,7 +192,14 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.status.setAttribute("aria-live", "polite");
     root.replaceChildren(this.status, this.taskBox, this.doneBox);
     this.submitButton.addEventListener("click", () => void this.submit());
-    d.addEventListener("keydown", this.keyListener);
+    this.keyboard = new TaskKeyboard(d, {
+      ready: () => !!this.current && !this.busy && !this.taskBox.hidden,
+      complete: () => this.answer() !== null,
+      submit: () => void this.submit(),
+      undoLast: () => this.undoLast(),
+      chooseByKey: (index) => this.chooseByKey(index),
+      onItemKey: (event) => this.onItemKey(event),
+    });
   }
 
   /** Show one item in `body`; `config` is the page's study config with the item's on top. */
@@ -328,14 +258,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** The one keyboard model of every task page, as the keyboard line says it. */
   keyHelp(): string {
-    const n = Math.min(this.keyCount(), 9);
-    const parts = [
-      ...(n > 1 ? [`1–${n} ${this.digitsDo()}`] : n === 1 ? [`1 ${this.digitsDo()}`] : []),
-      ...this.extraKeys(),
-      "Enter submits once the answer is complete",
-      "Escape undoes the last change",
-    ];
-    return `Keys: ${parts.join("; ")}.`;
+    return keyHelp({ count: this.keyCount(), digitsDo: this.digitsDo(), extraKeys: this.extraKeys() });
   }
 
   get item(): NextItem<P, C> | null {
@@ -359,8 +282,8 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   }
 
   destroy(): void {
-    this.stopTimer();
-    this.doc.removeEventListener("keydown", this.keyListener);
+    this.timer.stop();
+    this.keyboard.destroy();
     this.interaction.destroy();
   }
 
@@ -376,7 +299,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Ask the server for the next item (or the completion hand-off). */
   async loadNext(): Promise<void> {
-    this.stopTimer();
+    this.timer.stop();
     this.setState("loading");
     this.status.textContent = "Loading…";
     let next: NextAnswer<P, C>;
@@ -453,7 +376,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.busy = false;
     this.current = null;
     if (stored.next) {
-      this.stopTimer();
+      this.timer.stop();
       this.receive(stored.next);
     } else {
       await this.loadNext(); // null: next has something to say (paused study, blocked worker, …)
@@ -488,7 +411,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.taskBox.hidden = false;
     this.render(next, { ...this.task.config, ...(next.config ?? {}) } as C);
     this.interaction.reset();
-    this.startTimer(next.expires_at);
+    this.timer.start(next.expires_at);
     this.setState("item");
     this.syncControls();
     this.itemsShown += 1;
@@ -513,13 +436,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** The keyboard line: in the instructions panel, or just above the dock when there is none. */
   private placeKeys(): void {
-    this.keysLine.textContent = this.keyHelp();
-    const home = this.instructions();
-    if (home) {
-      if (this.keysLine.parentElement !== home) home.append(this.keysLine);
-    } else if (this.keysLine.nextElementSibling !== this.dock) {
-      this.dock.before(this.keysLine);
-    }
+    placeKeyLine(this.keysLine, this.keyHelp(), this.dock, this.instructions());
   }
 
   /** Show why the answer cannot be sent next to the control it is about, and bring it into view. */
@@ -540,33 +457,6 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     if (this.errorBox.parentElement !== this.dock) this.controls.after(this.errorBox);
   }
 
-  private onKey(event: KeyboardEvent): void {
-    if (event.ctrlKey || event.metaKey || event.altKey || !this.current || this.busy || this.taskBox.hidden)
-      return;
-    if (fromTextField(event)) return;
-    if (this.doc.querySelector("dialog[open]")) return; // a question to the worker has the keys
-    const target = event.target as HTMLElement | null;
-    if (event.key === "Enter" && !event.shiftKey) {
-      // Enter submits from anywhere once the answer is complete (a chosen label button is not pressed
-      // again); before that it keeps its own meaning on a button, and elsewhere says what is missing.
-      if (target?.closest?.("a, summary, .hl-undo, .ht-retry, dialog")) return;
-      const complete = this.answer() !== null;
-      if (!complete && target?.tagName === "BUTTON") return;
-      event.preventDefault();
-      void this.submit();
-      return;
-    }
-    if (event.key === "Escape") {
-      if (this.undoLast()) event.preventDefault();
-      return;
-    }
-    if (/^[1-9]$/.test(event.key) && !event.shiftKey) {
-      if (this.chooseByKey(Number(event.key) - 1)) event.preventDefault();
-      return;
-    }
-    this.onItemKey(event);
-  }
-
   /** An end state the next endpoint answered as an error (a paused study, a blocked worker). */
   private endByError(error: unknown): boolean {
     const state = endStateOf(error);
@@ -578,63 +468,26 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   /** The end of the hand-out for this worker: their share done (thank them, then hand them back to
    * their platform), or a page saying why there is nothing for them now. */
   private finish(completion: Completion): void {
-    const state: EndState =
-      completion.state === "full" || completion.state === "closed"
-        ? completion.state
-        : completion.finished === false
-          ? "full"
-          : "done";
-    this.showEnd(state, completion);
+    this.showEnd(completionEnd(completion), completion);
   }
 
   /** Show one of the end pages (done, full for now, paused, closed, blocked). */
   private showEnd(state: EndState, completion: Completion): void {
-    this.stopTimer();
+    this.timer.stop();
     this.current = null;
     this.taskBox.hidden = true;
     this.status.textContent = "";
-    const d = this.doc;
-    const gold = this.task.mode === GOLD_MODE;
-    const page = END_PAGES[state];
-    const title = el(d, "h2", "ht-done-title", gold ? "Gold answer saved." : page.title);
-    const parts: HTMLElement[] = gold ? [title] : [title, el(d, "p", "ht-done-lead", page.lead)];
-    if (completion.message && state === "done") parts.push(el(d, "p", "ht-done-message", completion.message));
-    const form = state === "done" && completion.form ? this.postForm(completion.form) : null;
-    if (state === "done" && completion.code) {
-      const p = el(d, "p", "ht-done-code", "Your completion code: ");
-      p.append(el(d, "code", "ht-code", completion.code));
-      parts.push(p);
-    }
-    if (form) {
-      // The form is on its way; should the browser not have sent it, the worker can.
-      const again = el(d, "button", "ht-done-submit", "Submit to Mechanical Turk");
-      again.type = "button";
-      again.addEventListener("click", () => this.submitForm(form));
-      const p = el(d, "p", "ht-done-next");
-      p.append(again);
-      parts.push(p);
-    } else if (state === "done") {
-      const target = completion.redirect_url || this.task.done_url;
-      if (target) {
-        const text = completion.redirect_url
-          ? "Return to the study platform"
-          : gold
-            ? "Back to the golds"
-            : "Finish";
-        const link = el(d, "a", "ht-done-link", text);
-        link.href = target;
-        const p = el(d, "p", "ht-done-next");
-        p.append(link);
-        parts.push(p);
-      }
-    }
-    this.doneBox.replaceChildren(...parts);
-    this.doneBox.hidden = false;
-    this.doneBox.dataset.end = state;
+    const { title, form } = renderEndPage(this.doneBox, state, completion, {
+      gold: this.task.mode === GOLD_MODE,
+      doneUrl: this.task.done_url,
+      postForm: (f) => this.postForm(f),
+      submitForm: (f) => this.submitForm(f),
+    });
     this.setState(state);
     title.tabIndex = -1;
     title.focus();
     if (state === "done" && completion.redirect_url && !form) {
+      const d = this.doc;
       (this.options.navigate ?? ((url: string) => d.defaultView?.location.assign(url)))(
         completion.redirect_url,
       );
@@ -672,33 +525,6 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     });
     this.errorBox.after(button);
     this.syncControls();
-  }
-
-  private startTimer(expiresAt?: string): void {
-    this.stopTimer();
-    const end = expiresAt ? Date.parse(expiresAt) : Number.NaN;
-    if (Number.isNaN(end)) {
-      this.timer.textContent = "";
-      return;
-    }
-    const tick = () => {
-      const left = Math.max(0, Math.round((end - Date.now()) / 1000));
-      this.timer.classList.toggle("is-short", left < 60);
-      if (left === 0) {
-        // The server still takes a late answer unless the item went to someone else (then 409).
-        this.timer.textContent = "Time is up: submit now";
-        this.stopTimer();
-        return;
-      }
-      this.timer.textContent = timeLeft(left);
-    };
-    tick();
-    this.timerHandle = setInterval(tick, 1000);
-  }
-
-  private stopTimer(): void {
-    if (this.timerHandle !== null) clearInterval(this.timerHandle);
-    this.timerHandle = null;
   }
 
   /** Options of a request; while it is being retried the status line says `reconnecting`. */

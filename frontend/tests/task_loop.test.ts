@@ -13,9 +13,6 @@ import {
   TaskFlow,
   type TaskConfig,
   mountTask,
-  readTaskConfig,
-  submitUrl,
-  timeLeft,
 } from "../src/task_loop";
 import { MarkingTask } from "../src/kinds/token_marking";
 import { RatingTask } from "../src/kinds/sentence_rating";
@@ -110,29 +107,7 @@ afterEach(() => {
   for (const flow of started.splice(0)) flow.destroy();
 });
 
-describe("configuration helpers", () => {
-  it("reads the json_script block, checks its URLs and, when asked, its kind", () => {
-    const script = document.createElement("script");
-    script.id = "hatlab-task";
-    script.type = "application/json";
-    script.textContent = JSON.stringify({ ...TASK, config: undefined });
-    document.body.append(script);
-    expect(readTaskConfig(document)).toEqual({ ...TASK, config: {} });
-    expect(readTaskConfig(document, "hatlab-task", ["yes_no"]).kind).toBe("yes_no");
-    expect(() => readTaskConfig(document, "hatlab-task", ["highlight"])).toThrow(
-      /"yes_no" is not one of highlight/,
-    );
-    script.textContent = JSON.stringify({ ...TASK, next_url: "" });
-    expect(() => readTaskConfig(document)).toThrow(/next_url/);
-    expect(() => readTaskConfig(document, "missing")).toThrow(/#missing/);
-  });
-
-  it("fills the assignment into the submit URL and formats the time left", () => {
-    expect(submitUrl(TASK.submit_url_template, "a/b")).toBe("/api/work/assignments/a%2Fb/submit/");
-    expect(timeLeft(65)).toBe("Time left 1:05");
-    expect(timeLeft(9)).toBe("Time left 0:09");
-  });
-
+describe("mounting", () => {
   it("mounts a page of its kind and shows why another cannot start", () => {
     const script = document.createElement("script");
     script.id = "hatlab-task";

@@ -301,7 +301,7 @@ def _recover(entry: dict[str, Any], key: uuid.UUID, worker: Worker) -> str:
     went wrong, or "" when it is stored."""
     assignment = str(entry.get("assignment", ""))
     timings = entry.get("timings") if isinstance(entry.get("timings"), dict) else {}
-    signals = entry.get("signals") if isinstance(entry.get("signals"), dict) else {}
+    signals = given if isinstance(given := entry.get("signals"), dict) else {}
     try:
         result = submit(
             assignment,

@@ -26,6 +26,7 @@ from django.db import transaction
 
 from annotate.corpus.demo_reviews import NEGATIVE, NEUTRAL, NOUNS, POSITIVE, generate_reviews
 from annotate.corpus.imports import TextRecord, store_records
+from annotate.kinds.forced_choice.kind import ForcedChoiceKind
 from annotate.machine import (
     clean_explanation_params,
     create_model_run,
@@ -51,7 +52,7 @@ GOOD_PARAMS: dict[str, Any] = {
     "model": CNN,
 }
 POOR_PARAMS: dict[str, Any] = {**GOOD_PARAMS, "epochs": 1, "lr": 0.001}
-DEMO_METHODS = [
+DEMO_METHODS: list[dict[str, Any]] = [
     {"method": "lrp"},
     {"method": "lrp", "ngram_sizes": [2, 3]},
     {"method": "gradcam", "ngram_sizes": [2, 3]},
@@ -172,6 +173,7 @@ def seed_evaluation_demo(researcher, annotators_per_item: int = 3, start: bool =
     studies = []
     for kind_name, config in demo_configs(good, poor).items():
         kind = get_kind(kind_name)
+        assert isinstance(kind, ForcedChoiceKind)
         title = f"Demo: {kind_name.replace('_', ' ')} (Lertvittayakumjorn & Toni 2019)"
         with transaction.atomic():
             study = Study.objects.filter(owner=researcher, name=title).first()

@@ -11,7 +11,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
-from annotate.kinds.forced_choice.kind import FAMILY, SPLITS
+from annotate.kinds.forced_choice.kind import FAMILY, SPLITS, ForcedChoiceKind
 from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.studies import service as study_service
@@ -171,12 +171,14 @@ class ForcedChoiceStudyForm(forms.Form):
     def study_data(self) -> dict[str, Any]:
         """The form as the study API's input."""
         data = self.cleaned_data
+        kind = get_kind(data["kind"])
+        assert isinstance(kind, ForcedChoiceKind)
         return {
             "name": data["name"],
             "dataset": data["model_run"].dataset_id,
             "kind": data["kind"],
             "config": self.config(),
-            "instructions": data.get("instructions") or get_kind(data["kind"]).instructions,
+            "instructions": data.get("instructions") or kind.instructions,
             "annotators_per_item": data["annotators_per_item"],
             "time_limit_s": data["time_limit_min"] * 60,
             "provider": data["provider"],
@@ -234,6 +236,7 @@ def preview(user, kind_name: str, config: Any) -> dict[str, Any]:
     texts and texts per split; ``ValidationError`` (naming the field, or saying how many texts
     qualify) otherwise."""
     kind = get_kind(kind_name)
+    assert isinstance(kind, ForcedChoiceKind)
     try:
         cleaned = kind.validate_config(config, user=user)  # model runs: only those ``user`` may see
     except ValidationError as exc:

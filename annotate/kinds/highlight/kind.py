@@ -119,6 +119,7 @@ class HighlightKind(TaskKind):
             errors["map"] = [f'Highlight at least one word in the text that shows "{label}".']
         if errors:
             raise ValidationError({"answer": errors})
+        assert word_map is not None  # is_binary_map held
         if config["mode"] == READ_FIRST:
             self._check_read_first(word_map, timings)
         return {"label": label, "map": list(word_map)}

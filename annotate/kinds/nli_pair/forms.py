@@ -41,7 +41,7 @@ class PairImportForm(forms.Form):
     def clean_labels(self) -> list[str]:
         return [label.strip() for label in self.cleaned_data["labels"].split(",") if label.strip()]
 
-    def study_data(self, dataset_id: int) -> dict:
+    def study_data(self, dataset_id: int | None) -> dict:
         """The form as the study API's input, over the imported dataset."""
         data = self.cleaned_data
         return {

@@ -86,7 +86,8 @@ def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise CorpusImportError(line, None, "not valid UTF-8; save the file as UTF-8") from None
-    records, first_line = [], {}
+    records: list[TextRecord] = []
+    first_line: dict[str, int] = {}
     for line, values in read_rows(text, fmt, REQUIRED):
         record = _clean_pair(line, values, labels)
         if record.id in first_line:

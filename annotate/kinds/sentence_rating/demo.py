@@ -49,7 +49,7 @@ def seed_demo(owner, reviews: int) -> list[Study]:
     rng = random.Random(SEED)
     records = []
     for i, r in enumerate(generate_reviews(min(reviews, MAX_REVIEWS), seed=SEED)):
-        metadata = aspect_ratings(r["label"], rng)
+        metadata: dict = aspect_ratings(r["label"], rng)
         if i % 10 == 0:
             metadata["gold_ratings"] = {"overall": sentence_gold(r["text"], r["map"])}
         records.append(TextRecord(i + 1, r["id"], r["text"], r["label"], metadata))

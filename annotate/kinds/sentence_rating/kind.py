@@ -94,7 +94,7 @@ class SentenceRatingKind(TaskKind):
             ).order_by("id")
         )
         prepared = [(doc, word_payload(doc.text, doc.words), document_sentences(doc)) for doc in documents]
-        items = []
+        items: list[Item] = []
         for aspect in aspects:
             for doc, words, sentences in prepared:
                 metadata = doc.metadata if isinstance(doc.metadata, dict) else {}

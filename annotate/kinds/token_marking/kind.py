@@ -66,7 +66,7 @@ class TokenMarkingKind(TaskKind):
         """One item per document that has an explanation, in document order."""
         if study.dataset_id is None:
             raise ValidationError({"dataset": ["a token_marking study needs a dataset"]})
-        items = []
+        items: list[Item] = []
         documents = study.dataset.documents.only("id", "external_id", "text", "words", "label", "metadata")
         for doc in documents.order_by("id").iterator(chunk_size=500):
             metadata = doc.metadata if isinstance(doc.metadata, dict) else {}
@@ -116,7 +116,7 @@ class TokenMarkingKind(TaskKind):
                 {"config": {"random_controls": ["needs at least two inputs that are not gold items"]}}
             )
         partner = random_derangement(len(own), seed=CONTROL_SEED)
-        controls = []
+        controls: list[Item] = []
         for item, j in zip(own, partner, strict=True):
             other = own[int(j)]
             controls.append(

@@ -195,7 +195,7 @@ def _alignment(
         if has_controls:
             out["error"] += " and marks on their control items"
         return out
-    controls = {}
+    controls: dict[str, Any] = {}
     if has_controls:
         controls = {
             "random_explanations": [e["control"]["explanation"] for e, _ in usable],

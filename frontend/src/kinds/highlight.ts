@@ -8,7 +8,7 @@
  */
 
 import { UndoHistory, askKeepHighlights } from "../label_change";
-import { HighlightWidget, type Mode } from "../words";
+import { HighlightWidget, type Mode } from "../highlight_widget";
 import {
   type FlowOptions,
   type Missing,

@@ -13,7 +13,7 @@
  */
 
 import { UndoHistory, askKeepHighlights } from "../label_change";
-import { HighlightWidget } from "../words";
+import { HighlightWidget } from "../highlight_widget";
 import {
   type FlowOptions,
   type Missing,

@@ -7,7 +7,7 @@
  * MTurk hand-off, the shared keys) is `TaskFlow` of task_loop.ts.
  */
 
-import { HighlightWidget } from "../words";
+import { HighlightWidget } from "../highlight_widget";
 import {
   type FlowOptions,
   type Missing,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { HighlightWidget } from "../src/words";
+import { HighlightWidget } from "../src/highlight_widget";
 import { fakeClock, key, pointer } from "./helpers";
 
 const WORDS = ["The", "food", "was", "great", "but", "service", "slow."];
