@@ -68,7 +68,8 @@ def majority_agreement(
     ]
     if not rows:
         return {}
-    return engine_majority_agreement(*zip(*rows, strict=True), counts)
+    items, codes, workers, own = zip(*rows, strict=True)
+    return engine_majority_agreement(items, codes, workers, own, counts)
 
 
 def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]) -> list[dict]:
@@ -88,8 +89,10 @@ def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]
     n = [agreement.get(w, (0, 0))[1] for w in order]
     g_pass = [golds[w][0] if w in golds else 0 for w in order]
     g_seen = [golds[w][1] if w in golds else 0 for w in order]
-    a_low, a_high = wilson_interval(hit, n) if order else ([], [])
-    g_low, g_high = wilson_interval(g_pass, g_seen) if order else ([], [])
+    intervals: Any = (
+        (wilson_interval(hit, n), wilson_interval(g_pass, g_seen)) if order else (([], []), ([], []))
+    )
+    (a_low, a_high), (g_low, g_high) = intervals
     rows = []
     for i, w in enumerate(order):
         worker = data.workers.get(w, {"provider": "?", "external_id": str(w)})

@@ -302,7 +302,7 @@ def _submit(
         if assignment is None
         else _seat(holders, assignment.study.uid, assignment.worker_id, assignment.provider_assignment_id)
     )
-    if seat is None:
+    if seat is None or assignment is None:
         raise AssignmentNotFound(uid)
     if assignment.status == SUBMITTED:
         return _retry(assignment, key)

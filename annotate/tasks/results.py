@@ -218,7 +218,7 @@ class ResultsPage:
     #: The page template; it gets :meth:`context`.
     template: ClassVar[str] = ""
     #: The downloadable tables: name → ``rows(page)`` giving ``(columns, rows)``.
-    tables: ClassVar[Mapping[str, Callable[[ResultsPage], Rows]]] = {}
+    tables: ClassVar[Mapping[str, Callable[[Any], Rows]]] = {}
     #: The formats every table downloads in.
     formats: ClassVar[tuple[str, ...]] = ("csv",)
     #: The query fields the page reads, in order.

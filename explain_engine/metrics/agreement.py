@@ -379,7 +379,7 @@ def majority_agreement(
     codes: Sequence[int],
     workers: Sequence[Hashable],
     own: Sequence[bool],
-    counts: np.ndarray,
+    counts: np.ndarray | Sequence[Sequence[int]],
 ) -> dict:
     """Per worker ``(answers equal to the majority of the other answers, answers with such a majority)``.
 

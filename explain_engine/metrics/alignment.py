@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import ttest_rel
@@ -302,7 +303,7 @@ def marking_report(
     words by the share of annotators who marked them, and the Fleiss κ over words of the examples marked
     by at least two annotators (``agreement``: ``{"fleiss_kappa", "items"}``, None without such an
     example). ``words``: per example its words; ``markings``: per example, annotators × words 0/1."""
-    examples = []
+    examples: list[dict[str, Any]] = []
     for example_words, marked in zip(words, markings, strict=True):
         if not len(marked):
             examples.append({"oracle": None, "top_words": []})
@@ -319,11 +320,14 @@ def marking_report(
                 ],
             }
         )
-    marked = [m for m in markings if len(m)]
-    estimate = marking_agreement(marked, n_boot=n_boot)
+    marked_examples = [m for m in markings if len(m)]
+    estimate = marking_agreement(marked_examples, n_boot=n_boot)
     agreement = None
     if estimate is not None:
-        agreement = {"fleiss_kappa": estimate.to_dict(), "items": sum(1 for m in marked if len(m) >= 2)}
+        agreement = {
+            "fleiss_kappa": estimate.to_dict(),
+            "items": sum(1 for m in marked_examples if len(m) >= 2),
+        }
     return {"examples": examples, "agreement": agreement}
 
 

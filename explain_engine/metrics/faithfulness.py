@@ -369,8 +369,9 @@ def faithfulness(
             part = range(first, min(first + batch_size, n_texts))
             keep = [_keep_rows(int(n_words[i]), _ranks_of(ranks, i), sizes[i], len(methods)) for i in part]
             chunk = [texts[i] for i in part]
-            probs = (_row_probabilities_tokens if tokens else _row_probabilities_texts)(bundle, chunk, keep)
-            probs = probs.numpy()
+            probs = (_row_probabilities_tokens if tokens else _row_probabilities_texts)(
+                bundle, chunk, keep
+            ).numpy()
             start = 0
             for i, k in zip(part, keep, strict=True):
                 rows = probs[start : start + k.shape[0]]

@@ -255,9 +255,9 @@ def risk_report(
             events=events_[idx],
             page=page_[idx],
             from_page=from_page_[idx],
-            categories=[categories[i] for i in idx],
+            categories=[categories[int(i)] for i in idx],
             n_categories=n_categories,
-            strategies=[strategies[i] for i in idx],
+            strategies=[strategies[int(i)] for i in idx],
             gold=gold_[idx],
             trust_threshold=trust_threshold,
         )

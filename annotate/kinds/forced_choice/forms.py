@@ -4,7 +4,7 @@ checked again by the task kind's schema (through the study rule, :mod:`annotate.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from rest_framework.exceptions import ValidationError
@@ -21,7 +21,9 @@ from explain_engine.api import METHODS
 #: The family's kinds in the paper's task order, with their labels from the registry.
 KINDS = [
     (name, TASK_KINDS.meta(name)["label"])
-    for name in sorted(TASK_KINDS.where(family=FAMILY), key=lambda n: get_kind(n).task)
+    for name in sorted(
+        TASK_KINDS.where(family=FAMILY), key=lambda n: cast(ForcedChoiceKind, get_kind(n)).task
+    )
 ]
 
 

@@ -169,7 +169,7 @@ def evaluation_results(
         raise ValueError(f"unknown test {test!r}; use one of {TESTS}")
     answers = scored_answers(study)
     methods = method_order(study, answers)
-    kind = get_kind(study.kind)
+    kind: Any = get_kind(study.kind)  # a ForcedChoiceKind (its module imports this one)
     report = forced_choice_report(
         questions=[a.item for a in answers],
         texts=[a.document for a in answers],
