@@ -16,7 +16,7 @@ from explain_engine.api import DuplicateName
 from tools.import_circles import circles, import_graph, inline_imports, module_names
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ("annotate.tasks", "annotate.quality", "annotate.exports.tables")
+TASKS = ("annotate.tasks", "annotate.kinds", "annotate.quality", "annotate.exports")
 LAYERS = ("annotate.api", "annotate.views", "annotate.jobs", "annotate.dashboards", "annotate.access")
 #: Where ``annotate.api`` may be imported: the API itself and the URLconf that mounts it.
 API_USERS = ("annotate.api", "annotate.urls")

@@ -3,6 +3,7 @@ kinds' folders names a kind."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -112,3 +113,58 @@ def test_kind_stylesheets_are_linked_and_built():
     if dist.is_dir():  # after `npm run build`
         missing = sorted(name for name in sources if not (dist / f"{name}.css").is_file())
         assert missing == [], f"not built (run npm run build in frontend/): {missing}"
+
+
+#: The modules every kind folder has: the package's face, the kind class, its config schema, create form,
+#: results page and demo studies.
+SHAPE = ("__init__.py", "kind.py", "config.py", "forms.py", "results.py", "demo.py")
+#: The most lines a kind folder's ``__init__.py`` may have: a docstring and the names it hands on.
+FACE_LINES = 25
+
+
+def shape_problems(folder: Path) -> list[str]:
+    """What ``folder`` lacks of the kind folders' common shape, in words (empty: it has the shape)."""
+    problems = [f"no {name}" for name in SHAPE if not (folder / name).is_file()]
+    if not (folder / "templates" / folder.name).is_dir():
+        problems.append(f"no templates/{folder.name}/")
+    init = folder / "__init__.py"
+    if init.is_file():
+        source = init.read_text(encoding="utf-8")
+        if len(source.splitlines()) > FACE_LINES:
+            problems.append(f"__init__.py over {FACE_LINES} lines (the kind class belongs in kind.py)")
+        defined = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+        if defined:
+            problems.append(f"__init__.py defines {', '.join(defined)} (it only hands names on)")
+    if (folder / "views.py").is_file() and not (folder / "urls.py").is_file():
+        problems.append("views.py without urls.py")
+    return problems
+
+
+@pytest.mark.parametrize("folder", KIND_FOLDERS, ids=lambda folder: folder.name)
+def test_every_kind_folder_has_the_common_shape(folder):
+    assert shape_problems(folder) == []
+
+
+@pytest.mark.parametrize("name", list(TASK_KINDS))
+def test_every_kind_class_is_built_on_its_folders_kind_module(name):
+    """A kind's class is defined in its folder's kind.py, or derives from a class defined there (a family)."""
+    cls = type(get_kind(name))
+    package = cls.__module__.rsplit(".", 1)[0]
+    kind_module = f"{package}.kind"
+    assert any(base.__module__ == kind_module for base in cls.__mro__), f"{name}: nothing of {kind_module}"
+
+
+def test_the_shape_check_finds_what_a_folder_lacks(tmp_path):
+    folder = tmp_path / "new_kind"
+    (folder / "templates" / "new_kind").mkdir(parents=True)
+    for name in SHAPE:
+        (folder / name).write_text('"""A module."""\n')
+    assert shape_problems(folder) == []
+    (folder / "results.py").unlink()
+    (folder / "views.py").write_text("")
+    (folder / "__init__.py").write_text('"""A kind."""\n\n\nclass NewKind:\n    pass\n')
+    assert shape_problems(folder) == [
+        "no results.py",
+        "__init__.py defines NewKind (it only hands names on)",
+        "views.py without urls.py",
+    ]

@@ -3,7 +3,8 @@ Toni 2019 §3, Table 1), three task kinds on one page and one results page.
 
 * :mod:`.reveal_model` (task 1), :mod:`.justify` (task 2), :mod:`.investigate` (task 3): each kind's
   config, which texts qualify and what a question shows;
-* :mod:`.kind`: the family's kind class, what the three share (answers, scores, agreement categories, the config schema);
+* :mod:`.kind`: the family's kind class, what the three share (answers, scores, agreement categories);
+* :mod:`.config`: the config schema the three share;
 * :mod:`.generation`: questions drawn from the model runs, predictions and explanations in the app;
 * :mod:`.results`: the scoring tables of a study (Table 4, Figure 3, Fleiss κ) and the family's results
   page (:class:`~.results.ForcedChoiceResults`, mounted for every kind at ``studies/<uid>/results/``);

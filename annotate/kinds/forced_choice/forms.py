@@ -11,7 +11,8 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
-from annotate.kinds.forced_choice.kind import FAMILY, SPLITS, ForcedChoiceKind
+from annotate.kinds.forced_choice.config import FAMILY, SPLITS
+from annotate.kinds.forced_choice.kind import ForcedChoiceKind
 from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.studies import service as study_service

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from rest_framework import serializers
 
+from annotate.kinds.forced_choice.config import OneRunConfigSerializer
 from annotate.kinds.forced_choice.generation import (
     Pool,
     Question,
@@ -20,7 +21,7 @@ from annotate.kinds.forced_choice.generation import (
     evidence_of,
     single_run_questions,
 )
-from annotate.kinds.forced_choice.kind import ForcedChoiceKind, OneRunConfigSerializer
+from annotate.kinds.forced_choice.kind import ForcedChoiceKind
 from annotate.models import Document
 from annotate.tasks import register
 

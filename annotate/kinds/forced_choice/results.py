@@ -141,10 +141,7 @@ def score_distribution(answers: Sequence[ScoredAnswer], methods: Sequence[str]) 
 def kappa(study: Study, answers: Sequence[ScoredAnswer], n_boot: int = N_BOOT, seed: int | None = 0) -> dict:
     """Fleiss κ over the workers' answers to each question, with confidence levels (α) and without
     (β), Lertvittayakumjorn & Toni 2019 Table 4's last row."""
-    from annotate.kinds.forced_choice.kind import ForcedChoiceKind  # kind.py imports this module
-
-    kind = get_kind(study.kind)
-    assert isinstance(kind, ForcedChoiceKind)
+    kind: Any = get_kind(study.kind)  # a ForcedChoiceKind (its module imports this one)
     estimates = forced_choice_kappa(
         [a.item for a in answers],
         [a.choice for a in answers],

@@ -14,6 +14,7 @@ import numpy as np
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
+from annotate.kinds.forced_choice.config import ForcedChoiceConfigSerializer
 from annotate.kinds.forced_choice.generation import (
     Pool,
     Question,
@@ -28,7 +29,7 @@ from annotate.kinds.forced_choice.generation import (
     study_methods,
     study_run,
 )
-from annotate.kinds.forced_choice.kind import ForcedChoiceConfigSerializer, ForcedChoiceKind
+from annotate.kinds.forced_choice.kind import ForcedChoiceKind
 from annotate.models import Document, ModelRun, Study
 from annotate.tasks import register
 from annotate.tasks.page_words import word_breaks
