@@ -90,6 +90,75 @@ def test_no_domain_package_imports_the_pages():
     assert imports_into(ROOT / "annotate", "annotate.views", only=DOMAIN) == {}
 
 
+#: The floors below the domain packages, each with the app packages it may import (README, "One rule for
+#: the app's packages"): the kind contract, the job machinery, the shared infrastructure and the rows.
+BELOW = {
+    "annotate.tasks": (
+        "annotate.tasks",
+        "annotate.access",
+        "annotate.infra",
+        "annotate.models",
+        "annotate.crowd.providers",
+    ),
+    "annotate.jobs": ("annotate.jobs", "annotate.models", "annotate"),
+    "annotate.infra": ("annotate.infra", "annotate.models"),
+    "annotate.models": ("annotate.models",),
+}
+
+
+def imports_outside(root: Path, package: str, allowed: tuple[str, ...]) -> dict:
+    """Modules under ``package`` that import a module of the app outside ``allowed`` (``"annotate"`` alone
+    allows the bare package), deferred imports included: ``{module: [imported, ...]}``."""
+    known = module_names(root)
+    graph = import_graph(known, deferred=True)
+    bare = "annotate" in allowed
+    return {
+        name: found
+        for name, targets in sorted(graph.items())
+        if _under(name, (package,))
+        if (
+            found := sorted(
+                t
+                for t in targets
+                if t in known
+                and not (bare and t == "annotate")
+                and not _under(t, tuple(a for a in allowed if a != "annotate"))
+            )
+        )
+    }
+
+
+@pytest.mark.parametrize("package", sorted(BELOW))
+def test_the_lower_floors_import_only_what_lies_below(package):
+    assert imports_outside(ROOT / "annotate", package, BELOW[package]) == {}
+
+
+def test_no_domain_package_imports_a_kind():
+    """The kinds are plug-ins on the top floor: the domain packages and the contract reach them through the
+    registry (:data:`annotate.tasks.TASK_KINDS`), never by import."""
+    assert imports_into(ROOT / "annotate", "annotate.kinds", only=(*DOMAIN, "annotate.tasks")) == {}
+
+
+def test_the_floor_check_finds_an_import_upwards(tmp_path):
+    app = tmp_path / "annotate"
+    for package in ("", "jobs", "machine", "models", "kinds", "quality"):
+        (app / package).mkdir(exist_ok=True)
+        (app / package / "__init__.py").write_text("")
+    (app / "models" / "rows.py").write_text("")
+    (app / "machine" / "runs.py").write_text("")
+    (app / "jobs" / "base.py").write_text(
+        "from annotate.models import rows\ndef f():\n    from annotate.machine import runs\n"
+    )
+    (app / "kinds" / "x.py").write_text("")
+    (app / "quality" / "grading.py").write_text("from annotate.kinds import x\n")
+    assert imports_outside(app, "annotate.jobs", BELOW["annotate.jobs"]) == {
+        "annotate.jobs.base": ["annotate.machine.runs"]
+    }
+    assert imports_into(app, "annotate.kinds", only=DOMAIN) == {
+        "annotate.quality.grading": ["annotate.kinds.x"]
+    }
+
+
 def test_the_layer_checks_find_an_import_across(tmp_path):
     app = tmp_path / "annotate"
     for package in ("", "api", "views", "studies", "tasks"):
