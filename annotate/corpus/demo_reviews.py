@@ -1,4 +1,5 @@
-"""Synthetic restaurant reviews with known sentiment words, for the demo and for tests.
+"""Synthetic restaurant reviews with known sentiment words, for the demo and for tests, and the demo datasets
+made of them (the demo studies over them are :mod:`annotate.studies.demo`).
 
 Each review mixes sentences that carry its sentiment (an adjective from a small positive or negative
 list) with neutral sentences, so the words a careful annotator should highlight are known: they are
@@ -12,9 +13,7 @@ from __future__ import annotations
 import random
 
 from annotate.corpus.imports import TextRecord, store_records
-from annotate.models import Dataset, Study
-from annotate.studies.lifecycle import start_study
-from annotate.tasks import get_kind
+from annotate.models import Dataset
 from explain_engine.api import word_spans
 
 POSITIVE = (
@@ -116,26 +115,3 @@ def demo_dataset(owner, name: str, records: list[TextRecord], description: str) 
     if created:
         store_records(dataset, records)
     return dataset
-
-
-def demo_study(
-    owner, dataset: Dataset, name: str, kind: str, config: dict, instructions: str, judges: int
-) -> Study:
-    """``owner``'s running study ``name`` of ``kind`` on ``dataset``, created (open to anyone with the
-    link) and started when it does not exist yet."""
-    study = Study.objects.filter(owner=owner, name=name).first()
-    if study is None:
-        study = Study.objects.create(
-            name=name,
-            owner=owner,
-            dataset=dataset,
-            kind=kind,
-            config=get_kind(kind).validate_config(config),
-            instructions=instructions,
-            annotators_per_item=judges,
-            time_limit_s=900,
-            provider_config={"open_enrollment": True},
-        )
-    if study.status == Study.Status.DRAFT:
-        start_study(study)
-    return study

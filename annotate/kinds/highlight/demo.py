@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotate.corpus.demo_reviews import demo_dataset, demo_study, generate_reviews
+from annotate.corpus.demo_reviews import demo_dataset, generate_reviews
 from annotate.corpus.imports import TextRecord
 from annotate.kinds.highlight.config import KIND
 from annotate.models import Study
+from annotate.studies.demo import demo_study
 
 DATASET = "demo reviews"
 STUDY = "Demo: read-first highlighting"

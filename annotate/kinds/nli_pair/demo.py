@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotate.corpus.demo_reviews import demo_dataset, demo_study
+from annotate.corpus.demo_reviews import demo_dataset
 from annotate.corpus.imports import TextRecord
 from annotate.kinds.nli_pair.config import KIND
 from annotate.models import Study
+from annotate.studies.demo import demo_study
 
 DATASET = "demo NLI pairs"
 STUDY = "Demo: NLI pair highlighting"

@@ -10,10 +10,11 @@ import random
 
 from django.db import transaction
 
-from annotate.corpus.demo_reviews import demo_dataset, demo_study, generate_reviews
+from annotate.corpus.demo_reviews import demo_dataset, generate_reviews
 from annotate.corpus.imports import TextRecord
 from annotate.kinds.sentence_rating.config import KIND
 from annotate.models import Study
+from annotate.studies.demo import demo_study
 from explain_engine.api import sentence_spans, word_spans
 
 DATASET = "demo reviews: sentence ratings"

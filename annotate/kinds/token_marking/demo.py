@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotate.corpus.demo_reviews import NEGATIVE, POSITIVE, demo_dataset, demo_study, generate_reviews
+from annotate.corpus.demo_reviews import NEGATIVE, POSITIVE, demo_dataset, generate_reviews
 from annotate.corpus.imports import TextRecord
 from annotate.kinds.token_marking.config import KIND
 from annotate.models import Study
+from annotate.studies.demo import demo_study
 from explain_engine.api import word_spans
 
 DATASET = "demo reviews: explanations"
