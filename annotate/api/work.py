@@ -175,7 +175,7 @@ def _done(request, study: Study, seat: Seat, progress: dict) -> dict:
 def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict]:
     """What ``next`` answers for this browser's seat: ``(HTTP status, body)``."""
     if study.status == Study.Status.FINISHED:
-        return 200, _done(request, study, seat, worker_progress(study, seat.worker_id))
+        return 200, _done(request, study, seat, worker_progress(study, seat.worker_id, seat.ref or ""))
     if study.status == Study.Status.PAUSED:
         # Paused: nothing new is handed out, but an item the worker already holds may be finished.
         held = held_assignment(study, seat.worker_id, seat.ref or "")
@@ -186,12 +186,14 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
             return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
         if held is None:
             return 409, {"errors": {"study": [PAUSED_MESSAGE]}}
-        return 200, _item_body(study, held, worker_progress(study, seat.worker_id))
+        return 200, _item_body(study, held, worker_progress(study, seat.worker_id, seat.ref or ""))
     if study.status != Study.Status.RUNNING:
         label = Study.Status(study.status).label.lower()
         return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
     try:
-        assignment, progress = next_with_progress(study, seat.worker_id, ref=seat.ref or "")
+        assignment, progress = next_with_progress(
+            study, seat.worker_id, ref=seat.ref or "", provisional=not seat.verified
+        )
     except WorkerBlocked:
         return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
     if assignment is None:

@@ -17,6 +17,20 @@ transaction that
 When only items locked by other requests are left, a second transaction waits for the first of
 them instead of skipping it, so nobody is told "nothing left" while a slot is still free. Should the
 constraints still refuse a row (``IntegrityError``), the whole transaction is retried.
+
+Unconfirmed identities cannot hold a study's work. A seat the platform has not confirmed (an MTurk
+worker before reconciliation, a Prolific session while Prolific cannot be asked: anyone can type such
+ids) gets *provisional* assignments. When every item's slots are held, the hand-out goes on with an
+*overflow* pass: an item is open while fewer than ``responses_needed`` of its live assignments are
+confirmed ones (not provisional), whoever else holds it, the least-held items first. So made-up
+identities that fill every slot keep nobody from an item; a study still reaches ``responses_needed``
+verified answers per item, and the answers of identities the platform never confirms are set aside
+(:func:`annotate.crowd.providers.reconcile.set_aside_unconfirmed`). The common case (a free slot)
+costs no query more: the overflow pass runs only when the first finds nothing.
+
+A provisional assignment is the seat's own: under its platform unit (``ref``) only. A worker's items
+are those they had under the same unit, or confirmed ones under any: an unverified claim to a worker's
+id on another unit neither keeps the real worker from an item nor counts in their progress.
 The SQL is written by hand (PostgreSQL) because these two requests are the service's hot path; on
 other databases (the SQLite demo) the same steps run through the ORM.
 """
@@ -70,17 +84,19 @@ def next_assignment(
     now: datetime | None = None,
     gold: bool | None = None,
     ref: str = "",
+    provisional: bool = False,
 ) -> Assignment | None:
     """The worker's open assignment in ``study``, else a new one, else ``None`` when nothing is left.
 
     ``gold`` restricts a new assignment to gold items (``True``) or to ordinary items (``False``);
     ``None`` takes any. ``ref`` is the platform's unit of work the session entered with (see
     :class:`annotate.handout.workers.Seat`): only an open assignment made under it is handed back, and a new one
-    is made under it, so two sessions of one worker id never share an assignment. The returned
-    assignment has its ``item`` loaded (payload only).
+    is made under it, so two sessions of one worker id never share an assignment. ``provisional``: the
+    seat is not confirmed by the platform (see the module docstring). The returned assignment has its
+    ``item`` loaded (payload only).
     """
     worker_id = worker if isinstance(worker, int) else worker.pk
-    return next_with_progress(study, worker_id, now=now, gold=gold, ref=ref)[0]
+    return next_with_progress(study, worker_id, now=now, gold=gold, ref=ref, provisional=provisional)[0]
 
 
 def next_with_progress(
@@ -90,6 +106,7 @@ def next_with_progress(
     now: datetime | None = None,
     gold: bool | None = None,
     ref: str = "",
+    provisional: bool = False,
 ) -> tuple[Assignment | None, dict[str, int]]:
     """:func:`next_assignment` and the worker's progress (see :func:`worker_progress`), read in the
     same statement as the new item when there is one.
@@ -98,22 +115,27 @@ def next_with_progress(
     given (:mod:`annotate.quality.gold_mixing`); otherwise items come in queue order."""
     rate = study.config.get(GOLD_RATE_KEY) if gold is None else None
     if rate is not None and (gold := gold_wanted(study, worker_id, rate)) is not None:
-        assignment, progress = next_with_progress(study, worker_id, now=now, gold=gold, ref=ref)
-        if assignment is None:  # that kind ran out: the other one, if any is left
-            assignment, progress = next_with_progress(study, worker_id, now=now, gold=not gold, ref=ref)
+        for wanted in (gold, not gold):  # that kind ran out: the other one, if any is left
+            assignment, progress = next_with_progress(
+                study, worker_id, now=now, gold=wanted, ref=ref, provisional=provisional
+            )
+            if assignment is not None:
+                break
         return assignment, progress
     wait, refused = False, 0
     for _ in range(MAX_ROUNDS):
         try:
             with sql.transaction_begun_by_first_statement() as begin:
-                outcome, progress = _next(study, worker_id, now or timezone.now(), gold, wait, begin, ref)
+                outcome, progress = _next(
+                    study, worker_id, now or timezone.now(), gold, wait, begin, ref, provisional
+                )
         except IntegrityError:
             refused += 1
             if refused == MAX_REFUSALS:
                 raise
             continue
         if outcome is not _AGAIN:
-            return outcome, progress or worker_progress(study, worker_id)
+            return outcome, progress or worker_progress(study, worker_id, ref)
         wait = True
     raise RuntimeError(f"no assignment decided for worker {worker_id} after {MAX_ROUNDS} rounds")
 
@@ -122,7 +144,14 @@ _AGAIN = object()
 
 
 def _next(
-    study: Study, worker_id: int, now: datetime, gold: bool | None, wait: bool, begin: str = "", ref: str = ""
+    study: Study,
+    worker_id: int,
+    now: datetime,
+    gold: bool | None,
+    wait: bool,
+    begin: str = "",
+    ref: str = "",
+    provisional: bool = False,
 ):
     """One transaction of :func:`next_with_progress`; returns ``(outcome, progress or None)``.
     ``begin`` is sent before the first statement (see :func:`annotate.infra.sql.transaction_begun_by_first_statement`).
@@ -146,12 +175,10 @@ def _next(
     if not together:
         found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref)
     while found is not None:
-        item_id, needed, payload, is_gold, done = found
-        assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at, ref)
+        item_id, needed = found[0], found[1]
+        assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at, ref, provisional)
         if assignment is not None:
-            assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
-            total = study_item_count(study)
-            return assignment, {"done": done, "total": min(total, limit) if limit else total}
+            return _handed(study, assignment, found, limit)
         if wait:
             return _AGAIN, None
         skipped.append(item_id)
@@ -159,10 +186,50 @@ def _next(
     held = held_assignment(study, worker_id, ref)
     if held is not None:
         return held, None
-    if limit and _submitted_count(study.pk, worker_id) >= limit:
+    if limit and _submitted_count(study.pk, worker_id, ref) >= limit:
         return None, None
     if not wait and _candidate(study.pk, worker_id, skipped, gold, None, None, ref) is not None:
         return _AGAIN, None  # only items other requests hold locks on are left: wait for them
+    return _overflow(study, worker_id, now, expires_at, skipped, gold, lock, limit, ref, provisional)
+
+
+def _handed(study: Study, assignment: Assignment, found: tuple, limit: int | None):
+    """``(assignment, progress)`` for an assignment just made on the candidate ``found``."""
+    item_id, _, payload, is_gold, done = found
+    assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
+    total = study_item_count(study)
+    return assignment, {"done": done, "total": min(total, limit) if limit else total}
+
+
+def _overflow(
+    study: Study,
+    worker_id: int,
+    now: datetime,
+    expires_at: datetime,
+    skipped: list[int],
+    gold: bool | None,
+    lock: str,
+    limit: int | None,
+    ref: str,
+    provisional: bool,
+):
+    """Every free slot is held: an item with fewer confirmed (not provisional) live assignments than it
+    needs, the least-held first, on a slot past the ones it needs (see the module docstring). Unconfirmed
+    holders never keep anyone from work; an item stops once it has its confirmed holders."""
+    found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref, overflow=True)
+    while found is not None:
+        item_id, needed = found[0], found[1]
+        assignment = _take_slot(
+            study.pk, worker_id, item_id, needed, now, expires_at, ref, provisional, overflow=True
+        )
+        if assignment is not None:
+            return _handed(study, assignment, found, limit)
+        if lock == "wait":
+            return _AGAIN, None
+        skipped.append(item_id)
+        found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref, overflow=True)
+    if lock != "wait" and _candidate(study.pk, worker_id, skipped, gold, None, None, ref, overflow=True):
+        return _AGAIN, None
     return None, None
 
 
@@ -177,8 +244,18 @@ def kind_excluded_items(study: Study, worker_id: int) -> list[int]:
     return list(hook(study, worker_id)) if hook is not None else []
 
 
-def _submitted_count(study_id: int, worker_id: int) -> int:
-    return Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=SUBMITTED).count()
+def _own(ref: str) -> Q:
+    """A worker's assignments that are the seat's own: confirmed ones, or any made under its unit ``ref``."""
+    return Q(provisional=False) | Q(provider_assignment_id=ref)
+
+
+def _submitted_count(study_id: int, worker_id: int, ref: str = "") -> int:
+    """The answers the seat of ``worker_id`` under ``ref`` submitted in the study (see :func:`_own`)."""
+    return (
+        Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=SUBMITTED)
+        .filter(_own(ref))
+        .count()
+    )
 
 
 # An assignment is cheap to lose in a server crash (the worker asks again), so the hand-out's
@@ -207,33 +284,50 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin
     return status
 
 
+# The seat's own submitted answers: confirmed ones, or any under its unit ($6); see _own.
+_DONE = f"""(SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'
+             AND (NOT d.provisional OR d.provider_assignment_id = $6))"""
+_LIVE = f"(SELECT count(*) FROM {{_A}} a WHERE a.item_id = i.id AND a.status <> '{RELEASED}'{{only}})"
 _CANDIDATE_SQL = f"""
-    SELECT i.id, i.responses_needed, i.payload, i.is_gold,
-           (SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'),
-           (SELECT status FROM {_W} w WHERE w.id = $2)
+    SELECT i.id, i.responses_needed, i.payload, i.is_gold, {_DONE}, (SELECT status FROM {_W} w WHERE w.id = $2)
     FROM {_I} i
-    WHERE i.study_id = $1 AND NOT i.retired AND i.responses_done < i.responses_needed
+    WHERE i.study_id = $1 AND NOT i.retired {{open}}
       AND ($3::boolean IS NULL OR i.is_gold = $3)
       AND i.id <> ALL($4)
-      AND NOT EXISTS (SELECT 1 FROM {_A} a WHERE a.item_id = i.id AND a.worker_id = $2)
-      AND (SELECT count(*) FROM {_A} a WHERE a.item_id = i.id AND a.status <> '{RELEASED}') < i.responses_needed
+      AND NOT EXISTS (SELECT 1 FROM {_A} a WHERE a.item_id = i.id AND a.worker_id = $2
+                      AND (NOT a.provisional OR a.provider_assignment_id = $6))
+      AND {{live}} < i.responses_needed
       AND NOT EXISTS (SELECT 1 FROM {_A} h WHERE h.worker_id = $2 AND h.study_id = $1 AND h.status = '{ASSIGNED}'
                       AND h.provider_assignment_id = $6)
-      AND ($5::integer IS NULL OR $5 > (
-           SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'))
-    ORDER BY i.position, i.id
+      AND ($5::integer IS NULL OR $5 > {_DONE})
+    ORDER BY {{order}}
     LIMIT 1"""
+# The first pass: a free slot (every live assignment holds one), in queue order. The overflow pass:
+# fewer confirmed live assignments than needed, the least-held item first.
+_PASSES = {
+    False: _CANDIDATE_SQL.format(
+        open="AND i.responses_done < i.responses_needed",
+        live=_LIVE.format(_A=_A, only=""),
+        order="i.position, i.id",
+    ),
+    True: _CANDIDATE_SQL.format(
+        open="",
+        live=_LIVE.format(_A=_A, only=" AND NOT a.provisional"),
+        order=f"{_LIVE.format(_A=_A, only='')}, i.position, i.id",
+    ),
+}
 _CANDIDATE = {
-    lock: Prepared(
-        f"hatlab_candidate_{name}",
+    (lock, overflow): Prepared(
+        f"hatlab_{'overflow' if overflow else 'candidate'}_{name}",
         ("bigint", "bigint", "boolean", "bigint[]", "integer", "text"),
-        f"{_CANDIDATE_SQL} {clause}",
+        f"{_PASSES[overflow]} {clause}",
     )
     for lock, name, clause in (
         ("skip", "skip", "FOR UPDATE OF i SKIP LOCKED"),
         ("wait", "wait", "FOR UPDATE OF i"),
         (None, "read", ""),
     )
+    for overflow in (False, True)
 }
 
 
@@ -257,7 +351,7 @@ def _lock_then_candidate(
             cursor,
             [
                 (_LOCK_AND_RELEASE, [study_id, worker_id, now]),
-                (_CANDIDATE[lock], [study_id, worker_id, gold, [], limit, ref]),
+                (_CANDIDATE[lock, False], [study_id, worker_id, gold, [], limit, ref]),
             ],
             prefix=begin + _NO_DISK_WAIT,
         )
@@ -282,49 +376,71 @@ def _candidate(
     lock: str | None,
     limit: int | None,
     ref: str = "",
+    overflow: bool = False,
 ) -> tuple[int, int, dict, bool, int] | None:
-    """The first open item (by position) this worker never had, unless they hold an open assignment
-    under ``ref`` or reached ``limit``: locked skipping locked ones (``"skip"``), locked waiting for a lock
-    (``"wait"``), or just read (``None``). Comes with the worker's submitted count, for their progress."""
+    """The first open item (by position) this worker never had under ``ref`` (see :func:`_own`), unless
+    they hold an open assignment under ``ref`` or reached ``limit``: locked skipping locked ones
+    (``"skip"``), locked waiting for a lock (``"wait"``), or just read (``None``). With ``overflow``, an
+    item with fewer confirmed live assignments than needed, the least-held first (see the module
+    docstring). Comes with the worker's submitted count, for their progress."""
     if sql.native():
         with connection.cursor() as cursor:
-            _CANDIDATE[lock].execute(cursor, [study_id, worker_id, gold, skipped, limit, ref])
+            _CANDIDATE[lock, overflow].execute(cursor, [study_id, worker_id, gold, skipped, limit, ref])
             row = cursor.fetchone()
         return None if row is None else _candidate_row(row)
     if Assignment.objects.filter(
         worker_id=worker_id, study_id=study_id, status=ASSIGNED, provider_assignment_id=ref
     ).exists():
         return None
-    done = _submitted_count(study_id, worker_id)
+    done = _submitted_count(study_id, worker_id, ref)
     if limit and done >= limit:
         return None
     live = Count("assignments", filter=~Q(assignments__status=RELEASED))
-    qs = (
-        Item.objects.filter(study_id=study_id, retired=False, responses_done__lt=F("responses_needed"))
-        .exclude(pk__in=skipped)
-        .exclude(Exists(Assignment.objects.filter(item=OuterRef("pk"), worker_id=worker_id)))
-        .annotate(live=live)
-        .filter(live__lt=F("responses_needed"))
-        .order_by("position", "id")
+    confirmed = Count(
+        "assignments", filter=~Q(assignments__status=RELEASED) & Q(assignments__provisional=False)
     )
+    had = Assignment.objects.filter(item=OuterRef("pk"), worker_id=worker_id).filter(_own(ref))
+    qs = (
+        Item.objects.filter(study_id=study_id, retired=False)
+        .exclude(pk__in=skipped)
+        .exclude(Exists(had))
+        .annotate(live=live, confirmed=confirmed)
+    )
+    if overflow:
+        qs = qs.filter(confirmed__lt=F("responses_needed")).order_by("live", "position", "id")
+    else:
+        qs = qs.filter(responses_done__lt=F("responses_needed"), live__lt=F("responses_needed"))
+        qs = qs.order_by("position", "id")
     if gold is not None:
         qs = qs.filter(is_gold=gold)
     row = qs.values_list("id", "responses_needed", "payload", "is_gold").first()
     return None if row is None else (*row, done)
 
 
-_TAKE_SLOT = Prepared(
-    "hatlab_take_slot",
-    ("uuid", "bigint", "bigint", "bigint", "timestamptz", "timestamptz", "integer", "text"),
-    f"""INSERT INTO {_A} (uid, study_id, item_id, worker_id, slot, status, assigned_at, expires_at,
-                          provider_assignment_id)
-        SELECT $1, $2, $3, $4, s.slot, '{ASSIGNED}', $5, $6, $8
-        FROM generate_series(0, $7 - 1) AS s(slot)
+_TAKE_SQL = f"""INSERT INTO {_A} (uid, study_id, item_id, worker_id, slot, status, assigned_at, expires_at,
+                          provider_assignment_id, provisional)
+        SELECT $1, $2, $3, $4, s.slot, '{ASSIGNED}', $5, $6, $8, $9
+        FROM generate_series(0, $7 - 1{{beyond}}) AS s(slot)
         WHERE NOT EXISTS (
-            SELECT 1 FROM {_A} a WHERE a.item_id = $3 AND a.slot = s.slot AND a.status <> '{RELEASED}')
+            SELECT 1 FROM {_A} a WHERE a.item_id = $3 AND a.slot = s.slot AND a.status <> '{RELEASED}'){{room}}
         ORDER BY s.slot LIMIT 1
-        RETURNING id, slot""",
-)
+        RETURNING id, slot"""
+# The first pass takes one of the item's own slots; the overflow pass any free slot number, while the
+# item's confirmed live assignments are fewer than it needs (read after the item's lock).
+_TAKE_SLOT = {
+    overflow: Prepared(
+        f"hatlab_take_{'overflow' if overflow else 'slot'}",
+        ("uuid", "bigint", "bigint", "bigint", "timestamptz", "timestamptz", "integer", "text", "boolean"),
+        _TAKE_SQL.format(beyond="", room="")
+        if not overflow
+        else _TAKE_SQL.format(
+            beyond=f" + (SELECT count(*) FROM {_A} a WHERE a.item_id = $3 AND a.status <> '{RELEASED}')",
+            room=f""" AND (SELECT count(*) FROM {_A} a WHERE a.item_id = $3 AND a.status <> '{RELEASED}'
+                        AND NOT a.provisional) < $7""",
+        ),
+    )
+    for overflow in (False, True)
+}
 
 
 def _take_slot(
@@ -335,9 +451,12 @@ def _take_slot(
     now: datetime,
     expires_at: datetime,
     ref: str = "",
+    provisional: bool = False,
+    overflow: bool = False,
 ) -> Assignment | None:
-    """Insert an assignment (under the platform's unit ``ref``) on the lowest free slot of a locked item,
-    or ``None`` when it is full.
+    """Insert an assignment (under the platform's unit ``ref``, ``provisional`` or not) on the lowest free
+    slot of a locked item, or ``None`` when it is full (with ``overflow``: when its confirmed live
+    assignments are as many as it needs; see the module docstring).
     On PostgreSQL one statement with a fresh snapshot: a slot committed since the item was chosen
     is seen as taken."""
     if sql.native():
@@ -348,21 +467,22 @@ def _take_slot(
             status=ASSIGNED,
             expires_at=expires_at,
             provider_assignment_id=ref,
+            provisional=provisional,
         )
         assignment.assigned_at = now
+        args = [assignment.uid, study_id, item_id, worker_id, now, expires_at, needed, ref, provisional]
         with connection.cursor() as cursor:
-            _TAKE_SLOT.execute(
-                cursor, [assignment.uid, study_id, item_id, worker_id, now, expires_at, needed, ref]
-            )
+            _TAKE_SLOT[overflow].execute(cursor, args)
             row = cursor.fetchone()
         if row is None:
             return None
         assignment.pk, assignment.slot = row
         return assignment
-    used = set(
-        Assignment.objects.filter(item_id=item_id).exclude(status=RELEASED).values_list("slot", flat=True)
-    )
-    free = next((s for s in range(needed) if s not in used), None)
+    live = Assignment.objects.filter(item_id=item_id).exclude(status=RELEASED)
+    used = set(live.values_list("slot", flat=True))
+    if overflow and live.filter(provisional=False).count() >= needed:
+        return None
+    free = next((s for s in range(needed + (len(used) if overflow else 0)) if s not in used), None)
     if free is None:
         return None
     assignment = Assignment.objects.create(
@@ -372,6 +492,7 @@ def _take_slot(
         slot=free,
         expires_at=expires_at,
         provider_assignment_id=ref,
+        provisional=provisional,
     )
     # ``assigned_at`` is auto_now_add, which would ignore ``now``; set it as the native statement does.
     Assignment.objects.filter(pk=assignment.pk).update(assigned_at=now)
@@ -406,15 +527,21 @@ def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
         worker_id=worker_id, study_id=study.pk, status=ASSIGNED, provider_assignment_id=ref
     ).exists()
     limit = study.config.get("max_items_per_worker")
-    return held or _candidate(study.pk, worker_id, [], None, None, limit, ref) is not None
+    if held:
+        return True
+    return any(
+        _candidate(study.pk, worker_id, [], None, None, limit, ref, overflow=overflow) is not None
+        for overflow in (False, True)
+    )
 
 
-def worker_progress(study: Study, worker_id: int) -> dict[str, int]:
-    """``{"done": responses this worker submitted, "total": items they may answer at most}``."""
+def worker_progress(study: Study, worker_id: int, ref: str = "") -> dict[str, int]:
+    """``{"done": answers the seat of ``worker_id`` under ``ref`` submitted (its own: see :func:`_own`),
+    "total": items they may answer at most}``."""
     total = study_item_count(study)
     limit = study.config.get("max_items_per_worker")
     return {
-        "done": _submitted_count(study.pk, worker_id),
+        "done": _submitted_count(study.pk, worker_id, ref),
         "total": min(total, limit) if limit else total,
     }
 

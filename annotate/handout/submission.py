@@ -183,7 +183,8 @@ _WRITE = Prepared(
             SELECT a.id, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM a
             RETURNING id
         ), submitted AS (
-            UPDATE {_A} SET status = '{SUBMITTED}', submitted_at = $11
+            UPDATE {_A} SET status = '{SUBMITTED}', submitted_at = $11,
+                            provisional = provisional AND $12 <> '{Response.Verification.VERIFIED}'
             WHERE id = $1 AND EXISTS (SELECT 1 FROM r)
         ), counted AS (
             UPDATE {_I} SET responses_done = responses_done + 1 WHERE id = $3 AND EXISTS (SELECT 1 FROM r)
@@ -330,7 +331,8 @@ def _submit(
         gold_passed=kind.grade_gold(item, cleaned),
         verification=seat.verification,
     )
-    Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)
+    confirmed = {"provisional": False} if seat.verified else {}  # a verified answer holds a confirmed place
+    Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now, **confirmed)
     Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
     return Submitted(
         response.pk, True, assignment.study, assignment.worker_id, response.gold_passed, response.verification

@@ -46,7 +46,13 @@ class Worker(models.Model):
 
 class Assignment(models.Model):
     """One worker's slot on one item. Every item has ``responses_needed`` slots; a live
-    assignment (assigned or submitted) holds one, enforced by a partial unique constraint."""
+    assignment (assigned or submitted) holds one, enforced by a partial unique constraint.
+
+    ``provisional`` marks an assignment handed to a seat the platform has not confirmed (see
+    :mod:`annotate.handout.assignment`): it never keeps a confirmed worker from the item, and it is
+    cleared when reconciliation verifies its answer. A worker id may hold one live assignment per item
+    and platform unit (``provider_assignment_id``), so an unconfirmed claim to a worker's id on another
+    unit never takes that worker's place."""
 
     class Status(models.TextChoices):
         ASSIGNED = "assigned", "Assigned"
@@ -64,11 +70,12 @@ class Assignment(models.Model):
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     provider_assignment_id = models.CharField(max_length=200, blank=True, default="")
+    provisional = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["item", "worker"],
+                fields=["item", "worker", "provider_assignment_id"],
                 condition=~Q(status="released"),
                 name="assignment_one_live_per_worker_item",
             ),

@@ -54,9 +54,12 @@ def task_json(request, study: Study, worker: Worker | None = None) -> dict:
 
 
 def too_many_new_workers(request, study: Study):
-    """A 429 page when this address has brought too many new workers to ``study`` lately, else ``None``
-    (a browser that already has its worker in the study is not counted)."""
-    if session_seat(request, study.uid) is not None:
+    """A 429 page when this address has brought too many new worker identities to ``study`` lately, else
+    ``None``. Every identity the request names counts unless it is the seat this browser already holds in
+    the study: a browser that keeps its worker cookie and names another worker id or platform unit each
+    time is counted each time (re-entering on the cookie alone names nobody new)."""
+    seat = session_seat(request, study.uid)
+    if seat is not None and _holds_named_identity(request, study, seat):
         return None
     wait = throttle.new_worker(request, study.uid)
     if wait is None:
@@ -64,6 +67,18 @@ def too_many_new_workers(request, study: Study):
     response = render(request, "annotate/work/closed.html", {"study": study, "reason": "busy"}, status=429)
     response["Retry-After"] = str(wait)
     return response
+
+
+def _holds_named_identity(request, study: Study, seat: Seat) -> bool:
+    """Whether the identity the request names (if any) is the one ``seat`` holds: the same worker id on
+    the same platform unit."""
+    provider = get_provider(study.provider)
+    external_id = provider.identify(request, study)
+    if not external_id:
+        return True
+    if (seat.ref or "") != provider.claimed_ref(request):
+        return False
+    return Worker.objects.filter(pk=seat.worker_id, provider=provider.name, external_id=external_id).exists()
 
 
 def sample_item(study: Study) -> Item | None:
@@ -150,6 +165,6 @@ def done(request, study_uid):
         nothing_left = study.status == Study.Status.FINISHED or not work_left(
             study, seat.worker_id, seat.ref or ""
         )
-        progress = worker_progress(study, seat.worker_id)
+        progress = worker_progress(study, seat.worker_id, seat.ref or "")
         completion = completion_for(request, study, seat, progress, nothing_left=nothing_left)
     return render(request, "annotate/work/done.html", {"study": study, "completion": completion})

@@ -90,7 +90,7 @@ def counted(study) -> int:
 
 
 def test_forged_mturk_workers_never_count_and_their_slots_come_back(researcher, mturk, queued):
-    study = crowd_study(researcher, "mturk", dict(MTURK_CONFIG), n=8, annotators_per_item=1)
+    study = crowd_study(researcher, "mturk", dict(MTURK_CONFIG), n=8, annotators_per_item=2)
     Publication.objects.create(study=study, provider="mturk", request_token="t-a", external_id="HITA",
                                places=3, reward=Decimal("0.50"), status=Publication.Status.OPEN)  # fmt: skip
     real = Browser(study, "AREAL", "WREAL")
@@ -112,17 +112,19 @@ def test_forged_mturk_workers_never_count_and_their_slots_come_back(researcher, 
         assert not Worker.objects.filter(external_id=worker_id).exists()
     assert b"not part of this study" in Browser(study, "AOTHER", "WOTHER", "HITZ").page.content
 
-    # Made-up worker ids fill every free slot; each is served, none counts.
+    # Made-up worker ids fill every free slot and go on past them; each is served, none counts, and none
+    # keeps anyone from an item: every one of them answers every item.
     for i in range(N_FORGED):
         Browser(study, f"AFAKE{i}", f"WFAKE{i}").work_to_the_end()
     forged = Response.objects.filter(study=study).exclude(worker__external_id="WREAL").count()
     forged += Response.objects.filter(study=study, assignment__provider_assignment_id="AIMP").count()
-    assert forged == 7 and Item.objects.filter(study=study, responses_done=1).count() == 7
+    assert forged == 1 + N_FORGED * 8 and counted(study) == 0
 
     assert real.submit(held).status_code == 201
     del queued[:]
-    done = real.next()
+    done = real.work_to_the_end()  # the real worker still gets every item
     assert done["done"] and done["completion"]["form"]["fields"] == {"assignmentId": "AREAL"}
+    assert done["progress"] == {"done": 8, "total": 8}
     # a reconciliation soon after the real worker hands the HIT back
     assert [s.pk for s in queued] == [study.pk]
     counted_before = counted(study)
@@ -133,26 +135,26 @@ def test_forged_mturk_workers_never_count_and_their_slots_come_back(researcher, 
         {"AssignmentId": "AREAL", "WorkerId": "WREAL", "HITId": "HITA", "AssignmentStatus": "Submitted"}]}  # fmt: skip
     mturk.add_response("list_assignments_for_hit", listing, LISTING)
     first = reconcile_study(study, review=False)
-    assert (first.verified, first.set_aside, first.errors) == (1, 0, [])
+    assert (first.verified, first.set_aside, first.errors) == (8, 0, [])
     verified = Response.objects.filter(study=study).counted()
-    assert list(verified.values_list("assignment__provider_assignment_id", flat=True)) == ["AREAL"]
+    assert set(verified.values_list("assignment__provider_assignment_id", flat=True)) == {"AREAL"}
 
     # Past the assignment duration and the grace period, the forged answers are set aside, once.
     later = timezone.now() + timedelta(seconds=3600 + 3600 + 1)
-    for expected in (7, 0):
+    for expected in (forged, 0):
         mturk.add_response("list_assignments_for_hit", listing, LISTING)
         assert reconcile_study(study, review=False, now=later).set_aside == expected
-    assert counted(study) == 1
+    assert counted(study) == 8
     assert Response.objects.filter(study=study, verification="set_aside").count() == forged
-    assert Item.objects.filter(study=study, responses_done=1).count() == 1
-    # The slots came back: a newcomer is handed the seven items again.
+    assert Item.objects.filter(study=study, responses_done=1).count() == 8
+    # The slots came back: a newcomer is handed every item's second place.
     newcomer = Browser(study, "ANEW", "WNEW")
     newcomer.work_to_the_end()
     slots_back = Response.objects.filter(study=study, worker__external_id="WNEW").count()
-    assert slots_back == 7
+    assert slots_back == 8
     print(
         f"\nforged responses: {forged}; counted before reconciliation {counted_before}, "
-        f"forged counted after {counted(study) - 1}; slots handed out again {slots_back}"
+        f"forged counted after {counted(study) - 8}; slots handed out again {slots_back}"
     )
 
 

@@ -168,6 +168,8 @@ def _confirm(
     summary.verified += Response.objects.filter(
         pk__in=ids, verification=Response.Verification.PROVISIONAL
     ).update(verification=Response.Verification.VERIFIED)
+    # Their places are confirmed now: they count toward the items' confirmed holders in the hand-out.
+    Assignment.objects.filter(response__pk__in=ids).update(provisional=False)
     on_verification_changed(study, [worker.pk])
 
 

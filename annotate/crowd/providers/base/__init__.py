@@ -202,6 +202,11 @@ class CrowdProvider:
         in ``Assignment.provider_assignment_id`` so reconciliation can match our answers to it."""
         return ""
 
+    def claimed_ref(self, request) -> str:
+        """The platform unit the entry URL names, unchecked (MTurk's assignmentId, Prolific's session):
+        with :meth:`identify`, what tells an identity new to this browser from the one it holds."""
+        return ""
+
     # --- platform operations ----------------------------------------------------------------------
     # Publishing, syncing, reviewing, paying and blocking, implemented by the platform providers
     # (annotate.crowd.providers.mturk, annotate.crowd.providers.prolific). Every call that moves money or creates

@@ -161,6 +161,9 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
         """A worker has the HIT type's assignment duration to submit an accepted assignment."""
         return self.settings_of(study).assignment_duration_s
 
+    def claimed_ref(self, request) -> str:
+        return request.GET.get("assignmentId", "")
+
     def assignment_ref(self, request, study) -> str:
         return self.context(request, str(study.uid)).get("assignment_id", "")
 

@@ -143,6 +143,9 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
         config = self.settings_of(study)
         return 60 * (config.max_minutes or 3 * config.estimated_minutes + 10)
 
+    def claimed_ref(self, request) -> str:
+        return request.GET.get("SESSION_ID", "")
+
     def assignment_ref(self, request, study) -> str:
         return self.context(request, str(study.uid)).get("session_id", "")
 
