@@ -10,6 +10,7 @@ browser must not be able to mint identities without the new-worker throttle coun
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from decimal import Decimal
 
 import boto3
@@ -18,12 +19,13 @@ from botocore.stub import Stubber
 from django.db.models import Count, Q
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import Backoff
 from annotate.crowd.providers.mturk import client as mturk_client
 from annotate.crowd.providers.reconcile import reconcile_study
-from annotate.models import Item, Publication, Response, Worker
+from annotate.models import Item, PlatformSubmission, Publication, Response, Worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
 from tests.annotate.test_forged_workers import LISTING, Browser
 
@@ -129,3 +131,39 @@ def test_one_browser_cannot_mint_identities(settings, researcher):
     assert browser.get(entry, {"assignmentId": "A4", "hitId": "HITA", "workerId": "W4"}).status_code == 200
     # ... but its worker id on another assignment is another identity.
     assert browser.get(entry, {"assignmentId": "A99", "hitId": "HITA", "workerId": "W4"}).status_code == 429
+
+
+def test_a_claim_to_a_real_workers_id_takes_nothing_of_theirs(researcher, mturk):
+    """Someone enters as a real MTurk workerId with an invented assignmentId and answers every item. The
+    real worker is not told they are done, their empty submission is not matched to the impostor's
+    answers (whatever the times), and they can still get every item, before and after the set-aside."""
+    study = mturk_study(researcher, n=4, needed=1)
+    Browser(study, "AINVENTED", "WREAL").work_to_the_end()
+    assert Response.objects.filter(study=study, worker__external_id="WREAL").count() == 4
+
+    real = Browser(study, "AREAL", "WREAL")
+    done_page = real.client.get(reverse("work-done", args=[study.uid])).content.decode()
+    assert "answered 0 of 4" in done_page and "externalSubmit" not in done_page
+    first = real.next()
+    assert "assignment" in first and first["progress"] == {"done": 0, "total": 4}
+
+    # The real worker hands the HIT back without an answer; MTurk lists it accepted before and submitted
+    # after the impostor's answers. Under automatic review nothing is approved: no answer is its own.
+    now = timezone.now()
+    record = {"AssignmentId": "AREAL", "WorkerId": "WREAL", "HITId": "HITA", "AssignmentStatus": "Submitted",
+              "AcceptTime": now - timedelta(minutes=10), "SubmitTime": now + timedelta(seconds=30)}  # fmt: skip
+    mturk.add_response("list_assignments_for_hit", {"NumResults": 1, "Assignments": [record]}, LISTING)
+    summary = reconcile_study(study, review=True)
+    submission = PlatformSubmission.objects.get(external_id="AREAL")
+    assert (submission.state, submission.responses_ours, submission.decision) == ("flagged", 0, "")
+    assert (summary.approved, summary.verified, summary.matched) == (0, 0, 0)
+    assert Response.objects.filter(study=study).counted().count() == 0
+
+    # Past the confirmation window the impostor's answers are set aside; the real worker does every item.
+    later = now + timedelta(seconds=3600 + 3600 + 1)
+    mturk.add_response("list_assignments_for_hit", {"NumResults": 1, "Assignments": [record]}, LISTING)
+    assert reconcile_study(study, review=False, now=later).set_aside == 4
+    done = real.work_to_the_end()
+    assert done["progress"] == {"done": 4, "total": 4} and done["completion"]["finished"]
+    mine = Response.objects.filter(study=study, assignment__provider_assignment_id="AREAL")
+    assert mine.count() == 4

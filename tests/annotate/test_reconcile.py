@@ -133,16 +133,16 @@ def test_mturk_reconcile_recovers_flags_approves_and_pays_once(mturk_study, stub
     items = ordinary(study)
     w1, w2, w3, w4, w5 = (make_worker(f"WORKER{i}", "mturk") for i in range(1, 6))
     # W1: both answers stored, and copied into the answer XML.
-    stored = [answer(study, w1, items[0]), answer(study, w1, items[1])]
+    stored = [answer(study, w1, items[i], provider_assignment_id="A1") for i in (0, 1)]
     # W2: one answer stored; the second reached MTurk but never our database.
-    kept = answer(study, w2, items[0])
-    lost_assignment = next_assignment(study, w2, gold=False)
+    kept = answer(study, w2, items[0], provider_assignment_id="A2")
+    lost_assignment = next_assignment(study, w2, gold=False, ref="A2")
     lost_item = Item.objects.select_related("study").get(pk=lost_assignment.item_id)
     lost = {"assignment": str(lost_assignment.uid), "submission_key": str(uuid.uuid4()),
             "answer": answer_of(lost_item), "timings": TIMINGS, "signals": {"blurs": 2}}  # fmt: skip
-    # W4: no copy in the XML (an older page), answers stored between accepting and submitting.
+    # W4: no copy in the XML (an older page): its answer is matched by the unit it was handed out under.
     accepted = timezone.now() - timedelta(minutes=30)
-    answer(study, w4, items[2], when=accepted + timedelta(minutes=5))
+    answer(study, w4, items[2], when=accepted + timedelta(minutes=5), provider_assignment_id="A4")
     records = [
         assignment_record("A1", "WORKER1", "Submitted",
                           answer=answer_xml({"assignmentId": "A1", "hatlab": copy_of(study, [entry_for(r) for r in stored])})),
@@ -153,7 +153,9 @@ def test_mturk_reconcile_recovers_flags_approves_and_pays_once(mturk_study, stub
                           accepted=accepted, submitted=accepted + timedelta(minutes=20)),
         assignment_record("A5", "WORKER5", "Approved"),
     ]  # fmt: skip
-    answer(study, w5, items[3], when=timezone.now() - timedelta(hours=4, minutes=30))
+    answer(
+        study, w5, items[3], when=timezone.now() - timedelta(hours=4, minutes=30), provider_assignment_id="A5"
+    )
     stub.add_client_error(
         "list_assignments_for_hit", service_error_code="ThrottlingException", http_status_code=400
     )
@@ -234,7 +236,14 @@ def test_excluded_worker_is_rejected_per_policy(mturk_study, stub):
     )
     worker = make_worker("SLOPPY1", "mturk")
     for gold in golds(study)[:3]:
-        answer(study, worker, gold, correct=False, when=timezone.now() - timedelta(hours=4, minutes=30))
+        answer(
+            study,
+            worker,
+            gold,
+            correct=False,
+            when=timezone.now() - timedelta(hours=4, minutes=30),
+            provider_assignment_id="A8",
+        )
     refresh_trust(study)
     stub.add_response(
         "list_assignments_for_hit",
@@ -255,7 +264,13 @@ def test_manual_review_waits_and_a_repeated_approval_is_harmless(mturk_study, st
     study = mturk_study
     QualityPolicy.objects.create(study=study, review="manual")
     worker = make_worker("WORKER9", "mturk")
-    answer(study, worker, ordinary(study)[0], when=timezone.now() - timedelta(hours=4, minutes=30))
+    answer(
+        study,
+        worker,
+        ordinary(study)[0],
+        when=timezone.now() - timedelta(hours=4, minutes=30),
+        provider_assignment_id="A9",
+    )
     stub.add_response(
         "list_assignments_for_hit",
         {"NumResults": 1, "Assignments": [assignment_record("A9", "WORKER9", "Submitted")]},
@@ -319,12 +334,13 @@ def test_prolific_reconcile_releases_returned_places_and_checks_codes(researcher
         [publication] = provider.publish(study, "b1")
         code = publication.details["completion_code"]
         done, returned, cheat = (make_worker(p, "prolific") for p in ("pdone", "preturned", "pcheat"))
-        answer(study, done, ordinary(study)[0], when=timezone.now() - timedelta(minutes=5))
-        answer(study, cheat, ordinary(study)[1], when=timezone.now() - timedelta(minutes=5))
-        held = next_assignment(study, returned, gold=False)
         ok = fake.add_submission(publication.external_id, "pdone", code=code)
-        fake.add_submission(publication.external_id, "preturned", status="RETURNED")
+        gone = fake.add_submission(publication.external_id, "preturned", status="RETURNED")
         bad = fake.add_submission(publication.external_id, "pcheat", code="NOPE")
+        five_ago = timezone.now() - timedelta(minutes=5)
+        answer(study, done, ordinary(study)[0], when=five_ago, provider_assignment_id=ok)
+        answer(study, cheat, ordinary(study)[1], when=five_ago, provider_assignment_id=bad)
+        held = next_assignment(study, returned, gold=False, ref=gone)
         for sid in fake.submissions:
             fake.submissions[sid]["started_at"] = (timezone.now() - timedelta(minutes=20)).isoformat()
             if fake.submissions[sid]["status"] != "RETURNED":
@@ -355,7 +371,13 @@ def test_local_studies_have_nothing_to_reconcile(researcher):
 def test_reconcile_job_records_its_run_and_runs_here_when_the_broker_is_down(mturk_study, stub, monkeypatch):
     study = mturk_study
     worker = make_worker("WORKER1", "mturk")
-    answer(study, worker, ordinary(study)[0], when=timezone.now() - timedelta(hours=4, minutes=30))
+    answer(
+        study,
+        worker,
+        ordinary(study)[0],
+        when=timezone.now() - timedelta(hours=4, minutes=30),
+        provider_assignment_id="A1",
+    )
     stub.add_response(
         "list_assignments_for_hit",
         {"NumResults": 1, "Assignments": [assignment_record("A1", "WORKER1", "Submitted")]},

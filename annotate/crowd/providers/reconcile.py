@@ -4,14 +4,16 @@ answers we lost, review each submission once, and keep the payment ledger.
 For every unit of work the platform reports (:meth:`CrowdProvider.fetch_submissions`):
 
 1. its ``PlatformSubmission`` row is created or updated (unique per provider and external id);
-2. a returned or timed-out one releases the worker's open assignments, so their items go back to the
-   pool (the platform re-opens its place itself);
-3. a submitted one is matched with our responses: those named in the platform's copy of the answers
-   (MTurk's answer XML carries the page's ``hatlab`` field: submission keys and answers), those whose
-   assignment carries the platform's id, and the worker's responses stored between accepting and
-   submitting. A response in the platform's copy that we never stored (our server died in between) is
-   stored now through the ordinary submission path (idempotent by ``submission_key``); what cannot be
-   stored, or a submission with no answers at all, is *flagged* for the researcher;
+2. a returned or timed-out one releases the worker's open assignments under that unit, so their items
+   go back to the pool (the platform re-opens its place itself);
+3. a submitted one is matched with our responses: those of its worker whose assignment was handed out
+   under the platform's id of that unit of work (the seat's ``ref``), never by time: an answer stored
+   under another unit, or by someone else who typed the worker's id, is no answer of this submission. A
+   response in the platform's copy of the answers (MTurk's answer XML carries the page's ``hatlab``
+   field: submission keys and answers) that we never stored (our server died in between) is stored now
+   through the ordinary submission path (idempotent by ``submission_key``), on an assignment of that
+   worker under that unit only; what cannot be stored, or a submission with no answer of its own, is
+   *flagged* for the researcher;
 4. the worker's *provisional* answers under that unit (their assignments carry its id) are verified when
    the unit was bound at entry to the same worker and the same HIT / Prolific study the platform lists it
    under (:class:`~annotate.models.EntryBinding`), and what a stored verified answer triggers runs
@@ -43,7 +45,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -60,6 +62,7 @@ from annotate.crowd.providers.base import (
 from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.handout.hooks import on_response_stored, on_verification_changed
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
+from annotate.handout.workers import Seat
 from annotate.models import (
     Assignment,
     EntryBinding,
@@ -76,7 +79,6 @@ from annotate.quality.policy import policy_for
 from explain_engine.api import EXCLUDED
 
 logger = logging.getLogger("annotate.crowd.providers")
-WINDOW_SLACK = timedelta(minutes=2)
 
 
 @dataclass
@@ -228,7 +230,10 @@ def _sync(
     _confirm(study, provider, record, worker, summary)
     if record.status in (RETURNED, TIMED_OUT):
         released = Assignment.objects.filter(
-            study=study, worker=worker, status=Assignment.Status.ASSIGNED
+            study=study,
+            worker=worker,
+            status=Assignment.Status.ASSIGNED,
+            provider_assignment_id=record.external_id,
         ).update(status=Assignment.Status.RELEASED)
         summary.released += released
         PlatformSubmission.objects.filter(pk=submission.pk).update(state=PlatformSubmission.State.RELEASED)
@@ -261,21 +266,14 @@ def _match(
     for entry, key in zip(entries, keys, strict=False):
         if key in stored:
             continue
-        problem = _recover(entry, key, worker)
+        problem = _recover(entry, key, Seat(worker.pk, submission.external_id), study)
         if problem:
             problems.append(problem)
         else:
             recovered += 1
-    ours = Q(submission_key__in=keys) | Q(assignment__provider_assignment_id=submission.external_id)
-    if record.started_at is not None and record.submitted_at is not None:
-        ours |= Q(
-            worker=worker,
-            created__gte=record.started_at - WINDOW_SLACK,
-            created__lte=record.submitted_at + WINDOW_SLACK,
-        )
-    elif not keys:
-        ours |= Q(worker=worker)
-    count = Response.objects.filter(study=study).filter(ours).count()
+    count = Response.objects.filter(
+        study=study, worker=worker, assignment__provider_assignment_id=submission.external_id
+    ).count()
     if count == 0:
         problems.append("the platform has a submission but no answer of it is stored here")
     state = (
@@ -298,16 +296,16 @@ def _match(
         summary.matched += 1
 
 
-def _recover(entry: dict[str, Any], key: uuid.UUID, worker: Worker) -> str:
-    """Store one answer from the platform's copy through the ordinary submission path; returns what
-    went wrong, or "" when it is stored."""
+def _recover(entry: dict[str, Any], key: uuid.UUID, seat: Seat, study: Study) -> str:
+    """Store one answer from the platform's copy through the ordinary submission path, on an assignment
+    of the seat's worker under its unit (the submission's); returns what went wrong, or "" when stored."""
     assignment = str(entry.get("assignment", ""))
     timings = entry.get("timings") if isinstance(entry.get("timings"), dict) else {}
     signals = given if isinstance(given := entry.get("signals"), dict) else {}
     try:
         result = submit(
             assignment,
-            {worker.pk},
+            {str(study.uid): seat},
             key,
             entry.get("answer"),
             timings,
@@ -315,14 +313,14 @@ def _recover(entry: dict[str, Any], key: uuid.UUID, worker: Worker) -> str:
             allow_finished=True,
         )
     except AssignmentNotFound:
-        return f"copied answer {key}: its assignment {assignment!r} is not this worker's"
+        return f"copied answer {key}: its assignment {assignment!r} is not this worker's under this unit"
     except SubmissionConflict as exc:
         return f"copied answer {key}: {exc.message}"
     except ValidationError as exc:
         return f"copied answer {key}: invalid ({exc.detail})"
     except (ValueError, TypeError) as exc:
         return f"copied answer {key}: {exc}"
-    logger.info("recovered answer %s of worker %s from the platform's copy", key, worker.pk)
+    logger.info("recovered answer %s of worker %s from the platform's copy", key, seat.worker_id)
     on_response_stored(Response.objects.select_related("study").get(pk=result.response_id))
     return ""
 
