@@ -1,10 +1,15 @@
 """What a worker is told when the hand-out has nothing more for them: the provider's completion (a
 code, the form back to the platform) only once they have done their share, otherwise what is left.
 
-A worker has done their share when they answered as many items as they may (the study's items, or
-``max_items_per_worker``), or when nothing more can be handed to them and they answered at least one.
-A worker whose answers wait for the platform's confirmation gets a reconciliation queued for soon after
-they hand their unit of work back (:func:`annotate.crowd.jobs.reconcile_soon`).
+A worker has done their share when they answered, themselves, as many items as they may (the study's
+items, or ``max_items_per_worker``): their own answers, on their own platform unit
+(:func:`annotate.handout.assignment.worker_progress`). Items that others hold or finished never count
+toward it: a study full of someone else's work owes nobody a code. A worker whose answers wait for the
+platform's confirmation gets a reconciliation queued for soon after they hand their unit of work back
+(:func:`annotate.crowd.jobs.reconcile_soon`), and gets the completion only where the provider gives it
+to an identity it has not confirmed (:meth:`~annotate.crowd.providers.base.CrowdProvider.completes_unconfirmed`:
+MTurk's form, which MTurk accepts only from the assignment's holder, but not Prolific's code, which is the
+same for every participant).
 """
 
 from __future__ import annotations
@@ -16,11 +21,16 @@ from annotate.crowd.providers import get_provider
 from annotate.handout.workers import Seat
 from annotate.models import Assignment, Study
 
+UNCONFIRMED_MESSAGE = (
+    "Your answers are saved, but {platform} has not confirmed your session yet, so the completion code "
+    "cannot be shown. Please reload this page in a few minutes."
+)
 
-def share_done(progress: dict[str, int], nothing_left: bool) -> bool:
-    """Whether a worker with ``progress`` (``done`` of ``total``) has finished their share."""
+
+def share_done(progress: dict[str, int]) -> bool:
+    """Whether a worker with ``progress`` (``done`` of ``total``: their own answers) has finished their share."""
     done, total = progress["done"], progress["total"]
-    return (total > 0 and done >= total) or (nothing_left and done > 0)
+    return total > 0 and done >= total
 
 
 def left_state(study: Study, nothing_left: bool) -> str:
@@ -48,8 +58,9 @@ def completion_for(
 ) -> dict[str, Any]:
     """The completion the done page and the annotator API show: the provider's when the worker's share is
     done (``finished`` true, ``state`` "done"), else a message saying what is left (``finished`` false, no
-    code, ``state`` as :func:`left_state` says)."""
-    if not share_done(progress, nothing_left):
+    code, ``state`` as :func:`left_state` says, or "unconfirmed" while the platform must still vouch for
+    the worker)."""
+    if not share_done(progress):
         return {
             "finished": False,
             "state": left_state(study, nothing_left),
@@ -58,6 +69,12 @@ def completion_for(
     provider = get_provider(study.provider)
     if provider.platform and not seat.verified:
         reconcile_soon(study)
+        if not provider.completes_unconfirmed(request, study, seat):
+            return {
+                "finished": False,
+                "state": "unconfirmed",
+                "message": UNCONFIRMED_MESSAGE.format(platform=provider.title),
+            }
     # An unsaved assignment names the study and worker, whatever route this is (the submit route has none).
     return {
         "finished": True,

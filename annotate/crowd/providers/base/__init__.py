@@ -189,6 +189,13 @@ class CrowdProvider:
         """
         return {"message": "Thank you, you have finished all available items of this study."}
 
+    def completes_unconfirmed(self, request, study, seat) -> bool:
+        """Whether a worker admitted unconfirmed (``seat.verified`` false: the platform could not vouch for
+        them at entry) may be given :meth:`completion` once their share is done. Yes by default: a
+        provider whose completion is a secret shared by every worker (Prolific's code) asks the platform
+        again here and says no while it cannot confirm them."""
+        return True
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
 

@@ -50,7 +50,7 @@ from annotate.crowd.providers.prolific.client import (
     ProlificClient,
 )
 from annotate.crowd.providers.prolific.settings import ProlificConfig
-from annotate.models import EntryBinding, Publication
+from annotate.models import EntryBinding, Publication, Worker
 
 NAME = PLATFORM
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -136,6 +136,25 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
                 return Entry.refuse(refused)
         self.remember(request, study, {"session_id": session_id, "study_id": study_id})
         return Entry(ref=session_id, verified=found is not None)
+
+    def completes_unconfirmed(self, request, study, seat) -> bool:
+        """Prolific's completion code is the study's, the same for every participant: a participant admitted
+        while Prolific could not be asked gets it only once Prolific confirms now that the session
+        (``seat.ref``) is an active one of theirs in the Prolific study they came from."""
+        study_id = self.context(request, str(study.uid)).get("study_id", "")
+        external_id = Worker.objects.filter(pk=seat.worker_id).values_list("external_id", flat=True).first()
+        if not seat.ref or not study_id or external_id is None:
+            return False
+        try:
+            found = self.client.participant_session(seat.ref)
+        except (ProlificAPIError, requests.RequestException, ProviderConfigError):
+            return False
+        participant = found.get("participant") or found.get("participant_id")
+        return (
+            participant == external_id
+            and found.get("study_id") == study_id
+            and STATUS.get(str(found.get("status", ""))) == ACTIVE
+        )
 
     def confirmation_window_s(self, study) -> int:
         """The study's maximum allowed time; without one, three times the estimate and ten minutes
