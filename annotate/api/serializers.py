@@ -214,6 +214,11 @@ class WorkProgressSerializer(serializers.Serializer):
 class NextSerializer(serializers.Serializer):
     assignment = serializers.UUIDField(required=False)
     expires_at = serializers.DateTimeField(required=False)
+    page_token = serializers.CharField(
+        required=False,
+        help_text="signed, bound to this assignment and the moment it was served: send it back "
+        "in the answer's signals.page_token",
+    )
     item = WorkItemSerializer(required=False)
     progress = WorkProgressSerializer()
     config = serializers.DictField(required=False, help_text="mode, labels, time_limit_s, instructions")

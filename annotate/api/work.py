@@ -39,6 +39,7 @@ from annotate.api.serializers import (
 from annotate.crowd.completion import completion_for
 from annotate.handout.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
 from annotate.handout.hooks import on_submitted
+from annotate.handout.page_tokens import page_token
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
 from annotate.handout.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 from annotate.infra import sql, throttle
@@ -186,7 +187,7 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
             return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
         if held is None:
             return 409, {"errors": {"study": [PAUSED_MESSAGE]}}
-        return 200, _item_body(study, held, worker_progress(study, seat.worker_id, seat.ref or ""))
+        return 200, _item_body(study, seat, held, worker_progress(study, seat.worker_id, seat.ref or ""))
     if study.status != Study.Status.RUNNING:
         label = Study.Status(study.status).label.lower()
         return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
@@ -198,14 +199,16 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
         return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
     if assignment is None:
         return 200, _done(request, study, seat, progress)
-    return 200, _item_body(study, assignment, progress)
+    return 200, _item_body(study, seat, assignment, progress)
 
 
-def _item_body(study: Study, assignment, progress: dict) -> dict:
-    """The ``next`` answer that hands ``assignment``'s item to the worker."""
+def _item_body(study: Study, seat: Seat, assignment, progress: dict) -> dict:
+    """The ``next`` answer that hands ``assignment``'s item to the worker, with the page token bound to
+    it and to this moment (:mod:`annotate.handout.page_tokens`)."""
     kind = get_kind(study.kind)
     return {
         "assignment": str(assignment.uid),
+        "page_token": page_token(study.uid, seat.worker_id, assignment.uid),
         "expires_at": assignment.expires_at,
         "item": {"kind": kind.name, "payload": kind.public_payload(assignment.item)},
         "progress": progress,

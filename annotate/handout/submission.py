@@ -28,7 +28,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from annotate.handout.page_tokens import page_token_valid
+from annotate.handout.page_tokens import SERVER_SIGNALS, page_token_valid
 from annotate.handout.workers import Seat
 from annotate.infra import sql
 from annotate.infra.sql import Prepared
@@ -97,10 +97,13 @@ def submit(
     *,
     now: datetime | None = None,
     allow_finished: bool = False,
+    recovered: bool = False,
 ) -> Submitted:
     """Store the answer to an assignment held by one of ``holders`` (see :data:`Holders`).
 
-    ``allow_finished`` lets reconciliation store an answer the platform kept for a study finished since.
+    ``allow_finished`` lets reconciliation store an answer the platform kept for a study finished since;
+    ``recovered`` marks an answer reconciliation recovered from the platform's copy (the server's word:
+    a ``recovered`` in the client's ``signals`` is dropped, as every field :data:`SERVER_SIGNALS` names).
     Raises :class:`AssignmentNotFound`, :class:`SubmissionConflict`, or DRF ``ValidationError``
     naming the bad field (``answer``, ``timings``, ``submission_key``).
     """
@@ -117,6 +120,7 @@ def submit(
                 signals or {},
                 now or timezone.now(),
                 allow_finished,
+                recovered,
             )
             if fast is not None:
                 return fast
@@ -130,6 +134,7 @@ def submit(
                 signals or {},
                 now or timezone.now(),
                 allow_finished,
+                recovered,
             )
     except IntegrityError:
         prior = (
@@ -216,6 +221,7 @@ def _submit_fast(
     signals: dict[str, Any],
     now: datetime,
     allow_finished: bool = False,
+    recovered: bool = False,
 ) -> Submitted | None:
     """The common case on PostgreSQL in two statements: read the assignment, then (if it is still
     open) store the response, close the assignment and count the item's response in one statement,
@@ -255,7 +261,7 @@ def _submit_fast(
         json.dumps(cleaned),
         read_ms,
         timings.get("answer_ms"),
-        json.dumps(_signals(signals, moments, study.uid, worker_id)),
+        json.dumps(_signals(signals, moments, study, worker_id, uid, recovered)),
         grade,
         now,
         seat.verification,
@@ -276,12 +282,23 @@ def _timings(timings: dict[str, Any]) -> tuple[int | None, dict[str, int]]:
 
 
 def _signals(
-    signals: dict[str, Any], moments: dict[str, int], study_uid: Any, worker_id: int
+    signals: dict[str, Any],
+    moments: dict[str, int],
+    study: Study,
+    worker_id: int,
+    assignment_uid: Any,
+    recovered: bool = False,
 ) -> dict[str, Any]:
-    """The signals as stored: the page's token replaced by the server's verdict ``page`` (whether a valid
-    token of this study and worker came: :mod:`annotate.handout.page_tokens`), the timing moments added."""
-    stored = {k: v for k, v in signals.items() if k != "page_token"}
-    stored["page"] = page_token_valid(signals.get("page_token"), study_uid, worker_id)
+    """The signals as stored: every field the server owns (:data:`SERVER_SIGNALS`) dropped from the
+    client's, the page's token replaced by the server's verdict ``page`` (whether a valid token served
+    with this assignment came: :mod:`annotate.handout.page_tokens`), ``recovered`` only when the server
+    recovered the answer, the timing moments added."""
+    stored = {k: v for k, v in signals.items() if k not in SERVER_SIGNALS}
+    stored["page"] = page_token_valid(
+        signals.get("page_token"), study.uid, worker_id, assignment_uid, study.time_limit_s
+    )
+    if recovered:
+        stored["recovered"] = True
     return {**stored, "timings": moments} if moments else stored
 
 
@@ -294,6 +311,7 @@ def _submit(
     signals: dict[str, Any],
     now: datetime,
     allow_finished: bool = False,
+    recovered: bool = False,
 ) -> Submitted:
     """The general path, inside the caller's transaction: lock the assignment, answer a retry with the
     stored response, refuse what the assignment's state does not allow, validate, then store."""
@@ -327,7 +345,7 @@ def _submit(
         answer=cleaned,
         read_ms=read_ms,
         answer_ms=timings.get("answer_ms"),
-        signals=_signals(signals, moments, assignment.study.uid, assignment.worker_id),
+        signals=_signals(signals, moments, assignment.study, assignment.worker_id, uid, recovered),
         gold_passed=kind.grade_gold(item, cleaned),
         verification=seat.verification,
     )

@@ -16,8 +16,8 @@ a study of scripts would set), these are absolute floors and patterns:
     Answers with no pointer, key or touch event on the page (the page counts only events the browser
     marks as trusted, i.e. real input: ``frontend/src/interaction.ts``).
 ``no_page``
-    Answers sent without a valid page token (:mod:`annotate.handout.page_tokens`): the client never received
-    the task page for this study and worker.
+    Answers sent without a valid page token (:mod:`annotate.handout.page_tokens`): the client was never
+    served that item (the token is bound to the assignment and the moment it was served).
 ``same_answer``
     Identical answer patterns: the worker's answer categories (the kind's ``agreement_value``) have
     low entropy; the strength is ``1 - H / log2(K)`` for ``K`` categories, shown from 0.5 on.
@@ -30,7 +30,13 @@ a study of scripts would set), these are absolute floors and patterns:
 The pattern reasons need :data:`MIN_PATTERN_ANSWERS` answers. ``no_interaction`` and ``no_page`` look
 only at answers whose page verdict the server recorded (``signals.page``, written at every submission:
 older answers have none) and that were not recovered from a crowd platform's copy
-(``signals.recovered``, which carries no page evidence).
+(``signals.recovered``, which carries no page evidence). Both fields are the server's alone
+(:data:`annotate.handout.page_tokens.SERVER_SIGNALS`): the submission drops them from what the client
+sends, so no client-sent field can switch a check off.
+
+What the score cannot see is said on the quality page (its help): a script that asks for items as the page
+does, waits as a reader would and sends plausible input counts scores like a person; gold items are the
+check it cannot pass.
 
 The maths is the engine's (``explain_engine.api.risk_report``; its weights, thresholds and noisy-OR
 are documented there): this module reads each counted answer's timing, page evidence, category,

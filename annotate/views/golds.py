@@ -155,7 +155,6 @@ def _editor_json(request, study: Study, item: Item) -> dict:
         "done_url": reverse("study-golds", args=[study.uid]),
         "csrf_token": get_token(request),
         "config": kind.public_config(study),
-        "page_token": None,
     }
 
 

@@ -4,8 +4,8 @@ The entry page asks the study's provider who the visitor is and whether it vouch
 (:func:`annotate.crowd.providers.admit`; a refused visitor gets a plain 403 page saying why), remembers the
 worker's seat in a signed cookie (:mod:`annotate.handout.workers`) and serves the task kind's page template with
 ``task_json`` (rendered with ``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF
-token, the public study config and the page token the page sends back with each answer
-(:mod:`annotate.handout.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
+token and the public study config (each item's page token comes with the item from the annotator API:
+:mod:`annotate.handout.page_tokens`). A visitor the provider cannot identify (an MTurk preview, no invite) sees
 the instructions only. The completion page shows the provider's completion (a code, the form back to the
 platform) only to a worker who has done their share (:mod:`annotate.crowd.completion`).
 """
@@ -21,7 +21,6 @@ from django.urls import reverse
 from annotate.crowd.completion import completion_for
 from annotate.crowd.providers import admit, get_provider
 from annotate.handout.assignment import held_assignment, work_left, worker_progress
-from annotate.handout.page_tokens import page_token
 from annotate.handout.workers import Seat, remember_worker, session_seat, work_token
 from annotate.infra import throttle
 from annotate.models import Item, Study, Worker
@@ -33,8 +32,8 @@ _SAMPLE_UID = uuid.UUID(int=0)
 
 
 def task_json(request, study: Study, worker: Worker | None = None) -> dict:
-    """What the task page's script needs (no secrets: only the public config, and for ``worker`` the
-    token that proves the page was loaded for them). For ``worker`` the CSRF token is the worker's own
+    """What the task page's script needs (no secrets: only the public config). For ``worker`` the CSRF
+    token is the worker's own
     (:func:`annotate.handout.workers.work_token`), which works in a crowd platform's frame too."""
     kind = get_kind(study.kind)
     django_token = get_token(request)  # sets the CSRF cookie, which same-site clients may use instead
@@ -49,7 +48,6 @@ def task_json(request, study: Study, worker: Worker | None = None) -> dict:
         "done_url": reverse("work-done", args=[study.uid]),
         "csrf_token": work_token(worker.pk) if worker is not None else django_token,
         "config": kind.public_config(study),
-        "page_token": page_token(study.uid, worker.pk) if worker is not None else None,
     }
 
 

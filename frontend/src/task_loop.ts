@@ -16,8 +16,9 @@
  * answers can be tried, and nothing is sent.
  *
  * Every answer carries the page's evidence in `signals`: the counts of real input events while the item
- * was shown (`interaction`, see interaction.ts) and the page token the entry page embedded (`page_token`),
- * which the server checks to tell answers sent by this page from answers sent without it.
+ * was shown (`interaction`, see interaction.ts) and the page token the server sent with the item
+ * (`page_token`, bound to that item and the moment it was served), which the server checks to tell answers
+ * to an item it served from answers sent without it.
  *
  * A kind subclasses `TaskFlow` and supplies `render`, `answer`, `timings` and optionally `signals`,
  * `missing` and `onItemKey`. In gold mode (`mode: "gold"`) the same page edits one item's gold answer:
@@ -287,9 +288,9 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.interaction.destroy();
   }
 
-  /** The kind's signals with the page's evidence: the item's input counts and the page token. */
+  /** The kind's signals with the page's evidence: the item's input counts and the item's page token. */
   protected pageSignals(): Record<string, unknown> {
-    const token = this.task.page_token;
+    const token = this.current?.page_token;
     return {
       ...this.signals(),
       interaction: this.interaction.counts(),

@@ -123,16 +123,20 @@ const TASK: TaskConfig = {
   kind: "keys",
   next_url: "/api/work/s-1/next/",
   submit_url_template: "/api/work/assignments/ASSIGNMENT/submit/",
-  page_token: "signed-token",
   config: {},
 };
 
-function item(uid: string, done: number) {
-  return { assignment: uid, item: { kind: "keys", payload: { word: "w" } }, progress: { done, total: 2 } };
+function item(uid: string, done: number, token: string | null = `token-${uid}`) {
+  return {
+    assignment: uid,
+    page_token: token,
+    item: { kind: "keys", payload: { word: "w" } },
+    progress: { done, total: 2 },
+  };
 }
 
 describe("the item loop's evidence", () => {
-  it("sends each item's own input counts and the page token with the kind's signals", async () => {
+  it("sends each item's own input counts and its own page token with the kind's signals", async () => {
     const clock = fakeClock();
     const root = document.createElement("div");
     document.body.append(root);
@@ -161,19 +165,20 @@ describe("the item loop's evidence", () => {
     await settle();
     const first = calls[1].body.signals as Record<string, unknown>;
     const second = calls[2].body.signals as Record<string, unknown>;
-    expect(first).toMatchObject({ own: 1, page_token: "signed-token" });
+    expect(first).toMatchObject({ own: 1, page_token: "token-a1" });
+    expect(second).toMatchObject({ page_token: "token-a2" });
     expect(first.interaction).toMatchObject({ keys: 2, pointer: 0, first_input_ms: 900 });
     expect(second.interaction).toMatchObject({ keys: 1, first_input_ms: 2_000 });
   });
 
-  it("sends no page token when the page has none", async () => {
+  it("sends no page token when the item came without one", async () => {
     const root = document.createElement("div");
     document.body.append(root);
     const { fetchImpl, calls } = server([
-      { status: 200, body: item("a1", 0) },
+      { status: 200, body: item("a1", 0, null) },
       { status: 201, body: { response: 1, next: { done: true } } },
     ]);
-    const flow = new KeyTask(root, { ...TASK, page_token: null }, { fetchImpl, search: "", storage: null });
+    const flow = new KeyTask(root, TASK, { fetchImpl, search: "", storage: null });
     cleanup.push(flow);
     await flow.start();
     key(document.body, "a");

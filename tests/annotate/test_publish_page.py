@@ -336,7 +336,11 @@ def test_preview_shows_a_sample_item_without_gold(page, researcher, other_resear
     )
     sample = task["sample"]
     assert sample["item"]["kind"] == "highlight" and sample["item"]["payload"]["words"]
-    assert task["page_token"] is None and "gold" not in json.dumps(task) and "secret" not in json.dumps(task)
+    assert (
+        "page_token" not in json.dumps(task)
+        and "gold" not in json.dumps(task)
+        and "secret" not in json.dumps(task)
+    )
     assert 'id="hatlab-app"' in html
     stranger = Client()
     stranger.force_login(other_researcher)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from django.core import signing
 from django.urls import reverse
+from django.utils import timezone
 
-from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.handout.assignment import next_assignment
-from annotate.handout.page_tokens import page_token, page_token_valid
+from annotate.handout.page_tokens import SLACK_S, page_token, page_token_valid
 from annotate.handout.submission import submit
 from annotate.models import Response, Worker, WorkerTrust
 from annotate.quality import exclusion, risk
@@ -21,6 +21,7 @@ from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
 from tests.annotate.conftest import good_answer, make_worker
 from tests.annotate.crowd_helpers import answer, crowd_study, golds, ordinary
+from tests.annotate.test_api import Annotator, body_for
 
 pytestmark = pytest.mark.django_db
 
@@ -32,50 +33,79 @@ NO_PAGE: dict = {"page": False}
 # --- the page token ---------------------------------------------------------------------------------
 
 
-def test_page_token_holds_only_for_its_study_and_worker(settings):
-    study, other = uuid.uuid4(), uuid.uuid4()
-    token = page_token(study, 7)
-    assert page_token_valid(token, study, 7)
-    assert page_token_valid(token, str(study), 7)
-    assert not page_token_valid(token, other, 7)
-    assert not page_token_valid(token, study, 8)
-    assert not page_token_valid(token, study, None)
-    assert not page_token_valid(token[:-2] + ("AA" if token[-2:] != "AA" else "BB"), study, 7)
-    # signed for the same pair with another salt (another of the site's signed values): refused
-    assert not page_token_valid(signing.dumps([str(study), 7], salt="hatlab.workers"), study, 7)
+def test_page_token_holds_only_for_its_item_study_worker_and_time():
+    study, other, item, other_item = uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    served = 1_000_000.0
+    token = page_token(study, 7, item, served_at=served)
+
+    def valid(t, s=study, w=7, a=item, now=served + 5):
+        return page_token_valid(t, s, w, a, 600, now=now)
+
+    assert valid(token) and valid(token, s=str(study), a=str(item))
+    assert not valid(token, s=other)
+    assert not valid(token, w=8)
+    assert not valid(token, w=None)
+    assert not valid(token, a=other_item)  # a token served with one item opens no other
+    assert valid(token, now=served + 600 + SLACK_S)
+    assert not valid(token, now=served + 600 + SLACK_S + 1)  # stale: served longer ago than an item takes
+    assert not valid(token[:-2] + ("AA" if token[-2:] != "AA" else "BB"))
+    # signed for the same values with another salt (another of the site's signed values): refused
+    assert not valid(signing.dumps([str(study), 7, str(item), served], salt="hatlab.workers"))
+    # the study-and-worker token the entry page used to embed holds no more
+    assert not valid(signing.dumps([str(study), 7], salt="hatlab.page"))
     for junk in (None, "", 12, True, {"page": True}):
-        assert not page_token_valid(junk, study, 7)
-    settings.SESSION_COOKIE_AGE = -1  # every token is older than that
-    assert not page_token_valid(token, study, 7)
+        assert not valid(junk)
 
 
 @pytest.mark.parametrize("native", [True, False])
-def test_submission_stores_the_servers_verdict_not_the_clients(study, monkeypatch, native):
+def test_submission_stores_the_servers_verdict_not_the_clients(researcher, monkeypatch, native):
+    study = crowd_study(researcher, n=8, gold_every=0)
     if not native:
         monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
     worker, someone = make_worker("w-page"), make_worker("w-else")
-    verdicts = []
-    for signals in (
-        {"page_token": page_token(study.uid, worker.pk), "blurs": 1},
-        {"page": True},  # a claim, no token
-        {"page_token": page_token(study.uid, someone.pk), "page": True},  # another worker's token
-        {"page_token": page_token(uuid.uuid4(), worker.pk)},  # another study's
+    verdicts: list[bool] = []
+    served: list[str] = []
+    long_ago = timezone.now().timestamp() - study.time_limit_s - SLACK_S - 60
+    for make in (
+        lambda a: {"page_token": page_token(study.uid, worker.pk, a.uid), "blurs": 1},
+        lambda a: {"page": True},  # a claim, no token
+        lambda a: {"page_token": page_token(study.uid, someone.pk, a.uid), "page": True},  # another worker's
+        lambda a: {"page_token": page_token(uuid.uuid4(), worker.pk, a.uid)},  # another study's
+        lambda a: {"page_token": served[-1]},  # the token served with the previous item
+        lambda a: {"page_token": page_token(study.uid, worker.pk, a.uid, served_at=long_ago)},  # stale
+        lambda a: {"page_token": page_token(study.uid, worker.pk, a.uid), "recovered": True},  # a claim
     ):
         a = next_assignment(study, worker)
         ans, timings = good_answer(a.item)
+        signals = make(a)
         stored = submit(a.uid, {worker.pk}, uuid.uuid4(), ans, timings, signals)
         kept = Response.objects.get(pk=stored.response_id).signals
-        assert "page_token" not in kept  # the token itself is not stored
+        assert "page_token" not in kept and "recovered" not in kept  # neither is stored from the client
         verdicts.append(kept["page"])
-    assert verdicts == [True, False, False, False]
+        served.append(page_token(study.uid, worker.pk, a.uid))
+    assert verdicts == [True, False, False, False, False, False, True]
 
 
-def test_entry_page_embeds_a_token_for_its_worker(client, study):
-    page = client.get(invite_path(study, make_invite(study, "ann-9")))
-    token = page.context["task_json"]["page_token"]
+def test_each_item_comes_with_its_own_token(study):
+    annotator = Annotator(study, "ann-9")
+    assert "page_token" not in annotator.task  # the entry page embeds none: it names no item
     worker = Worker.objects.get()  # the invite's worker, the only one
-    assert page_token_valid(token, study.uid, worker.pk)
-    assert f'"page_token": "{token}"' in page.content.decode()
+    first = annotator.next().json()
+    assert page_token_valid(
+        first["page_token"], study.uid, worker.pk, first["assignment"], study.time_limit_s
+    )
+    again = annotator.next().json()  # the held item handed back: a token served now
+    assert again["assignment"] == first["assignment"]
+    assert page_token_valid(
+        again["page_token"], study.uid, worker.pk, first["assignment"], study.time_limit_s
+    )
+    stored = annotator.submit(
+        first["assignment"], {**body_for(first["item"]["payload"]), "next": True}
+    ).json()
+    following = stored["next"]
+    assert following["assignment"] != first["assignment"]
+    assert page_token_valid(following["page_token"], study.uid, worker.pk, following["assignment"], 600)
+    assert not page_token_valid(first["page_token"], study.uid, worker.pk, following["assignment"], 600)
 
 
 # --- pure parts ---------------------------------------------------------------------------------------
@@ -274,6 +304,9 @@ def test_quality_page_and_api_show_the_reasons_and_exclude(client, admin_user, r
     page = client.get(reverse("quality-dashboard", args=[study.uid])).content.decode()
     assert "8 of 8 answers with no pointer, key or touch event" in page
     assert 'data-reason="speed"' in page and "flagged" in page
+    # the help says what the score cannot catch, not only what it can
+    assert "What the risk score can and cannot catch" in page
+    assert "It cannot catch a careful script" in page and "nothing a client sends can switch one off" in page
     data = client.get(reverse("api-crowd-quality", args=[study.uid])).json()
     rows = {w["id"]: w for w in data["workers"]}
     assert rows[bot.pk]["risk_flagged"] and not rows[person.pk]["risk_flagged"]

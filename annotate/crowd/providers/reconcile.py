@@ -309,8 +309,9 @@ def _recover(entry: dict[str, Any], key: uuid.UUID, seat: Seat, study: Study) ->
             key,
             entry.get("answer"),
             timings,
-            {**signals, "recovered": True},
+            signals,
             allow_finished=True,
+            recovered=True,
         )
     except AssignmentNotFound:
         return f"copied answer {key}: its assignment {assignment!r} is not this worker's under this unit"

@@ -25,8 +25,6 @@ export interface TaskConfig<C = Record<string, unknown>> {
   submit_url_template: string;
   done_url?: string;
   csrf_token?: string;
-  /** The signed token that proves this page was loaded for the worker; sent back with each answer. */
-  page_token?: string | null;
   /** "gold": the gold editor, where a researcher's answer becomes the item's gold answer (one item;
    * the same widgets, other words on the buttons). A worker's page has no mode. */
   mode?: "gold";
@@ -38,6 +36,8 @@ export interface TaskConfig<C = Record<string, unknown>> {
 export interface NextItem<P, C = Record<string, unknown>> {
   assignment: string;
   expires_at?: string;
+  /** The signed token bound to this item and the moment it was served; sent back with its answer. */
+  page_token?: string | null;
   item: { kind: string; payload: P };
   progress?: { done: number; total: number };
   /** The study's public config as the server sends it with each item (it overrides the page's). */
