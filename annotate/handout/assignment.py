@@ -1,4 +1,5 @@
-"""Handing out items: every item gets exactly ``responses_needed`` distinct annotators.
+"""Handing out items: every item gets exactly ``responses_needed`` distinct annotators (at least as many
+confirmed ones when unconfirmed identities overflow it: see below).
 
 An assignment holds one *slot* ``0 .. responses_needed-1`` of one item. Two partial unique
 constraints on live (not released) assignments are the last word: one live assignment per
@@ -25,8 +26,10 @@ ids) gets *provisional* assignments. When every item's slots are held, the hand-
 confirmed ones (not provisional), whoever else holds it, the least-held items first. So made-up
 identities that fill every slot keep nobody from an item; a study still reaches ``responses_needed``
 verified answers per item, and the answers of identities the platform never confirms are set aside
-(:func:`annotate.crowd.providers.reconcile.set_aside_unconfirmed`). The common case (a free slot)
-costs no query more: the overflow pass runs only when the first finds nothing.
+(:func:`annotate.crowd.providers.reconcile.set_aside_unconfirmed`). The price: when several
+unconfirmed holders of one item are all genuine and confirmed later, the item has more verified answers
+than it needs. The common case (a free slot) costs no query more: the overflow pass runs only when the
+first finds nothing.
 
 A provisional assignment is the seat's own: under its platform unit (``ref``) only. A worker's items
 are those they had under the same unit, or confirmed ones under any: an unverified claim to a worker's

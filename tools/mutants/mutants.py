@@ -38,7 +38,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "handout-sql-never-twice-dropped",
         ASSIGNMENT,
-        "      AND NOT EXISTS (SELECT 1 FROM {_A} a WHERE a.item_id = i.id AND a.worker_id = $2)\n",
+        "      AND NOT EXISTS (SELECT 1 FROM {_A} a WHERE a.item_id = i.id AND a.worker_id = $2\n"
+        "                      AND (NOT a.provisional OR a.provider_assignment_id = $6))\n",
         "",
         (T_ABANDONED,),
         "PostgreSQL candidate query forgets the items the worker was already given",
@@ -46,7 +47,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "handout-orm-never-twice-dropped",
         ASSIGNMENT,
-        '        .exclude(Exists(Assignment.objects.filter(item=OuterRef("pk"), worker_id=worker_id)))\n',
+        "        .exclude(Exists(had))\n",
         "",
         (T_ABANDONED,),
         "the portable (SQLite) candidate query forgets the items the worker was already given",
@@ -54,16 +55,16 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "handout-sql-slot-off-by-one",
         ASSIGNMENT,
-        "FROM generate_series(0, $7 - 1) AS s(slot)",
-        "FROM generate_series(1, $7) AS s(slot)",
+        "FROM generate_series(0, $7 - 1{{beyond}}) AS s(slot)",
+        "FROM generate_series(1, $7{{beyond}}) AS s(slot)",
         (T_ASSIGNMENT,),
         "slots numbered 1..N instead of 0..N-1",
     ),
     Mutant(
         "handout-orm-slot-off-by-one",
         ASSIGNMENT,
-        "free = next((s for s in range(needed) if s not in used), None)",
-        "free = next((s for s in range(1, needed + 1) if s not in used), None)",
+        "free = next((s for s in range(needed + (len(used) if overflow else 0)) if s not in used), None)",
+        "free = next((s for s in range(1, needed + 1 + (len(used) if overflow else 0)) if s not in used), None)",
         (T_ABANDONED,),
         "the portable path numbers slots 1..N",
     ),
@@ -95,8 +96,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "handout-item-cap-off-by-one",
         ASSIGNMENT,
-        "AND ($5::integer IS NULL OR $5 > (",
-        "AND ($5::integer IS NULL OR $5 >= (",
+        "AND ($5::integer IS NULL OR $5 > {_DONE})",
+        "AND ($5::integer IS NULL OR $5 >= {_DONE})",
         (T_ASSIGNMENT,),
         "max_items_per_worker lets one item too many through",
     ),
@@ -152,8 +153,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "submit-general-path-leaves-assignment-open",
         SUBMISSION,
-        "Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now)",
-        "Assignment.objects.filter(pk=assignment.pk).update(submitted_at=now)",
+        "Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now, **confirmed)",
+        "Assignment.objects.filter(pk=assignment.pk).update(submitted_at=now, **confirmed)",
         (T_SUBMISSION,),
         "a late answer to a released slot is stored but its assignment is not marked submitted",
     ),
