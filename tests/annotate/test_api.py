@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.handout.page_tokens import page_token_valid
 from annotate.models import Assignment, Dataset, Item, Response, Study
 from tests.annotate.conftest import make_dataset, make_study
 
@@ -74,7 +75,7 @@ def test_next_and_submit_flow(study):
     first = annotator.next()
     assert first.status_code == 200
     data = first.json()
-    assert set(data) == {"assignment", "expires_at", "item", "progress", "config"}
+    assert set(data) == {"assignment", "expires_at", "page_token", "item", "progress", "config"}
     assert data["item"]["kind"] == "highlight"
     assert set(data["item"]["payload"]) == {"words", "breaks"}
     assert data["progress"] == {"done": 0, "total": study.items.count()}
@@ -227,9 +228,16 @@ def test_submit_can_hand_out_the_next_item_in_the_same_round_trip(researcher, mo
         stored = annotator.submit(data["assignment"], body)
         assert stored.status_code == 201
         following = stored.json()["next"]
-        # a retry stores nothing new and hands out the same next item (or the same "done")
+        # a retry stores nothing new and hands out the same next item (or the same "done"), with a page
+        # token served now for that same item
         again = annotator.submit(data["assignment"], body)
-        assert again.status_code == 200 and again.json() == stored.json()
+        retried, first = again.json(), stored.json()
+        tokens = [b["next"].pop("page_token", None) for b in (retried, first)]
+        assert again.status_code == 200 and retried == first
+        if "assignment" in following:
+            worker = Assignment.objects.get(uid=following["assignment"]).worker_id
+            for token in tokens:
+                assert page_token_valid(token, study.uid, worker, following["assignment"], study.time_limit_s)
         assert following["progress"] == {"done": step + 1, "total": 3}
         data = following
     assert data["done"] is True and "message" in data["completion"]

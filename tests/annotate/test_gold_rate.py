@@ -77,7 +77,7 @@ def test_gold_rate_mixes_golds_in_at_the_rate(researcher):
     shapes = {(frozenset(a), frozenset(a["item"]), frozenset(a["item"]["payload"])) for a in answers}
     assert shapes == {
         (
-            frozenset({"assignment", "expires_at", "item", "progress", "config"}),
+            frozenset({"assignment", "expires_at", "page_token", "item", "progress", "config"}),
             frozenset({"kind", "payload"}),
             frozenset({"words", "breaks"}),
         )
