@@ -154,6 +154,14 @@ def _outputs(logits: torch.Tensor, target: torch.Tensor, output: str) -> torch.T
     return torch.softmax(logits, dim=-1).gather(1, target[:, None]).squeeze(1)
 
 
+def _gradient(output: torch.Tensor, x: torch.Tensor, *, retain_graph: bool) -> torch.Tensor:
+    """∂output/∂x; zeros when the output does not depend on x at all (a rationale model that selected
+    no word of the text reads none of its embeddings), so that such a text gets zero relevance alone
+    as it does in a batch beside texts that are read."""
+    (grad,) = torch.autograd.grad(output, x, retain_graph=retain_graph, allow_unused=True)
+    return torch.zeros_like(x) if grad is None else grad
+
+
 def path_gradients(
     model: torch.nn.Module,
     batch: EncodedBatch,
@@ -190,9 +198,7 @@ def path_gradients(
             logits = model(ids.repeat(steps, 1), mask.repeat(steps, 1), embeds=x).logits
             tgt = target.repeat(steps)
             for i, o in enumerate(outputs):
-                (grad,) = torch.autograd.grad(
-                    _outputs(logits, tgt, o).sum(), x, retain_graph=i + 1 < len(outputs)
-                )
+                grad = _gradient(_outputs(logits, tgt, o).sum(), x, retain_graph=i + 1 < len(outputs))
                 grad = grad.reshape(steps, n, length, dim)
                 integral[o] += torch.einsum("a,abtd->btd", w, grad)
                 ones = (a == 1).nonzero().flatten()
@@ -312,7 +318,7 @@ def path_points(
             tgt = target.repeat(len(a))
             for i, o in enumerate(outputs):
                 out = _outputs(logits, tgt, o)
-                (grad,) = torch.autograd.grad(out.sum(), x, retain_graph=i + 1 < len(outputs))
+                grad = _gradient(out.sum(), x, retain_graph=i + 1 < len(outputs))
                 values[o].append(out.detach())
                 grads[o].append(grad)
     return embeds, {o: torch.cat(v) for o, v in values.items()}, {o: torch.cat(g) for o, g in grads.items()}
