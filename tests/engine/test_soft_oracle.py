@@ -293,6 +293,32 @@ def test_alignment_counts_texts_whose_integrated_gradients_are_flagged(tmp_path,
     assert rep["oracles"]["hard"]["flagged_texts"] == 1
     assert done["soft"]["flagged"] == 12 and rep["oracles"]["soft"]["flagged_texts"] == 12
     assert done["soft"]["path_points"]["max"] <= 60
+    # one text at a time through the command gives the same ΔA of every soft row
+    assert (
+        main(
+            [
+                "alignment",
+                "--data",
+                path,
+                "--informed-model",
+                twin,
+                "--json",
+                "--n-boot",
+                "0",
+                "--batch-size",
+                "1",
+            ]
+        )
+        == 0
+    )
+    alone = json.loads(capsys.readouterr().out)
+    assert main(["alignment", "--data", path, "--informed-model", twin, "--json", "--n-boot", "0"]) == 0
+    together = json.loads(capsys.readouterr().out)
+    for name in ("soft", "soft (y' matched for both)"):
+        a, b = alone["oracles"][name]["delta_a"]["value"], together["oracles"][name]["delta_a"]["value"]
+        assert a == pytest.approx(b, abs=1e-6)
+    assert main(["alignment", "--data", path, "--batch-size", "0"]) == 2
+    assert "--batch-size must be at least 1" in capsys.readouterr().err
     assert main(["alignment", "--data", path, "--n-boot", "0"]) == 0
     out = capsys.readouterr().out
     assert "(1 texts with an incomplete IG)" in out and "completeness of IG (attributions): 11 of 12" in out
