@@ -173,8 +173,27 @@ def soft_oracles(
 ) -> list[np.ndarray]:
     """Eq. 3: |IG_{m'}(x, e, y')| over the words of each ``texts[i]`` for the explanation ``explanations[i]``,
     y' = (``labels[i]``, matched or not). ``bundle`` is a trained explanation-informed twin."""
+    return checked_soft_oracles(
+        bundle, texts, explanations, labels, matched, method=method, batch_size=batch_size, **params
+    )[0]
+
+
+def checked_soft_oracles(
+    bundle,
+    texts: Sequence[str],
+    explanations: Sequence[str],
+    labels: Sequence[str],
+    matched: bool | Sequence[bool] = True,
+    *,
+    method: str = IG_METHOD,
+    batch_size: int = 16,
+    **params,
+) -> tuple[list[np.ndarray], list[dict]]:
+    """:func:`soft_oracles` and beside them the method's diagnostics per text (integrated gradients'
+    ``completeness``, with ``warnings`` when it is not met at the step cap; ``{}`` for a method that
+    reports none), so that an incomplete IG never enters ΔA unflagged."""
     # imported here: the explainers load torch's autograd machinery, which metrics-only callers skip
-    from explain_engine.explainers import explain
+    from explain_engine.explainers import explain_many
 
     n = len(texts)
     flags = [matched] * n if isinstance(matched, bool) else list(matched)
@@ -185,11 +204,12 @@ def soft_oracles(
     if unknown:
         raise ValueError(f"the informed model has no joint label {unknown[0]!r} (it knows {bundle.labels})")
     joined = [informed_text(t, e) for t, e in zip(texts, explanations, strict=True)]
-    scores = explain(bundle, joined, targets, method=method, batch_size=batch_size, **params)
-    return [
+    out = explain_many(bundle, joined, [method], targets, batch_size=batch_size, params={method: params})
+    scores = [
         np.abs(np.asarray(s, dtype=np.float64)[: len(word_spans(t))])
-        for s, t in zip(scores, texts, strict=True)
+        for s, t in zip(out[method], texts, strict=True)
     ]
+    return scores, list(out.diagnostics.get(method, [{} for _ in texts]))
 
 
 __all__ = [
@@ -197,6 +217,7 @@ __all__ = [
     "MATCHED",
     "MISMATCHED",
     "SEPARATOR",
+    "checked_soft_oracles",
     "informed_records",
     "informed_text",
     "joint_label",

@@ -243,6 +243,7 @@ def _explain_chunk(
                 params.get("ngram_sizes"),
                 doc.words,
                 counter_scores=counter,
+                candidates=scores.ngrams[method][i] if method in scores.ngrams else None,
             )
             report = scores.diagnostics[method][i] if method in scores.diagnostics else {}
             flagged += bool(report.get("warnings"))

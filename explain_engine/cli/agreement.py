@@ -62,7 +62,8 @@ def format_report(rep: dict, source: str) -> str:
         "",
         f"Fleiss κ of the labels ({' / '.join(kd['categories'])}; missing answers left out): {_fmt(kd)}",
         "",
-        "Human accuracy against the gold label (Sen et al. 2020 Table 1; 'cannot decide' is wrong)",
+        "Human accuracy against the gold label (Sen et al. 2020 Table 1; 'cannot decide' is wrong; a missing",
+        "answer is left out of its annotator's share and of the majority vote, and wrong in the pooled figure)",
     ]
     lines += _accuracy_lines(rep["human_accuracy"], "  ")
     for part, acc in rep["human_accuracy"].get("parts", {}).items():
@@ -74,8 +75,13 @@ def format_report(rep: dict, source: str) -> str:
 def _accuracy_lines(acc: dict, indent: str) -> list[str]:
     lines = []
     for name, d in acc["slots"].items():
-        missing = f", {d['missing']} without an answer" if d.get("missing") else ""
+        missing = f", {d['missing']} without an answer (left out)" if d.get("missing") else ""
         lines.append(f"{indent}{name:<9} {_fmt(d)}{missing}")
+    p = acc["pooled"]
+    lines.append(
+        f"{indent}{'pooled':<9} {_fmt(p)}, all answers pooled (Table 1's figure); "
+        f"{p['missing']} missing answers counted wrong"
+    )
     m = acc["majority"]
     lines.append(
         f"{indent}{'majority':<9} {_fmt(m)}, {m['no_majority']} texts without a majority (counted wrong)"

@@ -16,15 +16,22 @@ derangement, or the ``random_partner`` id each record names). Oracles:
   between C and C_R (the paper's y' changes the twin's target as well);
 * ``expert`` (eq. 4), when records carry ``expert`` (annotators × words 0/1 marks against their own
   explanation) and ``expert_random`` (marks against their ``random_partner``'s explanation).
+
+Integrated gradients report their completeness here as in ``explain``: the soft oracle's IG per text
+(own and random explanation), and the attributions' when a record carries ``completeness`` (as
+``informed-twin`` writes it). Each ΔA row counts the texts whose IG is flagged (not complete within
+the tolerance at the step cap); ``completeness`` gives the flagged ids and the path points used.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 import numpy as np
 
+from explain_engine.completeness import path_point_distribution
 from explain_engine.datasets.jsonl import json_lines
 from explain_engine.jsonsafe import json_safe
 from explain_engine.metrics.alignment import (
@@ -98,6 +105,55 @@ def _expert(records: list[dict]) -> tuple[list, list] | None:
     return own, rand
 
 
+def _soft_oracles(
+    records: list[dict],
+    informed_model: str,
+    explanations: list[str],
+    random_expl: list[str],
+    batch_size: int = 16,
+) -> tuple[dict[str, tuple[list, list]], dict[str, list]]:
+    """The soft oracle rows (eq. 3) and, per row, each text's integrated-gradient checks: a text is
+    flagged when the IG of its own or of its random explanation is not complete at the step cap."""
+    from explain_engine.artifacts import TrainedModel
+    from explain_engine.soft_oracle import checked_soft_oracles
+
+    bundle = TrainedModel.load(informed_model)
+    texts, labels = [r["text"] for r in records], [str(r["label"]) for r in records]
+    own, own_diag = checked_soft_oracles(bundle, texts, explanations, labels, True, batch_size=batch_size)
+    rand, rand_diag = checked_soft_oracles(bundle, texts, random_expl, labels, False, batch_size=batch_size)
+    both, both_diag = checked_soft_oracles(bundle, texts, random_expl, labels, True, batch_size=batch_size)
+
+    def pair(a: list[dict], b: list[dict]) -> list[list[dict | None]]:
+        return [[x.get("completeness"), y.get("completeness")] for x, y in zip(a, b, strict=True)]
+
+    rows = {"soft": (own, rand), "soft (y' matched for both)": (own, both)}
+    return rows, {"soft": pair(own_diag, rand_diag), "soft (y' matched for both)": pair(own_diag, both_diag)}
+
+
+def _completeness(records: list[dict], checks: dict[str, list]) -> dict[str, dict[str, Any]]:
+    """Per source of integrated gradients (the attributions, each soft oracle row): how many texts
+    carry a completeness check, which are flagged (not complete within the tolerance at the cap) and
+    the distribution of path points used."""
+    out = {}
+    for name, per_text in checks.items():
+        entries = [[c] if isinstance(c, dict) or c is None else list(c) for c in per_text]
+        checked = [i for i, e in enumerate(entries) if any(isinstance(c, dict) for c in e)]
+        flagged = [
+            records[i]["id"]
+            for i in checked
+            if any(isinstance(c, dict) and not c.get("converged", True) for c in entries[i])
+        ]
+        steps = [int(c["steps"]) for i in checked for c in entries[i] if isinstance(c, dict) and "steps" in c]
+        out[name] = {
+            "texts": len(records),
+            "checked": len(checked),
+            "flagged": len(flagged),
+            "flagged_ids": flagged,
+            "path_points": path_point_distribution(steps),
+        }
+    return out
+
+
 def alignment_report(
     records: list[dict],
     stop_words: str = DEFAULT_STOP_WORDS,
@@ -105,8 +161,10 @@ def alignment_report(
     compare_stop_words: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
+    batch_size: int = 16,
 ) -> dict:
-    """ΔA per oracle as plain data (what the command prints)."""
+    """ΔA per oracle as plain data (what the command prints); ``batch_size`` texts per batch of the
+    soft oracle's integrated gradients (the result does not depend on it)."""
     pairing = partners(records, seed)
     words = [r["words"] for r in records]
     explanations = [r["explanation"] for r in records]
@@ -118,15 +176,11 @@ def alignment_report(
         return own, rand
 
     oracles = {"hard": hard(stop_words)}
+    checks = {"attributions": [r.get("completeness") for r in records]}
     if informed_model:
-        from explain_engine.artifacts import TrainedModel
-        from explain_engine.soft_oracle import soft_oracles
-
-        bundle = TrainedModel.load(informed_model)
-        texts, labels = [r["text"] for r in records], [str(r["label"]) for r in records]
-        own = soft_oracles(bundle, texts, explanations, labels, True)
-        oracles["soft"] = (own, soft_oracles(bundle, texts, random_expl, labels, False))
-        oracles["soft (y' matched for both)"] = (own, soft_oracles(bundle, texts, random_expl, labels, True))
+        soft, soft_checks = _soft_oracles(records, informed_model, explanations, random_expl, batch_size)
+        oracles.update(soft)
+        checks.update(soft_checks)
     expert = _expert(records)
     if expert is not None:
         oracles["expert"] = expert
@@ -135,11 +189,18 @@ def alignment_report(
         oracles[f"hard ({other} stop words)"] = hard(other)
     attributions = [r["gold_attributions"] for r in records]
     results = oracle_alignments(attributions, oracles, n_boot=n_boot, seed=seed)
+    completeness = _completeness(records, checks)
+    rows = {name: res.to_dict() for name, res in results.items()}
+    for name, entry in rows.items():
+        flagged = set(completeness["attributions"]["flagged_ids"])
+        flagged |= set(completeness.get(name, {}).get("flagged_ids", []))
+        entry["flagged_texts"] = len(flagged)
     report = {
         "examples": len(records),
         "stop_words": stop_words,
         "pairing": {r["id"]: records[j]["id"] for r, j in zip(records, pairing, strict=True)},
-        "oracles": {name: res.to_dict() for name, res in results.items()},
+        "oracles": rows,
+        "completeness": completeness,
     }
     for other in others:
         a = results["hard"].delta_a.value
@@ -163,7 +224,21 @@ def format_report(rep: dict, source: str) -> str:
         cr = "-" if d["mean_c_random"] is None else f"{d['mean_c_random']:.3f}"
         skipped = d["delta_a"].get("skipped", 0)
         note = f"  ({skipped} skipped: constant vector)" if skipped else ""
+        flagged = d.get("flagged_texts", 0)
+        note += f"  ({flagged} texts with an incomplete IG)" if flagged else ""
         lines.append(f"{name:<28} {str(est):<34} {c:>8} {cr:>9} {t:>8} {p:>12}{note}")
+    for name, c in rep.get("completeness", {}).items():
+        if not c["checked"]:
+            continue
+        shown = ", ".join(c["flagged_ids"][:10]) + (", ..." if c["flagged"] > 10 else "")
+        points = c["path_points"]
+        if points["min"] is None:
+            continue
+        lines.append(
+            f"completeness of IG ({name}): {c['checked'] - c['flagged']} of {c['checked']} texts complete, "
+            f"{c['flagged']} flagged{f' ({shown})' if shown else ''}; path points min {points['min']}, "
+            f"median {points['median']:g}, 90th percentile {points['p90']:g}, max {points['max']}"
+        )
     shift = rep.get("stop_word_shift")
     if shift:
         lines += [
@@ -175,8 +250,16 @@ def format_report(rep: dict, source: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     records = read_alignment_jsonl(args.data)
+    if args.batch_size < 1:
+        raise ValueError("--batch-size must be at least 1")
     rep = alignment_report(
-        records, args.stop_words, args.informed_model, args.compare_stop_words, args.n_boot, args.seed
+        records,
+        args.stop_words,
+        args.informed_model,
+        args.compare_stop_words,
+        args.n_boot,
+        args.seed,
+        args.batch_size,
     )
     print(json.dumps(json_safe(rep), indent=2) if args.json else format_report(rep, args.data))
     return 0
@@ -195,6 +278,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--informed-model", help="folder of an explanation-informed twin (soft oracle)")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=16,
+        help="texts per batch of the soft oracle's IG (1: one at a time)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=_run)

@@ -247,6 +247,7 @@ def _explain(args: argparse.Namespace) -> int:
                             args.evidence,
                             sizes,
                             counter_scores=relevance.counter[m][i] if m in relevance.counter else None,
+                            candidates=relevance.ngrams[m][i] if m in relevance.ngrams else None,
                         ).items()
                     }
                     for m in names

@@ -12,7 +12,8 @@ or JSON lines with ``id``, ``text``, ``label`` and ``explanation``. The examples
 3. the target's integrated gradients for the gold label of every test example are written with the
    examples to ``DIR/alignment.jsonl`` and ΔA per oracle (hard, soft) is printed with its t-test —
    what ``python -m explain_engine alignment --data DIR/alignment.jsonl --informed-model DIR/twin``
-   prints.
+   prints. Each row of ``alignment.jsonl`` carries its IG's ``completeness``; ΔA's output counts the
+   texts flagged there and in the soft oracle's IG.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def read_explained(path: str, max_words: int | None) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     # imported here: the explainers load torch's autograd machinery
-    from explain_engine.explainers import explain
+    from explain_engine.explainers import explain_many
 
     out = Path(args.out)
     config = TrainConfig(
@@ -81,12 +82,16 @@ def run(args: argparse.Namespace) -> int:
         "target_test_accuracy": target.metrics["test"]["accuracy"],
         "twin_test": matched_accuracy(twin, pairs),
     }
-    attributions = explain(target, [r["text"] for r in test], [r["label"] for r in test], method=IG_METHOD)
+    explained = explain_many(target, [r["text"] for r in test], [IG_METHOD], [r["label"] for r in test])
+    checks = explained.diagnostics.get(IG_METHOD, [{} for _ in test])
     path = out / "alignment.jsonl"
     with path.open("w", encoding="utf-8") as fh:
-        for rec, attr in zip(test, attributions, strict=True):
+        for rec, attr, check in zip(test, explained[IG_METHOD], checks, strict=True):
             row = {**{k: rec[k] for k in ("id", "text", "label", "explanation")}}
-            fh.write(json.dumps({**row, "attributions": [float(v) for v in attr]}) + "\n")
+            row["attributions"] = [float(v) for v in attr]
+            if "completeness" in check:
+                row["completeness"] = check["completeness"]
+            fh.write(json.dumps(json_safe(row)) + "\n")
     report = alignment_report(
         read_alignment_jsonl(str(path)), informed_model=str(out / "twin"), n_boot=args.n_boot, seed=args.seed
     )

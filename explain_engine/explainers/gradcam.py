@@ -15,7 +15,9 @@ counter-evidence the paper changes ``max`` to ``min``: ``E⁻_{j,k} = |min(∂FC
 paper's pair: the positive part as the word scores (evidence: the top m) and the negative part as
 the counter-evidence scores (the bottom m), so that a word whose filters pull both ways is ranked
 by each part on its own instead of by what is left after they cancel. A token outside every
-picked n-gram scores 0.
+picked n-gram scores 0. Evidence n-grams are chosen among the n-grams the filters detected, not
+among all n-grams of the filter widths (§4.3.1: "non-overlapping n-grams which are detected by at
+least one of the filters"): the method returns them beside the scores (``Attribution.ngrams``).
 
 Written by hand: Captum's ``LayerGradCam`` averages gradients over a 2D feature map's positions,
 which is not this text adaptation (one gradient per pooled filter, spread over its n-gram).
@@ -48,6 +50,22 @@ def ngram_membership(model: KimCNN, argmax: torch.Tensor, mask: torch.Tensor) ->
     start = argmax.unsqueeze(-1)
     inside = (pos >= start) & (pos < start + widths.view(1, -1, 1))
     return inside & mask.bool().unsqueeze(1)
+
+
+def detected_ngrams(model: KimCNN, argmax: torch.Tensor, mask: torch.Tensor) -> list[list[tuple[int, int]]]:
+    """Per text, the token spans ``[start, end)`` the filters detected (the window each filter's
+    max-pool picked, cut at the text's end), each once: the n-grams Grad-CAM-Text picks its evidence
+    from (Lertvittayakumjorn & Toni 2019 §4.3.1)."""
+    members = ngram_membership(model, argmax, mask)
+    out = []
+    for row in members:
+        spans = set()
+        for inside in row:
+            where = inside.nonzero().flatten()
+            if where.numel():
+                spans.add((int(where[0]), int(where[-1]) + 1))
+        out.append(sorted(spans))
+    return out
 
 
 def filter_effects(
@@ -92,9 +110,13 @@ def gradcam(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, part: str = "paper", **_: Any
 ) -> torch.Tensor | Attribution:
     """Grad-CAM-Text: evidence from max(∂FC/∂v_k, 0)·v_k, counter-evidence from the min part (Lertvittayakumjorn & Toni 2019 eq. 1)."""
+    with torch.no_grad():
+        argmax = bundle.model(batch.ids, batch.mask).extras["argmax"]
+    ngrams = detected_ngrams(bundle.model, argmax, batch.mask)
     if part == "paper":
         return Attribution(
             gradcam_text(bundle.model, batch.ids, batch.mask, target, "positive"),
             counter=gradcam_text(bundle.model, batch.ids, batch.mask, target, "negative"),
+            ngrams=ngrams,
         )
-    return gradcam_text(bundle.model, batch.ids, batch.mask, target, part)
+    return Attribution(gradcam_text(bundle.model, batch.ids, batch.mask, target, part), ngrams=ngrams)

@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from explain_engine.completeness import path_point_distribution
 from explain_engine.explainers.registry import Attribution, register_group
 from explain_engine.models.base import EncodedBatch
 
@@ -154,6 +155,14 @@ def _outputs(logits: torch.Tensor, target: torch.Tensor, output: str) -> torch.T
     return torch.softmax(logits, dim=-1).gather(1, target[:, None]).squeeze(1)
 
 
+def _gradient(output: torch.Tensor, x: torch.Tensor, *, retain_graph: bool) -> torch.Tensor:
+    """∂output/∂x; zeros when the output does not depend on x at all (a rationale model that selected
+    no word of the text reads none of its embeddings), so that such a text gets zero relevance alone
+    as it does in a batch beside texts that are read."""
+    (grad,) = torch.autograd.grad(output, x, retain_graph=retain_graph, allow_unused=True)
+    return torch.zeros_like(x) if grad is None else grad
+
+
 def path_gradients(
     model: torch.nn.Module,
     batch: EncodedBatch,
@@ -190,9 +199,7 @@ def path_gradients(
             logits = model(ids.repeat(steps, 1), mask.repeat(steps, 1), embeds=x).logits
             tgt = target.repeat(steps)
             for i, o in enumerate(outputs):
-                (grad,) = torch.autograd.grad(
-                    _outputs(logits, tgt, o).sum(), x, retain_graph=i + 1 < len(outputs)
-                )
+                grad = _gradient(_outputs(logits, tgt, o).sum(), x, retain_graph=i + 1 < len(outputs))
                 grad = grad.reshape(steps, n, length, dim)
                 integral[o] += torch.einsum("a,abtd->btd", w, grad)
                 ones = (a == 1).nonzero().flatten()
@@ -240,8 +247,9 @@ class Completeness:
 
     ``difference`` is o(X) − o(baseline), ``total`` Σ_t φ_dot∫(t); ``abs_error`` = |total − difference|
     and ``error`` = abs_error / |difference| (None when the difference is 0). ``steps`` counts the
-    path points whose gradients were taken for this text; ``converged`` is False when the error is
-    still above ``tolerance`` (and above the absolute floor) at the cap of ``max_steps``.
+    path points whose gradients were taken for this text (never more than ``max_steps``, the cap;
+    None when no refinement was allowed); ``converged`` is False when the error is still above
+    ``tolerance`` (and above the absolute floor) at the cap.
     """
 
     output: str
@@ -252,6 +260,7 @@ class Completeness:
     steps: int
     tolerance: float
     converged: bool
+    max_steps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -263,6 +272,7 @@ class Completeness:
             "steps": self.steps,
             "tolerance": self.tolerance,
             "converged": self.converged,
+            "max_steps": self.max_steps,
         }
 
     def warning(self) -> str | None:
@@ -281,6 +291,11 @@ class Completeness:
 ABS_TOLERANCE = 1e-5
 #: Gauss–Legendre nodes per piece of the adaptive refinement.
 PIECE_NODES = 8
+#: The default cap on an integrated gradient's path points per text. The refinement spends points
+#: only where a text's completeness gap asks for them, so a high cap costs only on the texts that
+#: need it: on 200-word YELP-HAT reviews and a BiLSTM, 4 of 20 stayed above 1 % at 1,024 points and
+#: all converged within 1,298 at this cap.
+MAX_STEPS = 4096
 
 
 def _within(gap: float, difference: float, tolerance: float) -> bool:
@@ -312,7 +327,7 @@ def path_points(
             tgt = target.repeat(len(a))
             for i, o in enumerate(outputs):
                 out = _outputs(logits, tgt, o)
-                (grad,) = torch.autograd.grad(out.sum(), x, retain_graph=i + 1 < len(outputs))
+                grad = _gradient(out.sum(), x, retain_graph=i + 1 < len(outputs))
                 values[o].append(out.detach())
                 grads[o].append(grad)
     return embeds, {o: torch.cat(v) for o, v in values.items()}, {o: torch.cat(g) for o, g in grads.items()}
@@ -342,8 +357,9 @@ def refine_path(
     [0, 1] is cut into pieces, each integrated with :data:`PIECE_NODES` Gauss–Legendre nodes. On
     a piece [a, b] completeness must hold on its own, Σ_t φ(t) = o(bE) − o(aE), so its gap is an
     exact, computable error of that piece (the pieces' gaps bound the whole path's gap, their
-    outputs telescoping to o(E) − o(0)). The pieces with the largest gaps are bisected until the
-    gaps add up to at most ``tolerance``·|o(E) − o(0)| or ``budget`` path points are spent. A
+    outputs telescoping to o(E) − o(0)). It starts from four pieces (fewer when ``budget`` cannot pay
+    for four) and never spends more than ``budget`` points. The pieces with the largest gaps are
+    bisected until the gaps add up to at most ``tolerance``·|o(E) − o(0)| or the budget is spent. A
     near-jump of the output along the path (a recurrent state switching between attractors, see
     the module docstring) is then resolved by pieces that shrink around it, where one global
     rule would need thousands of evenly spread nodes.
@@ -381,7 +397,10 @@ def refine_path(
             pieces.append(_Piece(lo, hi, integral, gap))
         return pieces
 
-    pieces = integrate([(k / 4, (k + 1) / 4) for k in range(4)])
+    first = min(4, budget // PIECE_NODES)
+    if first < 1:
+        raise ValueError(f"a refinement budget of {budget} path points is below one piece ({PIECE_NODES})")
+    pieces = integrate([(k / first, (k + 1) / first) for k in range(first)])
     while used + 2 * PIECE_NODES <= budget:
         if sum(p.gap for p in pieces) <= tolerance:
             break
@@ -404,6 +423,7 @@ def completeness_of(
     expected: dict[str, torch.Tensor],
     steps: Sequence[int],
     tolerance: float,
+    max_steps: int | None = None,
 ) -> list[dict[str, Completeness]]:
     """Per text, the :class:`Completeness` of each output's integrated gradient."""
     out: list[dict[str, Completeness]] = [{} for _ in range(embeds.shape[0])]
@@ -413,7 +433,15 @@ def completeness_of(
             gap = abs(total - diff)
             error = gap / abs(diff) if diff != 0 else None
             out[b][o] = Completeness(
-                o, diff, total, gap, error, int(steps[b]), tolerance, _within(gap, diff, tolerance)
+                o,
+                diff,
+                total,
+                gap,
+                error,
+                int(steps[b]),
+                tolerance,
+                _within(gap, diff, tolerance),
+                max_steps,
             )
     return out
 
@@ -427,7 +455,7 @@ def integrated_gradients(
     steps: int = 50,
     rule: str = "gausslegendre",
     tolerance: float | None = 0.01,
-    max_steps: int = 1024,
+    max_steps: int = MAX_STEPS,
     with_simple: bool = False,
     internal_batch_size: int = 512,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor], dict[str, torch.Tensor], list[dict[str, Completeness]]]:
@@ -439,9 +467,15 @@ def integrated_gradients(
     with at most ``max_steps`` path points in all, in float64 (a copy of the model): on long
     documents the recurrent state's switch along the path (module docstring) narrows below what
     float32 resolves in α, so pieces cannot shrink around it in single precision; if it still
-    misses, its ``Completeness`` says ``converged=False``. ``tolerance=None`` keeps the ``steps`` points as they are (no refinement)
+    misses, its ``Completeness`` says ``converged=False``. Each output keeps the refined estimate only
+    where its completeness gap is no larger than the first estimate's, so the refinement never makes
+    an output worse; ``steps`` never exceeds ``max_steps``. ``tolerance=None`` keeps the ``steps`` points as they are (no refinement)
     and measures completeness against 1 %.
     """
+    if tolerance is not None and max_steps < steps:
+        raise ValueError(
+            f"max_steps ({max_steps}) must be at least steps ({steps}): the cap counts every path point"
+        )
     alphas, weights = integration_points(steps, rule)
     if with_simple and not np.any(alphas == 1.0):
         alphas, weights = np.append(alphas, 1.0), np.append(weights, 0.0)
@@ -456,7 +490,7 @@ def integrated_gradients(
         return embeds, integral, at_one, report
     precise: torch.nn.Module | None = None
     for b, per_output in enumerate(report):
-        if all(c.converged for c in per_output.values()) or steps + 2 * PIECE_NODES > max_steps:
+        if all(c.converged for c in per_output.values()) or steps + PIECE_NODES > max_steps:
             continue
         if precise is None:
             precise = copy.deepcopy(model).double() if embeds.dtype != torch.float64 else model
@@ -471,20 +505,14 @@ def integrated_gradients(
             budget=max_steps - steps,
             internal_batch_size=internal_batch_size,
         )
-        refined = {o: v.to(embeds.dtype) for o, v in refined.items()}
-        before = max(
-            per_output[o].abs_error / max(abs(per_output[o].difference), ABS_TOLERANCE) for o in outputs
-        )
-        after = max(
-            abs(float((refined[o] * embeds[b]).sum()) - per_output[o].difference)
-            / max(abs(per_output[o].difference), ABS_TOLERANCE)
-            for o in outputs
-        )
-        if after <= before:  # a budget too small to refine can leave the first estimate the better one
-            for o in outputs:
-                integral[o][b] = refined[o]
+        for o in outputs:
+            # per output: a budget too small to refine can leave the first estimate the better one
+            estimate = refined[o].to(embeds.dtype)
+            after = abs(float((estimate * embeds[b]).sum()) - per_output[o].difference)
+            if after <= per_output[o].abs_error:
+                integral[o][b] = estimate
         used[b] = steps + extra
-    report = completeness_of(integral, embeds, expected, used, tolerance)
+    report = completeness_of(integral, embeds, expected, used, tolerance, max_steps)
     return embeds, integral, at_one, report
 
 
@@ -498,7 +526,7 @@ def gradients(
     steps: int = 50,
     rule: str = "gausslegendre",
     tolerance: float | None = 0.01,
-    max_steps: int = 1024,
+    max_steps: int = MAX_STEPS,
     internal_batch_size: int = 512,
 ) -> dict[str, torch.Tensor | Attribution]:
     """Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. 4–7), sharing passes.
@@ -555,15 +583,17 @@ def completeness_summary(
     checks = [d["completeness"] for d in diagnostics if "completeness" in d]
     if not checks:
         return None
-    steps = np.array([c["steps"] for c in checks])
+    caps = {c.get("max_steps") for c in checks} - {None}
+    points = path_point_distribution([int(c["steps"]) for c in checks], max(caps) if caps else None)
     flagged = [i for i, c in enumerate(checks) if not c["converged"]]
     names = [str(ids[i]) if ids is not None else str(i) for i in flagged]
     tol = 100 * checks[0]["tolerance"]
     line = (
         f"{method}: {len(checks) - len(flagged)} of {len(checks)} texts complete within {tol:g} % "
-        f"(path points: median {np.median(steps):g}, 90th percentile {np.percentile(steps, 90):g}, "
-        f"max {steps.max()})"
+        f"(path points: min {points['min']}, quartiles {points['q1']:g} / {points['median']:g} / "
+        f"{points['q3']:g}, 90th percentile {points['p90']:g}, max {points['max']}"
     )
+    line += f"; {points['at_cap']} at the cap of {max(caps)})" if caps else ")"
     if flagged:
         shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
         line += f"; NOT COMPLETE, flagged: {len(flagged)} ({shown})"

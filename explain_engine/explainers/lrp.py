@@ -26,7 +26,9 @@ embedding dimensions: ``φ_lrp(t, k, X) = Σ_j R(e_{t,j})``.
   tiny and both shares of ``R(c_t)`` are large with opposite signs; step after step these shares
   multiply, and the words' relevances grow far beyond the class score while still summing to it.
   Each text's report (``diagnostics``: ``amplification``) gives ``Σ_t |φ_lrp(t)| / |s(k, X)|`` and a
-  warning above :data:`AMPLIFICATION_LIMIT`. On a BiLSTM trained on YELP-HAT reviews (Poerner et
+  warning above :data:`AMPLIFICATION_LIMIT`; a class score near zero (:data:`NEAR_ZERO_SCORE`) makes
+  the ratio large without any amplification and is reported apart (``near_zero_score``, a note),
+  flagged only when Σ|φ| outgrows that floor past the limit too. On a BiLSTM trained on YELP-HAT reviews (Poerner et
   al.'s sizes) the median over 131 hybrid documents is 2.9·10⁶ at ε = 0.001 and 6 at ε = 0.1; the
   pointing game goes from 0.66 to 0.77 (DeepLIFT 0.73; ``bench/lrp_amplification.py``). A larger
   ``eps`` damps it; the default stays the paper's 0.001.
@@ -66,24 +68,40 @@ PROPAGATION_ARCHITECTURES: tuple[str, ...] = (
 #: mixed evidence stay well below it (DeepLIFT and gradient × input on the YELP-HAT BiLSTM: at most
 #: 77 and 115 over 40 hybrid documents; LRP at ε = 0.001: median 9·10⁵).
 AMPLIFICATION_LIMIT = 1000.0
+#: |s(k, X)| below which a class score counts as near zero (in units of the score). There Σ|φ| / |s|
+#: is large however modest the relevances are, because the relevances sum to almost nothing; such a
+#: text is told apart (``near_zero_score``) and flagged as amplified only when its relevances outgrow
+#: this floor past the limit as well.
+NEAR_ZERO_SCORE = 0.01
 
 
 @dataclass(frozen=True)
 class Amplification:
-    """How far one text's LRP relevances outgrow the class score they sum to: ``ratio`` = ``total_abs`` / |``score``|."""
+    """How far one text's LRP relevances outgrow the class score they sum to: ``ratio`` = ``total_abs`` / |``score``|.
+
+    Amplification proper is relevances that grow large while summing to the score: ``total_abs``
+    over ``max(|score|, near_zero)`` past ``limit``. A class score near zero (|s| < ``near_zero``)
+    makes ``ratio`` large by itself; it is reported as ``near_zero_score`` and flagged only when
+    the relevances are large against the floor too.
+    """
 
     score: float
     total_abs: float
     eps: float
     limit: float = AMPLIFICATION_LIMIT
+    near_zero: float = NEAR_ZERO_SCORE
 
     @property
     def ratio(self) -> float:
         return self.total_abs / abs(self.score) if self.score else float("inf")
 
     @property
+    def near_zero_score(self) -> bool:
+        return abs(self.score) < self.near_zero
+
+    @property
     def flagged(self) -> bool:
-        return self.ratio > self.limit
+        return self.total_abs / max(abs(self.score), self.near_zero) > self.limit
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +111,7 @@ class Amplification:
             "eps": self.eps,
             "limit": self.limit,
             "flagged": self.flagged,
+            "near_zero_score": self.near_zero_score,
         }
 
     def warning(self) -> str | None:
@@ -103,6 +122,16 @@ class Amplification:
             f"LRP relevance amplified {self.ratio:.3g}x the class score {self.score:.4g} (limit {self.limit:g}x): "
             "nearly cancelling terms of the gated sums (c_t = f*c_(t-1) + i*g_t) blow up both shares, so "
             f"the word ranking is unreliable; a larger stabiliser damps it (eps {self.eps:g} now, try 0.1)"
+        )
+
+    def note(self) -> str | None:
+        """A sentence for a near-zero class score whose relevances are not amplified."""
+        if not self.near_zero_score or self.flagged:
+            return None
+        return (
+            f"class score {self.score:.3g} is near zero (|s| < {self.near_zero:g}): relevance / score is "
+            f"{self.ratio:.3g}x because the score is, not because the relevances ({self.total_abs:.3g} in all) "
+            "are amplified"
         )
 
 
@@ -119,12 +148,21 @@ def amplification_summary(
         f"{method}: relevance / class score (sum of |relevance|): median {np.median(ratios):.3g}, "
         f"90th percentile {np.percentile(ratios, 90):.3g}, max {ratios.max():.3g} (eps {checks[0]['eps']:g})"
     )
+    near_zero = [i for i, c in enumerate(checks) if c.get("near_zero_score") and not c["flagged"]]
+
+    def shown(rows: list[int]) -> str:
+        names = [str(ids[i]) if ids is not None else str(i) for i in rows]
+        return ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+
     if flagged:
-        names = [str(ids[i]) if ids is not None else str(i) for i in flagged]
-        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
         line += (
-            f"; AMPLIFIED above {checks[0]['limit']:g}x, flagged: {len(flagged)} of {len(checks)} ({shown}); "
-            "try --param lrp.eps=0.1"
+            f"; AMPLIFIED above {checks[0]['limit']:g}x, flagged: {len(flagged)} of {len(checks)} "
+            f"({shown(flagged)}); try --param lrp.eps=0.1"
+        )
+    if near_zero:
+        line += (
+            f"; near-zero class score, not amplified: {len(near_zero)} of {len(checks)} ({shown(near_zero)}; "
+            "their ratio is large because |s| is small)"
         )
     return line
 
@@ -179,5 +217,7 @@ def lrp(
         entry: dict[str, Any] = {"amplification": check.to_dict()}
         if check.flagged:
             entry["warnings"] = [check.warning()]
+        elif check.near_zero_score:
+            entry["notes"] = [check.note()]
         diagnostics.append(entry)
     return Attribution(relevance, diagnostics=diagnostics)

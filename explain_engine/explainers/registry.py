@@ -43,24 +43,29 @@ class Attribution:
     ``counter``: token scores ``(B, T)`` from which counter-evidence is ranked (lowest first) when a
     method ranks it apart from the evidence (Grad-CAM-Text's min part, Lertvittayakumjorn & Toni
     2019 eq. 1); ``diagnostics``: one JSON-ready dict per text (e.g. integrated gradients'
-    completeness, with a ``warnings`` list when a check failed).
+    completeness, with a ``warnings`` list when a check failed); ``ngrams``: per text, the token
+    spans ``[start, end)`` evidence may be chosen from when a method detects its own n-grams (the
+    n-grams Grad-CAM-Text's filters detected, Lertvittayakumjorn & Toni 2019 §4.3.1).
     """
 
     scores: TokenScores
     counter: TokenScores | None = None
     diagnostics: list[dict] | None = None
+    ngrams: list[list[tuple[int, int]]] | None = None
 
 
 class Explained(dict):
     """``{method: [word relevance per text]}`` as :func:`explain_many` returns it, and beside it
     ``counter`` (``{method: [word counter-evidence scores per text]}``, methods that rank
-    counter-evidence apart) and ``diagnostics`` (``{method: [dict per text]}``, methods that report
-    any)."""
+    counter-evidence apart), ``diagnostics`` (``{method: [dict per text]}``, methods that report
+    any) and ``ngrams`` (``{method: [word ranges (first_word, end_word) per text]}``, methods that
+    detect the n-grams their evidence is chosen from)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.counter: dict[str, list[np.ndarray]] = {}
         self.diagnostics: dict[str, list[dict]] = {}
+        self.ngrams: dict[str, list[list[tuple[int, int]]]] = {}
 
     def warnings(self, method: str) -> list[tuple[int, list[str]]]:
         """``(text index, warnings)`` of every text whose diagnostics for ``method`` carry any."""
@@ -332,6 +337,17 @@ def pool_batch(scores: TokenScores, batch: EncodedBatch, how: str = "sum") -> li
     return out
 
 
+def word_ranges(spans: Sequence[tuple[int, int]], owners: Sequence[int]) -> list[tuple[int, int]]:
+    """Token spans ``[start, end)`` of one text → the word ranges ``(first_word, end_word)`` they
+    cover (tokens of no word left out), each once, in order."""
+    out = set()
+    for start, end in spans:
+        words = [w for w in owners[start:end] if w >= 0]
+        if words:
+            out.add((min(words), max(words) + 1))
+    return sorted(out)
+
+
 def _batches(n: int, batch_size: int) -> Iterable[slice]:
     for start in range(0, n, max(1, batch_size)):
         yield slice(start, min(n, start + batch_size))
@@ -379,6 +395,9 @@ def explain_many(
             out.counter.setdefault(name, []).extend(pool_batch(result.counter, batch, how))
         if result.diagnostics is not None:
             out.diagnostics.setdefault(name, []).extend(result.diagnostics)
+        if result.ngrams is not None:
+            ranges = [word_ranges(s, owners) for s, owners in zip(result.ngrams, batch.owners, strict=True)]
+            out.ngrams.setdefault(name, []).extend(ranges)
 
     was_training = bundle.model.training
     bundle.model.eval()

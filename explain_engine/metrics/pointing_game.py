@@ -143,6 +143,7 @@ class PointingGame:
                     "eps": rs[0]["eps"],
                     "limit": rs[0]["limit"],
                     "flagged": [a["id"] for a in rs if a["flagged"]],
+                    "near_zero_score": [a["id"] for a in rs if a.get("near_zero_score")],
                 }
                 for m, rs in amplified.items()
             }

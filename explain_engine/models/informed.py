@@ -152,8 +152,16 @@ def unmatched_mass(
     every token of e also occurs in x (its own embedding is among x's), large when e speaks of other
     words. A soft word-overlap feature in the manner of the alignment step of NLI models (Parikh et al.
     2016), built from dot products so that it scales with the embeddings (α² along the integrated-
-    gradients path, zero at the baseline) and the x tokens that e's tokens align with get its credit."""
-    scores = torch.einsum("bje,bie->bji", e_embeds, x_embeds)
-    best = scores.masked_fill(~x_mask[:, None, :], float("-inf")).amax(dim=2)
-    gap = torch.relu((e_embeds * e_embeds).sum(-1) - best) * e_mask
+    gradients path, zero at the baseline) and the x tokens that e's tokens align with get its credit.
+
+    The x token each e token aligns with is found from the batched dot products, but the gap is
+    taken as ``e_j·(e_j − x_i)`` of that one pair: for a word that occurs in x the difference is
+    exactly zero, so the ReLU sits at its kink with zero gradient whatever the text is batched with
+    (``e_j·e_j − e_j·x_i`` from two reductions rounds to ±1e-6, which switches the gradient on in
+    some batches and off in others)."""
+    with torch.no_grad():
+        scores = torch.einsum("bje,bie->bji", e_embeds, x_embeds)
+        nearest = scores.masked_fill(~x_mask[:, None, :], float("-inf")).argmax(dim=2)
+    closest = x_embeds.gather(1, nearest[..., None].expand(-1, -1, x_embeds.shape[-1]))
+    gap = torch.relu((e_embeds * (e_embeds - closest)).sum(-1)) * e_mask
     return gap.sum(1) / e_mask.sum(1).clamp(min=1)

@@ -164,3 +164,64 @@ def test_explain_command_writes_completeness_and_names_flagged_texts(tmp_path, c
         json.loads(line)["diagnostics"]["grad_dot_int_s"]["completeness"]["error"] for line in out.open()
     ]
     assert max(errors) <= 0.01
+
+
+@pytest.mark.parametrize("cap", range(58, 90))
+def test_the_step_cap_is_a_cap(cap):
+    """No text reports more path points than ``max_steps``: a budget too small for four pieces
+    refines with fewer (one piece is 8 points), never with the four it would overspend on."""
+    bundle = steep_bundle()
+    texts = ["great food and tasty", "the food was great and tasty", "great"]
+    out = explain_many(bundle, texts, INTEGRATED, target=1, params={"gradients": {"max_steps": cap}})
+    for method in INTEGRATED:
+        for check in _checks(out, method):
+            assert check["steps"] <= cap and check["max_steps"] == cap
+    first = _checks(out, "grad_dot_int_s")[0]
+    assert first["steps"] == 50 + 8 * min(4, (cap - 50) // 8)  # the refinement ran where it could
+
+
+def test_max_steps_below_the_first_rule_is_refused():
+    with pytest.raises(ValueError, match=r"max_steps \(40\) must be at least steps \(50\)"):
+        explain_many(
+            steep_bundle(), ["great food"], INTEGRATED, target=1, params={"gradients": {"max_steps": 40}}
+        )
+
+
+def test_the_refinement_never_keeps_an_output_worse_than_its_first_estimate(monkeypatch):
+    """The refined s made worse than the 50-point rule (error 0.25 against 0.166) while p improves
+    (0.34 → within 1 %): s keeps its first estimate, p takes the refined one. Judging both outputs
+    by their larger error would have kept the worse s (max 0.25 < 0.34)."""
+    import explain_engine.explainers.gradients as module
+
+    real = module.refine_path
+
+    def worse_s(*args, **kwargs):
+        integral, used = real(*args, **kwargs)
+        return {**integral, "s": integral["s"] * 1.25}, used
+
+    bundle = steep_bundle()
+    text = ["great food and tasty"]
+    first = explain_many(bundle, text, INTEGRATED, target=1, params={"gradients": {"tolerance": None}})
+    monkeypatch.setattr(module, "refine_path", worse_s)
+    out = explain_many(bundle, text, INTEGRATED, target=1)
+    s, p = _checks(out, "grad_dot_int_s")[0], _checks(out, "grad_dot_int_p")[0]
+    s0 = _checks(first, "grad_dot_int_s")[0]
+    assert s0["error"] == pytest.approx(0.166, abs=0.01)
+    assert s["error"] == pytest.approx(s0["error"], rel=1e-5) and not s["converged"]
+    assert p["converged"] and p["error"] <= 0.01
+    assert out["grad_dot_int_s"][0] == pytest.approx(first["grad_dot_int_s"][0], rel=1e-5)
+
+
+def test_the_default_cap_is_4096_and_the_summary_gives_the_distribution_of_path_points():
+    from explain_engine.explainers.gradients import MAX_STEPS, completeness_summary
+
+    assert MAX_STEPS == 4096
+    out = explain_many(
+        steep_bundle(), ["great food and tasty", "great food", "the food"], INTEGRATED, target=1
+    )
+    checks = out.diagnostics["grad_dot_int_s"]
+    assert all(d["completeness"]["max_steps"] == 4096 for d in checks)
+    line = completeness_summary("grad_dot_int_s", checks)
+    steps = sorted(d["completeness"]["steps"] for d in checks)
+    assert f"min {steps[0]}" in line and f"max {steps[-1]}" in line and "quartiles" in line
+    assert "0 at the cap of 4096" in line

@@ -61,3 +61,60 @@ def test_evidence_takes_the_max_part_and_counter_evidence_the_min_part():
     single = explain_many(bundle, ["a b c"], ["gradcam"], params={"gradcam": {"part": "signed"}})
     np.testing.assert_allclose(single["gradcam"][0], [1, -1, 0])
     assert "gradcam" not in single.counter
+
+
+def test_evidence_ngrams_are_chosen_among_those_the_filters_detected(tmp_path, capsys):
+    """§4.3.1: "we select, as the evidence, non-overlapping n-grams which are detected by at least one
+    of the filters". The detected n-grams are each filter's max-pooled window; the n-gram of the
+    filter widths with the highest sum of word effects is often none of them (two detected windows
+    side by side sum highest across their border)."""
+    import json
+
+    from explain_engine.__main__ import main
+    from explain_engine.evidence import top_ngrams
+    from explain_engine.models import build_model
+
+    torch.manual_seed(4)
+    words = [f"w{k}" for k in range(30)]
+    rng = np.random.default_rng(4)
+    texts = [" ".join(rng.choice(words, int(rng.integers(8, 25)))) for _ in range(30)]
+    vocab = Vocabulary.build(texts)
+    sizes = {"embedding_dim": 8, "filter_sizes": (2, 3), "num_filters": 3, "fc_size": 6}
+    bundle = TrainedModel(build_model("cnn", len(vocab), 2, **sizes), vocab, ["neg", "pos"], device="cpu")
+    out = explain_many(bundle, texts, ["gradcam"])
+    batch = bundle.encode(texts)
+    argmax = bundle.model(batch.ids, batch.mask).extras["argmax"]
+    widths = [2] * 3 + [3] * 3
+    outside = 0
+    for i, text in enumerate(texts):
+        n = len(text.split())
+        detected = sorted({(int(s), min(int(s) + w, n)) for s, w in zip(argmax[i], widths, strict=True)})
+        assert out.ngrams["gradcam"][i] == detected
+        chosen = evidence_and_counter(text, out["gradcam"][i], 3, (2, 3), counter_scores=out.counter["gradcam"][i],
+                                      candidates=out.ngrams["gradcam"][i])  # fmt: skip
+        for piece in chosen["evidence"] + chosen["counter_evidence"]:
+            assert (piece.first_word, piece.end_word) in detected
+        everywhere = top_ngrams(out["gradcam"][i], (2, 3), 3)
+        outside += sum((a, b) not in detected for a, b, _ in everywhere)
+    assert outside > 0  # without the detected n-grams, evidence would leave them
+    path = tmp_path / "texts.jsonl"
+    path.write_text(
+        "".join(json.dumps({"id": i, "text": t, "label": "pos"}) + "\n" for i, t in enumerate(texts))
+    )
+    bundle.save(tmp_path / "cnn")
+    args = ["explain", "--model", str(tmp_path / "cnn"), "--data", str(path), "--methods", "gradcam"]
+    assert main([*args, "--evidence", "3", "--ngrams", "--out", str(tmp_path / "e.jsonl")]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    for row, ranges in zip(rows, out.ngrams["gradcam"], strict=True):
+        for piece in row["evidence"]["gradcam"]["evidence"]:
+            assert (piece["first_word"], piece["end_word"]) in ranges
+
+
+def test_top_ngrams_among_candidates_scores_only_those():
+    from explain_engine.evidence import top_ngrams
+
+    scores = np.array([1.0, 3.0, 3.0, 1.0, 0.0, 0.5])
+    assert top_ngrams(scores, (2,), 2)[0][:2] == (1, 3)  # "b c" sums highest
+    chosen = top_ngrams(scores, (2,), 3, candidates=[(0, 2), (2, 4), (4, 6), (9, 11)])
+    assert chosen == [(0, 2, 4.0), (2, 4, 4.0), (4, 6, 0.5)]
+    assert top_ngrams(scores, (2,), 1, counter=True, candidates=[(0, 2), (4, 6)]) == [(4, 6, 0.5)]

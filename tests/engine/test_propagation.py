@@ -330,9 +330,36 @@ def test_lrp_reports_relevance_amplified_by_nearly_cancelling_cell_terms():
 def test_amplification_ratio_and_warning():
     check = Amplification(score=-2.0, total_abs=5000.0, eps=1e-3)
     assert check.ratio == 2500.0 and check.flagged and "2.5e+03x the class score -2" in check.warning()
-    assert Amplification(score=0.0, total_abs=1.0, eps=1e-3).flagged
+    # a zero score with large relevances is amplification proper
+    assert Amplification(score=0.0, total_abs=50.0, eps=1e-3).flagged
+    calm = Amplification(score=2.0, total_abs=6.0, eps=1e-3)
+    assert not calm.flagged and not calm.near_zero_score and calm.note() is None
     calm = Amplification(score=2.0, total_abs=6.0, eps=1e-3)
     assert not calm.flagged and calm.warning() is None and calm.to_dict()["ratio"] == 3.0
+
+
+def test_a_near_zero_class_score_is_told_apart_from_amplification():
+    """|s| = 1e-5 with relevances of 0.02 in all: Σ|φ| / |s| = 2,000, past the limit, yet nothing grew;
+    the relevances are modest against the 0.01 floor (ratio 2). The same score with relevances of 50
+    (5,000x the floor) is amplified."""
+    from explain_engine.explainers.lrp import amplification_summary
+
+    small = Amplification(score=1e-5, total_abs=0.02, eps=1e-3)
+    assert small.ratio == pytest.approx(2000.0) and small.near_zero_score
+    assert not small.flagged and small.warning() is None and "near zero" in small.note()
+    assert small.to_dict()["near_zero_score"] and not small.to_dict()["flagged"]
+    assert Amplification(score=0.0, total_abs=1.0, eps=1e-3).near_zero_score
+    assert not Amplification(score=0.0, total_abs=1.0, eps=1e-3).flagged
+    big = Amplification(score=1e-5, total_abs=50.0, eps=1e-3)
+    assert big.flagged and big.near_zero_score and big.note() is None and "amplified" in big.warning()
+    proper = Amplification(score=-2.0, total_abs=5000.0, eps=1e-3)
+    reports = [{"amplification": a.to_dict()} for a in (small, big, proper, calm_check())]
+    line = amplification_summary("lrp", reports, ["s", "b", "p", "c"])
+    assert "flagged: 2 of 4 (b, p)" in line and "near-zero class score, not amplified: 1 of 4 (s;" in line
+
+
+def calm_check() -> Amplification:
+    return Amplification(score=2.0, total_abs=6.0, eps=1e-3)
 
 
 # ------------------------------------------------------------------ DeepLIFT

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+import explain_engine.explainers as explainers
 from explain_engine.__main__ import main
 from explain_engine.artifacts import TrainedModel
 from explain_engine.datasets.rationales import rationale_explanations
@@ -249,6 +250,75 @@ def test_informed_twin_command_trains_both_and_prints_delta_a_of_hard_and_soft(t
     assert same["mean_c_random"] != pytest.approx(oracles["soft"]["mean_c_random"], abs=1e-9)
     rows = [json.loads(line) for line in (tmp_path / "run" / "alignment.jsonl").read_text().splitlines()]
     assert len(rows) == 6 and all(len(r["attributions"]) == len(r["text"].split()) for r in rows)
+    # the target's IG and the soft oracle's report their completeness, counted in ΔA's output
+    assert all(set(r["completeness"]) >= {"converged", "steps", "error"} for r in rows)
+    checks = rep["alignment"]["completeness"]
+    assert checks["attributions"]["checked"] == 6 and checks["soft"]["checked"] == 6
+    assert checks["soft"]["path_points"]["min"] >= 50
+    flagged = {r["id"] for r in rows if not r["completeness"]["converged"]}
+    assert set(checks["attributions"]["flagged_ids"]) == flagged
+    assert all("flagged_texts" in row for row in oracles.values())
     assert (tmp_path / "run" / "twin" / "model.pt").exists() and (
         tmp_path / "run" / "target" / "model.pt"
     ).exists()
+
+
+def test_alignment_counts_texts_whose_integrated_gradients_are_flagged(tmp_path, capsys, monkeypatch):
+    """An IG that is not complete at the step cap enters ΔA flagged: the attributions' own check (as
+    ``informed-twin`` writes it) and the soft oracle's, per row, with the path points used."""
+    torch.set_num_threads(1)
+    recs = alignment_records(np.random.default_rng(1))
+    for i, rec in enumerate(recs):
+        rec["completeness"] = {"converged": i != 3, "steps": 50 + 10 * i, "error": 0.2 if i == 3 else 0.001}
+    path = write(tmp_path / "a.jsonl", recs)
+    splits = ["train"] * 8 + ["validation"] * 2 + ["test"] * 2
+    train_informed_twin(
+        [{**r, "split": s} for r, s in zip(recs, splits, strict=True)], TINY, tmp_path / "twin"
+    )
+    # a tolerance no IG meets within a cap of 60 points: every soft-oracle text is flagged
+    original = explainers.explain_many
+
+    def capped(bundle, texts, methods, target=None, **kw):
+        kw["params"] = {m: {"tolerance": 1e-12, "max_steps": 60} for m in methods}
+        return original(bundle, texts, methods, target, **kw)
+
+    monkeypatch.setattr(explainers, "explain_many", capped)
+    twin = str(tmp_path / "twin")
+    assert main(["alignment", "--data", path, "--informed-model", twin, "--json", "--n-boot", "0"]) == 0
+    monkeypatch.undo()
+    rep = json.loads(capsys.readouterr().out)
+    done = rep["completeness"]
+    assert done["attributions"]["flagged_ids"] == ["e3"] and done["attributions"]["checked"] == 12
+    assert done["attributions"]["path_points"]["max"] == 160
+    assert rep["oracles"]["hard"]["flagged_texts"] == 1
+    assert done["soft"]["flagged"] == 12 and rep["oracles"]["soft"]["flagged_texts"] == 12
+    assert done["soft"]["path_points"]["max"] <= 60
+    # one text at a time through the command gives the same ΔA of every soft row
+    assert (
+        main(
+            [
+                "alignment",
+                "--data",
+                path,
+                "--informed-model",
+                twin,
+                "--json",
+                "--n-boot",
+                "0",
+                "--batch-size",
+                "1",
+            ]
+        )
+        == 0
+    )
+    alone = json.loads(capsys.readouterr().out)
+    assert main(["alignment", "--data", path, "--informed-model", twin, "--json", "--n-boot", "0"]) == 0
+    together = json.loads(capsys.readouterr().out)
+    for name in ("soft", "soft (y' matched for both)"):
+        a, b = alone["oracles"][name]["delta_a"]["value"], together["oracles"][name]["delta_a"]["value"]
+        assert a == pytest.approx(b, abs=1e-6)
+    assert main(["alignment", "--data", path, "--batch-size", "0"]) == 2
+    assert "--batch-size must be at least 1" in capsys.readouterr().err
+    assert main(["alignment", "--data", path, "--n-boot", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "(1 texts with an incomplete IG)" in out and "completeness of IG (attributions): 11 of 12" in out

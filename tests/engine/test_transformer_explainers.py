@@ -156,3 +156,19 @@ def test_pointing_game_and_explain_commands_run_on_a_transformer(bundle, tmp_pat
         assert len(row["explanations"]["attention_last"]) == len(word_spans(row["text"]))
         ev = row["evidence"]["limsse_ms_s"]["evidence"][0]
         assert row["text"][ev["start"] : ev["end"]] == ev["text"]
+
+
+def test_every_transformer_method_is_the_same_batched_and_one_text_at_a_time(bundle):
+    """Texts of different lengths (padded beside the longest when batched): each method's word scores
+    equal those of the text explained alone (attention masks keep padding out of every layer)."""
+    from explain_engine.explainers import METHODS, explain_many, methods_for
+    from tests.engine.test_batch_invariance import FAST
+
+    names = methods_for("transformer", standalone=True)
+    params = {**FAST, **{n: {**FAST.get(n, {}), "seed": 3} for n in names if METHODS[n].samples}}
+    together = explain_many(bundle, TEXTS, names, batch_size=len(TEXTS), params=params)
+    alone = explain_many(bundle, TEXTS, names, batch_size=1, params=params)
+    assert {"attention_last", "attention_rollout", "grad_dot_int_s", "lime"} <= set(names)
+    for name in names:
+        for i, (a, b) in enumerate(zip(together[name], alone[name], strict=True)):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"{name}, text {i}")
