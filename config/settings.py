@@ -154,7 +154,7 @@ HATLAB_FRAME_ANCESTORS = os.environ.get(
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        "annotate.api.authentication.SessionCSRFAuthentication",
         "annotate.api.authentication.ThrottledBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

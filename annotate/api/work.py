@@ -234,9 +234,12 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     (:func:`~annotate.handout.hooks.on_submitted`); any other answer costs no query more."""
     if (refused := _guard(request)) is not None:
         return refused
+    # Who may submit is known before the body is read: a session with no worker never has it parsed.
+    seats = session_seats(request)
+    if not seats:
+        return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
     try:
         data = parse_submission(request.body)
-        seats = session_seats(request)
         result = submit(
             assignment_uid,
             seats,
@@ -300,6 +303,7 @@ class SubmitView(_Described):
             201: SubmittedSerializer,
             200: SubmittedSerializer,
             400: ERRORS,
+            403: ERRORS,
             404: ERRORS,
             409: ERRORS,
             429: ERRORS,
