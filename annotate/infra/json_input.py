@@ -154,7 +154,7 @@ def _transcoded(body: bytes, encoding: str, what: str) -> bytes:
     try:
         return body.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
-        raise JSONInputError("detail", f"{what} is not JSON ({exc})") from None
+        raise JSONInputError("detail", f"{what} is not valid JSON ({exc})") from None
 
 
 def parse_json(body: bytes | str, *, max_bytes: int, max_depth: int, what: str = "the body") -> Any:
@@ -175,8 +175,12 @@ def parse_json(body: bytes | str, *, max_bytes: int, max_depth: int, what: str =
     try:
         text = body.decode("utf-8", "surrogatepass")
         data = _DECODER.decode(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise JSONInputError("detail", f"{what} is not JSON ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise JSONInputError(
+            "detail", f"{what} is not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise JSONInputError("detail", f"{what} is not valid JSON ({exc})") from None
     except (_Overflow, ValueError):  # a float past its range, an integer past Python's digits
         raise find_unstorable(_NAMING_DECODER.decode(text)) or JSONInputError(
             "detail", f"{what} holds a number out of range"
