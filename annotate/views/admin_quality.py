@@ -176,7 +176,7 @@ def worker_action(request, uid, worker_id: int, action: str):
     for error in errors:
         messages.error(request, f"{action}: {error}")
     if not errors:
-        messages.success(request, f"{action}: done for {worker.anonymous_id}")
+        messages.success(request, f"{action}: done for {worker.pseudonym_for(study.owner_id)}")
     return redirect("quality-dashboard", uid=study.uid)
 
 
