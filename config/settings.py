@@ -214,6 +214,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # heartbeat every HATLAB_JOB_HEARTBEAT_S, and a job without one for HATLAB_JOB_LOST_AFTER_S is marked
 # lost and sent again. The sweep runs on the beat schedule every HATLAB_JOB_SWEEP_S, and in the web
 # process (at most as often) on requests that touch jobs, which works while the broker is down.
+# At most this many jobs of one researcher are in the broker or running at a time; the rest wait on their
+# rows and the sweep sends them as earlier ones finish (annotate/jobs/dispatch.py).
+HATLAB_JOBS_PER_OWNER = int(os.environ.get("HATLAB_JOBS_PER_OWNER", "2"))
 HATLAB_JOB_SEND_GRACE_S = float(os.environ.get("HATLAB_JOB_SEND_GRACE_S", "5"))
 HATLAB_JOB_RESEND_S = float(os.environ.get("HATLAB_JOB_RESEND_S", "900"))
 HATLAB_JOB_HEARTBEAT_S = float(os.environ.get("HATLAB_JOB_HEARTBEAT_S", "10"))
