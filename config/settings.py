@@ -159,7 +159,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotate.api.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 100,
     # JSON only (the dataset upload adds multipart itself), read with the limits below
     "DEFAULT_PARSER_CLASSES": ["annotate.api.parsers.LimitedJSONParser"],
@@ -184,6 +184,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "annotate.api.errors.document_errors",
+        "annotate.api.errors.refuse_nul",
     ],
     # jobs and model runs share their states' names
     "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "annotate.models.jobs.Job.Status"},

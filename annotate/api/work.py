@@ -149,7 +149,9 @@ def parse_submission(body: bytes) -> dict[str, Any]:
 
 def _guard(request: HttpRequest) -> JsonResponse | None:
     if request.method != "POST":
-        return error(405, {"detail": [f"method {request.method} not allowed; use POST"]})
+        refused = error(405, {"detail": [f"method {request.method} not allowed; use POST"]})
+        refused["Allow"] = "POST"
+        return refused
     worker_ids = session_worker_ids(request)
     wait = throttle.work_request(request, worker_ids)
     if wait is not None:
