@@ -3,7 +3,7 @@
 repeats, in microseconds per body. Two bodies: a typical highlight answer (60 words, a few signals) and one
 with 150 signal events (more opening brackets than the depth limit, so the depth is computed). Then the
 hostile body (``[`` x40, ``"``, then ``\\"`` repeated: an unterminated string of escaped quotes) at 8, 32 and
-80 KB, in milliseconds (refused either way; the time is what one request costs a web worker). Usage::
+80 KB, in milliseconds, best of three (refused either way; the time is what one request costs a web worker). Usage::
 
     PYTHONPATH=. .venv/bin/python bench/json_input.py
 """
@@ -52,10 +52,13 @@ def main() -> None:
     hostile = {}
     for kb in (8, 32, 80):
         body = b"[" * 40 + b'"' + b'\\"' * ((kb * 1024 - 41) // 2)
-        start = time.perf_counter()
-        with contextlib.suppress(JSONInputError):
-            parse_json(body, max_bytes=2 * 1024 * 1024, max_depth=32)
-        hostile[f"hostile_{kb}kb_ms"] = round((time.perf_counter() - start) * 1e3, 2)
+        times = []
+        for _ in range(3):  # best of three (the first call also pays for warming up)
+            start = time.perf_counter()
+            with contextlib.suppress(JSONInputError):
+                parse_json(body, max_bytes=2 * 1024 * 1024, max_depth=32)
+            times.append(time.perf_counter() - start)
+        hostile[f"hostile_{kb}kb_ms"] = round(min(times) * 1e3, 2)
         print(f"hostile body, {kb} KB: {hostile[f'hostile_{kb}kb_ms']} ms")
     print(json.dumps(hostile))
 

@@ -1,7 +1,8 @@
 """JSON request bodies read with limits, and values PostgreSQL cannot store refused.
 
 :func:`parse_json` is what every endpoint reads a JSON body with (the annotator endpoints directly, the DRF
-views through :class:`annotate.api.parsers.LimitedJSONParser`). It refuses, as :class:`JSONInputError`
+views through :class:`annotate.api.parsers.LimitedJSONParser`, the gold editor and the pages' JSON fields),
+and what imports read a JSONL line or a CSV cell of JSON with (:func:`annotate.corpus.imports.read_json`). It refuses, as :class:`JSONInputError`
 naming the field:
 
 * a body over ``max_bytes`` or nested deeper than ``max_depth`` (settings ``HATLAB_JSON_MAX_BYTES``,
@@ -10,7 +11,7 @@ naming the field:
   ``RecursionError``;
 * ``NaN``, ``Infinity`` and ``-Infinity`` (:func:`json.loads` takes them; they are not JSON and
   ``jsonb`` refuses them), and numbers beyond a float's range (``1e400``, which :func:`float` makes
-  infinity); an integer of more than 4,300 digits is not decoded at all (Python's limit);
+  infinity), and integers past Python's digit limit (4,300), each named by its field;
 * ``\\u0000`` and lone surrogates (``\\ud800`` without its pair) in any string, keys included: ``jsonb``
   and ``text`` columns refuse both.
 
