@@ -154,12 +154,12 @@ HATLAB_FRAME_ANCESTORS = os.environ.get(
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        "annotate.api.authentication.SessionCSRFAuthentication",
         "annotate.api.authentication.ThrottledBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotate.api.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 100,
     # JSON only (the dataset upload adds multipart itself), read with the limits below
     "DEFAULT_PARSER_CLASSES": ["annotate.api.parsers.LimitedJSONParser"],
@@ -184,6 +184,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "annotate.api.errors.document_errors",
+        "annotate.api.errors.refuse_nul",
     ],
     # jobs and model runs share their states' names
     "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "annotate.models.jobs.Job.Status"},
@@ -214,6 +215,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # heartbeat every HATLAB_JOB_HEARTBEAT_S, and a job without one for HATLAB_JOB_LOST_AFTER_S is marked
 # lost and sent again. The sweep runs on the beat schedule every HATLAB_JOB_SWEEP_S, and in the web
 # process (at most as often) on requests that touch jobs, which works while the broker is down.
+# At most this many jobs of one researcher are in the broker or running at a time; the rest wait on their
+# rows and the sweep sends them as earlier ones finish (annotate/jobs/dispatch.py).
+HATLAB_JOBS_PER_OWNER = int(os.environ.get("HATLAB_JOBS_PER_OWNER", "2"))
 HATLAB_JOB_SEND_GRACE_S = float(os.environ.get("HATLAB_JOB_SEND_GRACE_S", "5"))
 HATLAB_JOB_RESEND_S = float(os.environ.get("HATLAB_JOB_RESEND_S", "900"))
 HATLAB_JOB_HEARTBEAT_S = float(os.environ.get("HATLAB_JOB_HEARTBEAT_S", "10"))

@@ -1,11 +1,17 @@
-"""The API's HTTP Basic authentication, with each attempt counted by the sign-in throttle
-(:func:`annotate.infra.throttle.login_attempt`), as the login page's are: otherwise it is a second door for
-guessing passwords."""
+"""The API's authentication classes.
+
+* HTTP Basic, with each attempt counted by the sign-in throttle (:func:`annotate.infra.throttle.login_attempt`),
+  as the login page's are: otherwise it is a second door for guessing passwords.
+* The session, whose CSRF check runs on Django's request rather than DRF's: DRF's ``request.POST`` parses the
+  body with the view's parsers, so its own check would read a JSON body before the view's permissions are
+  checked. Django's reads nothing of a JSON body (the token comes from the ``X-CSRFToken`` header), so a
+  body reaches :func:`annotate.infra.json_input.parse_json` only in a view whose permissions passed.
+"""
 
 from __future__ import annotations
 
 from drf_spectacular.authentication import BasicScheme
-from rest_framework.authentication import BasicAuthentication
+from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.exceptions import Throttled
 
 from annotate.infra import throttle
@@ -23,3 +29,10 @@ class ThrottledBasicScheme(BasicScheme):
     """The OpenAPI description of it: HTTP Basic, as DRF's."""
 
     target_class = "annotate.api.authentication.ThrottledBasicAuthentication"
+
+
+class SessionCSRFAuthentication(SessionAuthentication):
+    """DRF's session authentication, its CSRF check run on Django's request (see the module docstring)."""
+
+    def enforce_csrf(self, request) -> None:
+        super().enforce_csrf(getattr(request, "_request", request))

@@ -45,14 +45,18 @@ from annotate.dashboards.similarity import text_detail
 from annotate.studies.progress import study_progress
 
 SELECT = OpenApiParameter(
-    "select", str, many=True, pattern=r"^[0-9]+:\S+", description="<model run id>:<method>, repeated"
+    "select",
+    str,
+    many=True,
+    pattern=r"^[0-9]+:[^\s\u0000]+$",
+    description="<model run id>:<method>, repeated",
 )
 SELECT_REQUIRED = OpenApiParameter(
     "select",
     str,
     many=True,
     required=True,
-    pattern=r"^[0-9]+:\S+",
+    pattern=r"^[0-9]+:[^\s\u0000]+$",
     description="<model run id>:<method>, repeated (at least one)",
 )
 TARGET = OpenApiParameter("target", str, enum=["predicted", "gold"], description="which class's explanation")

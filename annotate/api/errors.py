@@ -76,6 +76,49 @@ def document_errors(result: dict, generator, request, public) -> dict:
     return result
 
 
+#: What a string of a request may not hold: PostgreSQL cannot store NUL, so the API refuses it everywhere.
+NO_NUL = "^[^\\u0000]*$"
+
+
+def _refuse_nul(schema: Any) -> None:
+    """Add :data:`NO_NUL` to every plain string of ``schema`` (one without a format, enum or pattern)."""
+    if isinstance(schema, list):
+        for part in schema:
+            _refuse_nul(part)
+        return
+    if not isinstance(schema, dict):
+        return
+    if (
+        schema.get("type") == "string"
+        and not {"format", "enum", "pattern"} & set(schema)
+        and not schema.get("readOnly")
+    ):
+        schema["pattern"] = NO_NUL
+    for key in ("properties", "items", "additionalProperties", "allOf", "anyOf", "oneOf"):
+        value = schema.get(key)
+        if isinstance(value, dict) and key == "properties":
+            for child in value.values():
+                _refuse_nul(child)
+        elif isinstance(value, dict | list):
+            _refuse_nul(value)
+
+
+def refuse_nul(result: dict, generator, request, public) -> dict:
+    """The schema says what the API refuses: a NUL character in any string of a request (body, query or
+    path), as :func:`annotate.infra.json_input.parse_json` and the query guard refuse it. Request bodies
+    have their own components (``COMPONENT_SPLIT_REQUEST``), so answers are left as they are."""
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request"):
+            _refuse_nul(component)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                _refuse_nul(parameter.get("schema"))
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                _refuse_nul(media.get("schema"))
+    return result
+
+
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """404: JSON under ``/api/`` (the annotator endpoints' shape under ``/api/work/``), Django's page elsewhere."""
     if request.path.startswith("/api/work/"):

@@ -23,6 +23,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from annotate.access import IsOwnerOrAdmin, IsResearcher, is_admin, visible_to
+from annotate.infra.strict_fields import StrictBooleanField, StrictCharField
 from annotate.jobs.dispatch import QUEUE_DOWN_NOTE
 from annotate.jobs.sweeper import sweep_soon
 from annotate.machine import (
@@ -105,11 +106,11 @@ class ModelRunSerializer(serializers.ModelSerializer):
 
 
 class ModelRunCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     architecture = serializers.ChoiceField(choices=[])
     params = JSONObjectField(required=False, default=dict, help_text="TrainConfig fields, e.g. epochs.")
-    gpu = serializers.BooleanField(required=False, default=False, help_text="Send the job to the gpu queue.")
+    gpu = StrictBooleanField(required=False, default=False, help_text="Send the job to the gpu queue.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -122,19 +123,17 @@ class ModelRunCreateSerializer(serializers.Serializer):
 class ExplainRequestSerializer(serializers.Serializer):
     methods = MethodNamesField(help_text='Method names, or "all" for every method that applies.')
     documents = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
-    target = serializers.CharField(
-        required=False, default="predicted", help_text="predicted, gold or a label"
-    )
+    target = StrictCharField(required=False, default="predicted", help_text="predicted, gold or a label")
     m = serializers.IntegerField(required=False, default=3)
     ngram_sizes = serializers.ListField(child=serializers.IntegerField(), required=False, allow_null=True)
     method_params = JSONObjectField(required=False, default=dict)
     batch_size = serializers.IntegerField(required=False, default=16)
-    faithfulness = serializers.BooleanField(
+    faithfulness = StrictBooleanField(
         required=False,
         default=True,
         help_text="Measure each map's comprehensiveness, sufficiency and Kendall's τ against leave-one-out.",
     )
-    gpu = serializers.BooleanField(required=False, default=False)
+    gpu = StrictBooleanField(required=False, default=False)
 
 
 class PredictionSerializer(serializers.ModelSerializer):

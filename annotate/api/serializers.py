@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
-from django.db import transaction
+from django.db import models, transaction
 from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from annotate.corpus.imports import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.crowd.providers import PROVIDERS
+from annotate.infra.strict_fields import StrictCharField
 from annotate.models import Dataset, Study
 from annotate.studies import service as study_service
 from annotate.tasks import TASK_KINDS, default_kind
@@ -31,6 +32,11 @@ def _import_upload(dataset: Dataset, upload, fmt: str | None) -> int:
 
 
 class DatasetSerializer(serializers.ModelSerializer):
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: StrictCharField,
+        models.TextField: StrictCharField,
+    }
     owner = serializers.CharField(source="owner.username", read_only=True)
     document_count = serializers.IntegerField(source="n_documents", read_only=True, default=None)
     file = serializers.FileField(write_only=True, required=False, help_text="CSV or JSONL to import.")

@@ -150,7 +150,9 @@ def parse_submission(body: bytes) -> dict[str, Any]:
 
 def _guard(request: HttpRequest) -> JsonResponse | None:
     if request.method != "POST":
-        return error(405, {"detail": [f"method {request.method} not allowed; use POST"]})
+        refused = error(405, {"detail": [f"method {request.method} not allowed; use POST"]})
+        refused["Allow"] = "POST"
+        return refused
     worker_ids = session_worker_ids(request)
     wait = throttle.work_request(request, worker_ids)
     if wait is not None:
@@ -239,9 +241,12 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     (:func:`~annotate.handout.hooks.on_submitted`); any other answer costs no query more."""
     if (refused := _guard(request)) is not None:
         return refused
+    # Who may submit is known before the body is read: a session with no worker never has it parsed.
+    seats = session_seats(request)
+    if not seats:
+        return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
     try:
         data = parse_submission(request.body)
-        seats = session_seats(request)
         result = submit(
             assignment_uid,
             seats,
@@ -305,6 +310,7 @@ class SubmitView(_Described):
             201: SubmittedSerializer,
             200: SubmittedSerializer,
             400: ERRORS,
+            403: ERRORS,
             404: ERRORS,
             409: ERRORS,
             429: ERRORS,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from annotate.infra.json_input import JSONInputError, find_unstorable, parse_json
 from annotate.models import Dataset, Document
 
 FORMATS = ("csv", "jsonl")
@@ -168,7 +168,9 @@ def read_rows(text: str, fmt: str, required: Sequence[str]) -> Iterator[tuple[in
     """The rows of a CSV file (a header row naming the columns, ``required`` among them) or a JSONL file
     (one JSON object a line) as ``(line, values)``, one at a time; blank rows are skipped. A CSV row's
     values hold only the cells it has. Errors name the line (and the column when one is missing); a row
-    past the cap on rows stops the reading with an error."""
+    past the cap on rows stops the reading with an error. This is where every imported row is checked for
+    what cannot be stored: a JSONL line is read by :func:`read_json`, and any row holding a NUL or a lone
+    surrogate is refused naming the field."""
     cap = limits().max_rows
     rows = _csv_rows(text, required) if fmt == "csv" else _jsonl_rows(text)
     for n, (line, values) in enumerate(rows, 1):
@@ -176,6 +178,7 @@ def read_rows(text: str, fmt: str, required: Sequence[str]) -> Iterator[tuple[in
             raise CorpusImportError(
                 line, None, f"more than {cap} rows: over the import limit (HATLAB_IMPORT_MAX_ROWS)"
             )
+        check_storable(line, values)
         yield line, values
 
 
@@ -209,14 +212,35 @@ def _csv_rows(text: str, required: Sequence[str]) -> Iterator[tuple[int, dict[st
         start = reader.line_num + 1
 
 
+def read_json(line: int, raw: str, field: str | None = None) -> Any:
+    """JSON from a file (a JSONL line, or a CSV cell named ``field``), read as the API reads a body
+    (:func:`annotate.infra.json_input.parse_json`): nested at most ``HATLAB_JSON_MAX_DEPTH`` deep, no NaN,
+    Infinity or number out of range, no NUL or lone surrogate; the error names the line and the field."""
+    try:
+        return parse_json(
+            raw,
+            max_bytes=limits().max_bytes,
+            max_depth=settings.HATLAB_JSON_MAX_DEPTH,
+            what="the line" if field is None else "the cell",
+        )
+    except JSONInputError as exc:
+        inner = None if exc.field == "detail" else exc.field
+        where = ".".join(part for part in (field, inner) if part) or None
+        raise CorpusImportError(line, where, exc.message) from None
+
+
+def check_storable(line: int, values: dict[str, Any]) -> None:
+    """Refuse a row holding a value PostgreSQL cannot store (a NUL, a lone surrogate), naming its field."""
+    problem = find_unstorable(values)
+    if problem is not None:
+        raise CorpusImportError(line, None if problem.field == "detail" else problem.field, problem.message)
+
+
 def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     for line, raw in enumerate(io.StringIO(text), 1):
         if not raw.strip():
             continue
-        try:
-            values = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise CorpusImportError(line, None, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        values = read_json(line, raw)
         if not isinstance(values, dict):
             raise CorpusImportError(line, None, "each line must be a JSON object")
         yield line, values
@@ -225,10 +249,7 @@ def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
 def _csv_metadata(line: int, values: dict[str, Any]) -> dict[str, Any]:
     """A CSV row's ``metadata`` cell, which holds JSON, parsed."""
     if values.get("metadata", "").strip():
-        try:
-            values["metadata"] = json.loads(values["metadata"])
-        except json.JSONDecodeError as exc:
-            raise CorpusImportError(line, "metadata", f"not valid JSON ({exc.msg})") from None
+        values["metadata"] = read_json(line, values["metadata"], "metadata")
     return values
 
 

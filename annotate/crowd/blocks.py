@@ -47,7 +47,7 @@ def apply_quality(study: Study, *, mirror: bool = True) -> QualitySummary:
             logger.warning(
                 "mirroring trust of worker %s in study %s failed: %s", row.worker_id, study.pk, exc
             )
-            summary.errors.append(f"{row.worker.anonymous_id}: {exc}")
+            summary.errors.append(f"{row.worker.pseudonym_for(study.owner_id)}: {exc}")
             continue
         WorkerTrust.objects.filter(pk=row.pk).update(mirrored=row.status)
         summary.mirrored.append(row.worker_id)

@@ -294,4 +294,4 @@ def bonus(study: Study, data: dict) -> dict[str, Any]:
     reason = _text(data, "reason", 1000)
     key = _text(data, "key", 40)
     payment = send_bonus(study, worker, cents(paid), reason, f"bonus-{study.pk}-{key}")
-    return {"bonus": str(payment.amount), "worker": worker.anonymous_id}
+    return {"bonus": str(payment.amount), "worker": worker.pseudonym_for(study.owner_id)}

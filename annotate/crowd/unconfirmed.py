@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
-from annotate.models import Response, Study, Worker
+from annotate.models import Response, Study
+from annotate.models.crowd import pseudonym
 
 VERIFIED = Response.Verification.VERIFIED
 
@@ -33,9 +34,7 @@ def unconfirmed_workers(study: Study) -> list[dict[str, Any]]:
     )
     return [
         {
-            "worker": Worker(
-                provider=row["worker__provider"], external_id=row["worker__external_id"]
-            ).anonymous_id,
+            "worker": pseudonym(study.owner_id, row["worker__provider"], row["worker__external_id"]),
             "provider": row["worker__provider"],
             "provisional": row["provisional"],
             "set_aside": row["set_aside"],

@@ -19,6 +19,7 @@ from typing import Any
 from django.db.models import Count
 
 from annotate.models import Explanation, Item, ModelRun, Prediction, Response, Study, Worker
+from annotate.models.crowd import pseudonym
 from annotate.quality.exclusion import Standing, standing
 from annotate.tasks import get_kind
 from explain_engine.api import TRAINING_ATTENTION as ATTENTION
@@ -112,7 +113,11 @@ def study_data(study: Study, with_text: bool = False) -> StudyData:
     answers = _answers(study, kind.agreement_value)
     worker_ids = {a.worker for a in answers}
     workers = {
-        pk: {"provider": provider, "external_id": external}
+        pk: {
+            "provider": provider,
+            "external_id": external,
+            "name": pseudonym(study.owner_id, provider, external),
+        }
         for pk, provider, external in Worker.objects.filter(pk__in=worker_ids).values_list(
             "id", "provider", "external_id"
         )
@@ -198,8 +203,9 @@ def _items(study: Study, with_text: bool) -> list[dict]:
     ]
 
 
-def anonymous_id(worker: dict) -> str:
-    return Worker(provider=worker["provider"], external_id=worker["external_id"]).anonymous_id
+def anonymous_id(study: Study, worker: dict) -> str:
+    """The worker's pseudonym as the study's owner sees it."""
+    return pseudonym(study.owner_id, worker["provider"], worker["external_id"])
 
 
 def sentiment_code(label: str | None) -> int | None:

@@ -507,7 +507,7 @@ def text_detail(
         human.append(
             {
                 "name": f"HAM{len(human) + 1}",
-                "annotator": gather.anonymous_id({"provider": provider, "external_id": external}),
+                "annotator": gather.anonymous_id(study, {"provider": provider, "external_id": external}),
                 "label": answer.get("label"),
                 "map": [1 if v else 0 for v in word_map],
             }

@@ -95,10 +95,10 @@ def annotator_rows(data: gather.StudyData, agreement: dict[int, tuple[int, int]]
     (a_low, a_high), (g_low, g_high) = intervals
     rows = []
     for i, w in enumerate(order):
-        worker = data.workers.get(w, {"provider": "?", "external_id": str(w)})
+        worker = data.workers.get(w, {"provider": "?", "external_id": str(w), "name": "?"})
         rows.append(
             {
-                "worker": gather.anonymous_id(worker),
+                "worker": worker["name"],
                 "provider": worker["provider"],
                 "answers": answers[w],
                 "median_time_ms": float(median(times[w])) if times.get(w) else None,

@@ -16,17 +16,16 @@ item row with the ``verifications`` of its ``labels``, in the same order.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from itertools import groupby, islice
 from typing import Any
 
-from django.conf import settings
 from django.utils import timezone
 
 from annotate.infra import csvfile
-from annotate.models import Document, Item, Response, Study, Worker, WorkerTrust
+from annotate.models import Document, Item, Response, Study, WorkerTrust
+from annotate.models.crowd import pseudonym
 from annotate.tasks import get_kind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from explain_engine.api import consensus_maps, words_of
@@ -41,7 +40,7 @@ LEAD_COLUMNS: tuple[Column, ...] = (
     ("position", "the item's place in the study's hand-out order, from 0"),
     ("document", "the document's id, as imported"),
     ("words", "the document's words, in order (the maps index them); a JSON list in CSV"),
-    ("worker", "the worker's pseudonym: a salted hash of platform and worker id (no platform id leaves the app)"),
+    ("worker", "the worker's pseudonym: a keyed hash of platform and worker id, different for every researcher (no platform id leaves the app)"),
     ("platform_assignment", "the platform's assignment or submission id, hashed the same way; empty for local work"),
 )  # fmt: skip
 #: The columns of every per-response export after the kind's answer columns.
@@ -97,20 +96,24 @@ def _answers(study: Study, unverified: bool):
     return responses if unverified else responses.counted()
 
 
-def platform_pseudonym(provider: str, external_id: str) -> str:
-    """A platform's id of a unit of work, hashed with the app's secret as worker ids are
-    (:attr:`annotate.models.Worker.anonymous_id`); empty for none."""
+def platform_pseudonym(owner_id: int | None, provider: str, external_id: str) -> str:
+    """A platform's id of a unit of work, hashed per researcher as worker ids are
+    (:func:`annotate.models.crowd.pseudonym`); empty for none."""
     if not external_id:
         return ""
-    digest = hashlib.sha256(f"{settings.SECRET_KEY}:{provider}:unit:{external_id}".encode()).hexdigest()
-    return f"a{digest[:10]}"
+    return pseudonym(owner_id, f"{provider}:unit", external_id, prefix="a")
 
 
 class _AnonymousIds(dict):
-    """``(provider, external_id)`` → the worker's pseudonym, computed once per worker."""
+    """``(provider, external_id)`` → the worker's pseudonym for the researcher ``owner_id``, computed once
+    per worker."""
+
+    def __init__(self, owner_id: int | None):
+        super().__init__()
+        self.owner_id = owner_id
 
     def __missing__(self, key: tuple[str, str]) -> str:
-        value = self[key] = Worker(provider=key[0], external_id=key[1]).anonymous_id
+        value = self[key] = pseudonym(self.owner_id, key[0], key[1])
         return value
 
 
@@ -156,7 +159,7 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
     :data:`CHUNK` at a time, with the items and documents of each chunk in one query each, so the number of
     queries grows with the chunks, not with the documents, and only one chunk's documents are held."""
     kind = get_kind(study.kind)
-    anonymous = _AnonymousIds()
+    anonymous = _AnonymousIds(study.owner_id)
     trust = {
         worker: (value, status)
         for worker, value, status in WorkerTrust.objects.filter(study=study).values_list(
@@ -192,7 +195,7 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
                 "words": words,
                 **({"text": doc_text} if text else {}),
                 "worker": anonymous[provider, external],
-                "platform_assignment": platform_pseudonym(provider, unit),
+                "platform_assignment": platform_pseudonym(study.owner_id, provider, unit),
                 **kind.export_answer(study, items[item_id], answer),
                 "read_ms": read_ms,
                 "answer_ms": answer_ms,

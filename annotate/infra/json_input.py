@@ -1,7 +1,8 @@
 """JSON request bodies read with limits, and values PostgreSQL cannot store refused.
 
 :func:`parse_json` is what every endpoint reads a JSON body with (the annotator endpoints directly, the DRF
-views through :class:`annotate.api.parsers.LimitedJSONParser`). It refuses, as :class:`JSONInputError`
+views through :class:`annotate.api.parsers.LimitedJSONParser`, the gold editor and the pages' JSON fields),
+and what imports read a JSONL line or a CSV cell of JSON with (:func:`annotate.corpus.imports.read_json`). It refuses, as :class:`JSONInputError`
 naming the field:
 
 * a body over ``max_bytes`` or nested deeper than ``max_depth`` (settings ``HATLAB_JSON_MAX_BYTES``,
@@ -9,20 +10,24 @@ naming the field:
   :func:`json.loads` runs, so its recursive C scanner never meets a body deep enough to raise
   ``RecursionError``;
 * ``NaN``, ``Infinity`` and ``-Infinity`` (:func:`json.loads` takes them; they are not JSON and
-  ``jsonb`` refuses them);
+  ``jsonb`` refuses them), and numbers beyond a float's range (``1e400``, which :func:`float` makes
+  infinity), and integers past Python's digit limit (4,300), each named by its field;
 * ``\\u0000`` and lone surrogates (``\\ud800`` without its pair) in any string, keys included: ``jsonb``
   and ``text`` columns refuse both.
 
 Hand-written rather than a streaming parser from a library because a well-formed body costs only scans at
 C speed besides the decoding itself (byte counts and substring searches; the bracket depth is computed only
 when a body has more opening brackets than the limit); the walk that names the bad field runs only when
-the scans find something suspicious.
+the scans find something suspicious. Every check is linear in the body's length, whatever the body holds
+(``tests/annotate/test_input_limits.py`` times them on growing hostile bodies).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
 from itertools import accumulate
 from typing import Any
 
@@ -30,8 +35,10 @@ from typing import Any
 # valid pair, so a match only sends the body to the walk that decides). Raw surrogate bytes start with 0xED.
 _SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
-# A JSON string (its escapes included): removed before brackets are counted, since they may hold brackets.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# A backslash and the byte after it: inside a string that is an escape, and removing every one of them leaves
+# strings with no quote inside, so the text outside strings is every other piece between quotes. One pass
+# of a pattern that matches at every backslash it tries: linear in the body, whatever the body holds.
+_ESCAPE = re.compile(rb"\\.?", re.S)
 _BRACKETS_ONLY = bytes(range(256)).translate(None, b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
@@ -46,26 +53,61 @@ class JSONInputError(ValueError):
 
 
 class _Constant:
-    """Where ``NaN`` or ``Infinity`` stood, kept until the walk names its field."""
+    """Where ``NaN``, ``Infinity`` or a number too large for a float stood, kept until the walk names its
+    field."""
 
-    __slots__ = ("name",)
+    __slots__ = ("message",)
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, message: str = "is not a JSON number"):
+        self.message = f"{name} {message}"
 
 
-# One decoder for every body (``json.loads`` with an argument builds a new one per call).
-_DECODER = json.JSONDecoder(parse_constant=_Constant)
+class _Overflow(Exception):
+    """A number beyond a float's range (``1e400``): :func:`float` makes it infinity, which ``jsonb`` refuses."""
+
+
+_TOO_LARGE = "is too large: a number must lie within ±1.7e308"
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Overflow(text)
+    return value
+
+
+def _float_or_constant(text: str) -> float | _Constant:
+    value = float(text)
+    return _Constant(text, _TOO_LARGE) if math.isinf(value) else value
+
+
+def _int_or_constant(text: str) -> int | _Constant:
+    digits = len(text.lstrip("-"))
+    if digits > sys.get_int_max_str_digits():
+        return _Constant(
+            f"a number of {digits} digits", f"is too long (at most {sys.get_int_max_str_digits()})"
+        )
+    return int(text)
+
+
+# One decoder for every body (``json.loads`` with an argument builds a new one per call); the second, which
+# keeps an overflowing or over-long number where it stood, only decodes a body the first refused for one.
+_DECODER = json.JSONDecoder(parse_constant=_Constant, parse_float=_finite_float)
+_NAMING_DECODER = json.JSONDecoder(
+    parse_constant=_Constant, parse_float=_float_or_constant, parse_int=_int_or_constant
+)
 
 
 def nesting_depth(body: bytes) -> int:
     """The deepest nesting of arrays and objects in ``body``, brackets inside strings not counted.
 
-    An upper bound for a body that is not JSON (an unterminated string's brackets count), which is
-    enough: such a body is refused either way.
+    Linear in the body's length (C-speed passes: escapes removed, a split at quotes, a translate, one
+    running sum). For a body that is not JSON the count is exact up to the first byte the decoder refuses
+    (a backslash outside a string, an unterminated string), which is as far as the decoder recurses, so a
+    body is never deeper for the decoder than for this count.
     """
-    # without a backslash no string holds an escaped quote: the text outside strings is every other piece
-    outside = b"".join(body.split(b'"')[::2]) if b"\\" not in body else _STRING.sub(b"", body)
+    unescaped = _ESCAPE.sub(b"", body) if b"\\" in body else body
+    outside = b"".join(unescaped.split(b'"')[::2])
     brackets = outside.translate(None, _BRACKETS_ONLY)
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
@@ -93,7 +135,7 @@ def find_unstorable(value: Any, path: str = "") -> JSONInputError | None:
     while pending:
         where, node = pending.pop()
         if isinstance(node, _Constant):
-            return JSONInputError(where or "detail", f"{node.name} is not a JSON number")
+            return JSONInputError(where or "detail", node.message)
         if isinstance(node, str):
             problem = unstorable_reason(node)
             if problem:
@@ -109,20 +151,41 @@ def find_unstorable(value: Any, path: str = "") -> JSONInputError | None:
     return None
 
 
-def parse_json(body: bytes | str, *, max_bytes: int, max_depth: int) -> Any:
-    """``body`` decoded, or :class:`JSONInputError` (see the module docstring for what is refused)."""
+def _transcoded(body: bytes, encoding: str, what: str) -> bytes:
+    try:
+        return body.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise JSONInputError("detail", f"{what} is not valid JSON ({exc})") from None
+
+
+def parse_json(body: bytes | str, *, max_bytes: int, max_depth: int, what: str = "the body") -> Any:
+    """``body`` decoded, or :class:`JSONInputError` (see the module docstring for what is refused).
+    ``what`` names the text in messages about it as a whole (``the line``, ``the cell``)."""
     if isinstance(body, str):
         body = body.encode("utf-8", "surrogatepass")
     if len(body) > max_bytes:
-        raise JSONInputError("detail", f"the body is larger than the limit of {max_bytes} bytes")
+        raise JSONInputError("detail", f"{what} is larger than the limit of {max_bytes} bytes")
+    encoding = json.detect_encoding(body)
+    if encoding != "utf-8":
+        # UTF-16/32 (or a BOM): the scans below read bytes as UTF-8, where a quote or bracket is one byte
+        body = _transcoded(body, encoding, what)
     if _too_deep(body, max_depth):
         raise JSONInputError(
-            "detail", f"the body nests arrays and objects deeper than the limit of {max_depth}"
+            "detail", f"{what} nests arrays and objects deeper than the limit of {max_depth}"
         )
     try:
-        data = _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise JSONInputError("detail", f"the body is not JSON ({exc})") from None
+        text = body.decode("utf-8", "surrogatepass")
+        data = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise JSONInputError(
+            "detail", f"{what} is not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise JSONInputError("detail", f"{what} is not valid JSON ({exc})") from None
+    except (_Overflow, ValueError):  # a float past its range, an integer past Python's digits
+        raise find_unstorable(_NAMING_DECODER.decode(text)) or JSONInputError(
+            "detail", f"{what} holds a number out of range"
+        ) from None
     if (
         b"NaN" in body
         or b"Infinity" in body

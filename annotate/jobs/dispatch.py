@@ -6,6 +6,12 @@ and sends it once that transaction commits; :func:`send` records when the broker
 or, when the broker cannot be reached, leaves ``sent`` empty with :data:`QUEUE_DOWN_NOTE` as the
 job's message. Whatever was not sent is sent again by :mod:`annotate.jobs.sweeper`.
 
+One researcher's jobs cannot hold the shared queues for everyone: at most ``HATLAB_JOBS_PER_OWNER`` jobs
+of one owner are in the broker or running at a time (per-owner concurrency). A job past that is held on
+its row, unsent, with :data:`OWNER_WAIT_NOTE` as its message, and the sweep sends it (oldest first) once
+one of the owner's jobs has finished; another researcher's job is sent at once, so it waits behind at
+most ``HATLAB_JOBS_PER_OWNER`` jobs of each other researcher, never behind all of them.
+
 A job may therefore reach a worker twice (a resend, and the broker's own redelivery after a worker
 died): every message of a job carries the task id ``hatlab-job-<pk>``, and the worker's claim of the
 row (:func:`annotate.jobs.base.run_job`) runs it once.
@@ -19,6 +25,7 @@ from datetime import datetime, timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -37,6 +44,7 @@ BROKER_ERRORS: tuple[type[Exception], ...] = (
     OSError,
 )
 EVENTS_KEPT = 20
+OWNER_WAIT_NOTE = "waiting for the owner's earlier jobs: at most {limit} run at a time per researcher"
 
 
 def task_id(job_id: int) -> str:
@@ -58,11 +66,34 @@ def dispatch(job: Job, task, queue: str) -> None:
     transaction.on_commit(lambda: send(job.pk), robust=True)
 
 
+def owner_is_full(job: Job) -> bool:
+    """Whether ``job``'s owner already has ``HATLAB_JOBS_PER_OWNER`` other jobs in the broker or running
+    (jobs of no owner, and in-process jobs, are never held)."""
+    if job.created_by_id is None or current_app.conf.task_always_eager:
+        return False
+    in_flight = (
+        Job.objects.filter(created_by_id=job.created_by_id)
+        .exclude(pk=job.pk)
+        .filter(Q(status=Job.Status.RUNNING) | Q(status=Job.Status.QUEUED, sent__isnull=False))
+    )
+    limit = settings.HATLAB_JOBS_PER_OWNER
+    return in_flight[:limit].count() >= limit
+
+
+def hold(job: Job) -> None:
+    """Keep ``job`` unsent until its owner has room (the sweep sends it then)."""
+    Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(message=held_note(), sent=None)
+
+
 def send(job_id: int) -> bool:
-    """Hand the queued job ``job_id`` to the broker; returns whether the broker took it. Sending is not
-    retried here (no request waits on a broker that is down): the row keeps the job."""
+    """Hand the queued job ``job_id`` to the broker; returns whether it was sent. A job whose owner has
+    no room is held (:func:`owner_is_full`). Sending is not retried here (no request waits on a broker
+    that is down): the row keeps the job."""
     job = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).exclude(task="").first()
     if job is None:
+        return False
+    if owner_is_full(job):
+        hold(job)
         return False
     task = current_app.tasks[job.task]
     try:
@@ -85,8 +116,14 @@ def send(job_id: int) -> bool:
         return False
     now = timezone.now()
     Job.objects.filter(pk=job.pk).update(sent=now)
-    Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED, message=QUEUE_DOWN_NOTE).update(message="")
+    Job.objects.filter(
+        pk=job.pk, status=Job.Status.QUEUED, message__in=[QUEUE_DOWN_NOTE, held_note()]
+    ).update(message="")
     return True
+
+
+def held_note() -> str:
+    return OWNER_WAIT_NOTE.format(limit=settings.HATLAB_JOBS_PER_OWNER)
 
 
 def unsent(job: Job) -> bool:

@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotate.jobs.base import job
-from annotate.jobs.dispatch import QUEUE_DOWN_NOTE, event, send
+from annotate.jobs.dispatch import QUEUE_DOWN_NOTE, event, held_note, hold, owner_is_full, send
 from annotate.models import Job
 
 log = logging.getLogger(__name__)
@@ -72,14 +72,15 @@ def requeue_lost(now: datetime) -> list[int]:
 def resend_due(now: datetime, first: Sequence[int] = ()) -> tuple[list[int], list[int]]:
     """Send the jobs in ``first``, those whose send failed, every queued job not sent
     ``HATLAB_JOB_SEND_GRACE_S`` after it was dispatched, and every one sent more than
-    ``HATLAB_JOB_RESEND_S`` ago and still queued. Stops at the first one the broker does not take: it
-    is down, the rest waits for the next sweep. Returns (sent, not sent)."""
+    ``HATLAB_JOB_RESEND_S`` ago and still queued, oldest first. A job whose owner has no room is held and
+    skipped (the next sweep tries it again). Stops at the first one the broker does not take: it is
+    down, the rest waits for the next sweep. Returns (sent, not sent)."""
     due = (
         Job.objects.filter(status=Job.Status.QUEUED)
         .exclude(task="")
         .filter(
             Q(pk__in=list(first))
-            | Q(sent__isnull=True, message=QUEUE_DOWN_NOTE)
+            | Q(sent__isnull=True, message__in=[QUEUE_DOWN_NOTE, held_note()])
             | Q(sent__isnull=True, updated__lt=now - timedelta(seconds=settings.HATLAB_JOB_SEND_GRACE_S))
             | Q(sent__lt=now - timedelta(seconds=settings.HATLAB_JOB_RESEND_S))
         )
@@ -89,6 +90,10 @@ def resend_due(now: datetime, first: Sequence[int] = ()) -> tuple[list[int], lis
     with transaction.atomic():
         ids = list(due.select_for_update(skip_locked=True).values_list("pk", flat=True))
         for position, job_id in enumerate(ids):
+            row = Job.objects.filter(pk=job_id).first()
+            if row is not None and owner_is_full(row):
+                hold(row)
+                continue
             if not send(job_id):
                 return sent, ids[position:]
             sent.append(job_id)

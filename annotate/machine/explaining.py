@@ -29,6 +29,8 @@ from annotate.machine.training import load_trained
 from annotate.models import Explanation, ModelRun, Prediction
 from explain_engine.api import (
     METHODS,
+    ParamError,
+    check_params,
     evidence_and_counter,
     explain_many,
     faithfulness,
@@ -145,14 +147,22 @@ def _clean_ngram_sizes(sizes: Any) -> list[int] | None:
 
 
 def _clean_method_params(method_params: Any, names: list[str]) -> dict:
-    """Per requested method (or method group) an object of its parameters."""
+    """Per requested method (or method group) an object of its parameters, each checked against the
+    types and ranges the method declares in the engine's registry (:class:`explain_engine.api.Param`):
+    an unknown key or a value out of range (``n_samples`` of 1e9, ``max_steps`` of 1e8) is refused
+    naming ``method_params.<method>.<parameter>``, so one request's work stays bounded."""
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise MachineInputError("method_params", "must map a method name to an object of its parameters")
-    groups = {spec.group for spec in METHODS.values() if spec.group}
+    groups = {spec.group for spec in METHODS.values() if spec.group and spec.name in names}
     unknown = sorted(k for k in method_params if k not in names and k not in groups)
     if unknown:
-        raise MachineInputError("method_params", f"parameters for a method not requested: {unknown[0]!r}")
-    return method_params
+        raise MachineInputError(
+            f"method_params.{unknown[0]}", f"parameters for a method not requested: {unknown[0]!r}"
+        )
+    try:
+        return {key: check_params(key, values) for key, values in method_params.items()}
+    except ParamError as exc:
+        raise MachineInputError(f"method_params.{exc.field}", exc.message) from None
 
 
 def params_digest(params: dict) -> str:

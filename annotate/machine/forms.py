@@ -4,11 +4,11 @@ same validation the API uses (:func:`~annotate.machine.runs.clean_params`,
 
 from __future__ import annotations
 
-import json
-
 from django import forms
+from django.conf import settings
 
 from annotate.access import is_admin
+from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.machine.errors import MachineInputError
 from annotate.machine.explaining import (
     TARGET_GOLD,
@@ -75,9 +75,15 @@ class ModelRunForm(forms.Form):
         if not raw:
             return {}
         try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+            value = parse_json(
+                raw,
+                max_bytes=settings.HATLAB_JSON_MAX_BYTES,
+                max_depth=settings.HATLAB_JSON_MAX_DEPTH,
+                what="this text",
+            )
+        except JSONInputError as exc:
+            where = "" if exc.field == "detail" else f"{exc.field}: "
+            raise forms.ValidationError(f"{where}{exc.message[:1].upper()}{exc.message[1:]}.") from None
         if not isinstance(value, dict):
             raise forms.ValidationError("Give a JSON object of training parameters.")
         return value

@@ -87,7 +87,7 @@ def human_rows(document: Document) -> list[MapRow]:
         maps.append([1 if v else 0 for v in word_map])
         rows.append(
             MapRow(
-                f"annotator {response.worker.anonymous_id}",
+                f"annotator {response.worker.pseudonym_for(response.study.owner_id)}",
                 str(answer.get("label", "")),
                 [LEVELS * v for v in maps[-1]],
                 kind="human",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import uuid
 
 from django.conf import settings
@@ -10,6 +11,16 @@ from django.db import models
 from django.db.models import Q
 
 from annotate.models.studies import Item, Study
+
+
+def pseudonym(owner_id: int | None, provider: str, external_id: str, prefix: str = "w") -> str:
+    """A platform id as one researcher sees it: an HMAC of the id keyed by the app's secret and the
+    researcher (the study's owner). Stable within one researcher's studies, so their exports join; a
+    different name for every other researcher, so one who knows a platform id (their own workers, a
+    worker of two studies) cannot find it in another researcher's export. No platform id leaves the app."""
+    message = f"{owner_id}:{provider}:{external_id}".encode()
+    digest = hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+    return f"{prefix}{digest[:10]}"
 
 
 class Worker(models.Model):
@@ -37,11 +48,16 @@ class Worker(models.Model):
 
     @property
     def anonymous_id(self) -> str:
-        """A stable pseudonym for exports: no platform id leaves the app."""
+        """The site-wide pseudonym, for admins and logs only: what researchers see is
+        :meth:`pseudonym_for` their own account."""
         digest = hashlib.sha256(
             f"{settings.SECRET_KEY}:{self.provider}:{self.external_id}".encode()
         ).hexdigest()
         return f"w{digest[:10]}"
+
+    def pseudonym_for(self, owner_id: int | None) -> str:
+        """The worker's name in the pages and exports of the researcher ``owner_id`` (see :func:`pseudonym`)."""
+        return pseudonym(owner_id, self.provider, self.external_id)
 
 
 class Assignment(models.Model):

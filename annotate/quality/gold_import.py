@@ -77,7 +77,7 @@ def import_golds(study: Study, text: str, fmt: str) -> GoldImport:
         result.errors.append("Studies of this kind have no gold answers.")
         return result
     try:
-        rows = read_rows(text, fmt, [])
+        rows = list(read_rows(text, fmt, []))  # every row read and checked (capped) before any is used
     except CorpusImportError as exc:
         result.errors.append(f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
         return result

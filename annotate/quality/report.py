@@ -38,7 +38,7 @@ def worker_rows(study: Study, risks: dict[int, WorkerRisk] | None = None) -> lis
         rows.append(
             {
                 "id": worker.pk,
-                "worker": worker.anonymous_id,
+                "worker": worker.pseudonym_for(study.owner_id),
                 "provider": worker.provider,
                 "golds_seen": t.golds_seen if t else 0,
                 "golds_passed": t.golds_passed if t else 0,

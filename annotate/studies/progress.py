@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import Count, F, Max, Q, Sum
 
-from annotate.models import Assignment, Item, Response, Study, Worker
+from annotate.models import Assignment, Item, Response, Study
+from annotate.models.crowd import pseudonym
 
 VERIFIED, PROVISIONAL, SET_ASIDE = (
     Response.Verification.VERIFIED,
@@ -49,9 +50,7 @@ def study_progress(study: Study) -> dict[str, Any]:
     )
     annotators = [
         {
-            "worker": Worker(
-                provider=row["worker__provider"], external_id=row["worker__external_id"]
-            ).anonymous_id,
+            "worker": pseudonym(study.owner_id, row["worker__provider"], row["worker__external_id"]),
             "provider": row["worker__provider"],
             "responses": row["responses"],
             "verified": row["verified"],

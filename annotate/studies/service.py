@@ -30,6 +30,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
 from annotate.infra.field_errors import flatten_errors
+from annotate.infra.strict_fields import StrictCharField
 from annotate.models import Dataset, Study
 from annotate.quality.gold_mixing import validate_gold_rate
 from annotate.studies.drafts import Rebuilt, build_with_golds, gold_answers, rebuild_items, require_draft
@@ -58,13 +59,13 @@ class StudyInvalid(ValidationError):
 class _StudyFields(serializers.Serializer):
     """Each setting on its own: type, bounds, choices, and the datasets the acting user may use."""
 
-    name = serializers.CharField(max_length=200)
+    name = StrictCharField(max_length=200)
     dataset = serializers.PrimaryKeyRelatedField(
         queryset=Dataset.objects.none(), required=False, allow_null=True
     )
     kind = serializers.ChoiceField(choices=[], default=default_kind)
     config = serializers.JSONField(required=False, default=dict)
-    instructions = serializers.CharField(allow_blank=True, required=False)
+    instructions = StrictCharField(allow_blank=True, required=False)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
     time_limit_s = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, default=1800)
     provider = serializers.ChoiceField(choices=[], default="local")

@@ -46,8 +46,9 @@ def download(study: Study, name: str, body: str, fmt: str = "csv") -> HttpRespon
     return response
 
 
-def worker_names(worker_ids) -> dict[int, str]:
-    return {w.pk: w.anonymous_id for w in Worker.objects.filter(pk__in=list(worker_ids))}
+def worker_names(study: Study, worker_ids) -> dict[int, str]:
+    """The workers' pseudonyms as the study's owner sees them."""
+    return {w.pk: w.pseudonym_for(study.owner_id) for w in Worker.objects.filter(pk__in=list(worker_ids))}
 
 
 def csv_text(columns: list[str], rows: list[list]) -> str:

@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from functools import wraps
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseNotAllowed
@@ -29,6 +30,7 @@ from annotate.crowd import blocks
 from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.crowd.providers.reconcile import review_submission, send_bonus
 from annotate.infra import csvfile
+from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_import import answer_errors
@@ -140,6 +142,11 @@ def policy_update(request, uid):
     return redirect("quality-dashboard", uid=study.uid)
 
 
+def _bad_request(field: str, message: str) -> HttpResponse:
+    """A 400 naming the field, for a form value no browser sends from this page (its input is checked there)."""
+    return HttpResponse(f"{field}: {message}", status=400, content_type="text/plain; charset=utf-8")
+
+
 @researcher_required
 @post_only
 def worker_action(request, uid, worker_id: int, action: str):
@@ -155,12 +162,12 @@ def worker_action(request, uid, worker_id: int, action: str):
     elif action == "bonus":
         try:
             amount = Decimal(request.POST.get("amount", ""))
-        except InvalidOperation:
-            messages.error(request, "bonus: amount must be a number")
-            return redirect("quality-dashboard", uid=study.uid)
-        try:
             send_bonus(study, worker, amount, request.POST.get("reason", ""), request.POST.get("key", ""))
+        except InvalidOperation:
+            return _bad_request("amount", "must be a number such as 0.50")
         except ProviderConfigError as exc:
+            if exc.field == "amount":
+                return _bad_request(exc.field, exc.message)
             errors = [f"{exc.field}: {exc.message}"]
         except platform_errors() as exc:
             errors = [str(exc)]
@@ -169,7 +176,7 @@ def worker_action(request, uid, worker_id: int, action: str):
     for error in errors:
         messages.error(request, f"{action}: {error}")
     if not errors:
-        messages.success(request, f"{action}: done for {worker.anonymous_id}")
+        messages.success(request, f"{action}: done for {worker.pseudonym_for(study.owner_id)}")
     return redirect("quality-dashboard", uid=study.uid)
 
 
@@ -185,8 +192,14 @@ def gold_action(request, uid, item_id: int, action: str):
         gold_review.retire_gold(item, note)
     elif action == "fix":
         try:
-            gold_review.fix_gold(item, json.loads(request.POST.get("gold", "")), note)
-        except ValueError:
+            gold = parse_json(
+                request.POST.get("gold", ""),
+                max_bytes=settings.HATLAB_SUBMISSION_MAX_BYTES,
+                max_depth=settings.HATLAB_JSON_MAX_DEPTH,
+                what="the gold answer",
+            )
+            gold_review.fix_gold(item, gold, note)
+        except JSONInputError:
             messages.error(
                 request,
                 "The gold answer could not be read. Change it in the gold editor, with the worker's own controls.",

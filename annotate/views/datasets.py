@@ -27,7 +27,10 @@ def dataset_list(request):
         n_documents=Count("documents")
     )
     return render(
-        request, "annotate/datasets/list.html", {"datasets": datasets.order_by("-created"), "form": form}
+        request,
+        "annotate/datasets/list.html",
+        {"datasets": datasets.order_by("-created"), "form": form},
+        status=400 if form.errors else 200,
     )
 
 

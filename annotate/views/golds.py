@@ -9,9 +9,8 @@ A draft has no items until something needs them: the page offers to prepare them
 
 from __future__ import annotations
 
-import json
-
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import JsonResponse
@@ -22,7 +21,8 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import owned_or_404, researcher_required
-from annotate.corpus.imports import CorpusImportError, detect_format
+from annotate.corpus.imports import CorpusImportError, check_file_size, detect_format
+from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.models import Item, Study
 from annotate.quality import gold_review
 from annotate.quality.gold_import import answer_errors, import_golds, item_number
@@ -118,6 +118,7 @@ def golds_import(request, uid):
     upload = form.cleaned_data["file"]
     try:
         fmt = detect_format(upload.name)
+        check_file_size(upload.size)  # before the file is read, as a dataset import's
         text = upload.read().decode("utf-8-sig")
     except CorpusImportError as exc:
         return golds_page(request, uid, file_form=form, import_errors=[_sentence(exc.message)])
@@ -198,9 +199,14 @@ def gold_save(request, uid, item_id: int):
     study = _study(request, uid)
     item = _item(study, item_id)
     try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        return JsonResponse({"errors": {"answer": ["The request is not JSON."]}}, status=400)
+        body = parse_json(
+            request.body or b"{}",
+            max_bytes=settings.HATLAB_SUBMISSION_MAX_BYTES,
+            max_depth=settings.HATLAB_JSON_MAX_DEPTH,
+        )
+    except JSONInputError as exc:
+        field = "answer" if exc.field == "detail" else exc.field
+        return JsonResponse({"errors": {field: [_sentence(ValueError(exc.message))]}}, status=400)
     answer = body.get("answer") if isinstance(body, dict) else None
     try:
         gold = gold_review.set_gold(item, answer)

@@ -94,7 +94,7 @@ def crowd_action(request, uid, action: str):
     data = _form_data(request)
     if data.get("worker"):
         worker = _workers(study).filter(pk=data["worker"]).first() if data["worker"].isdigit() else None
-        data["worker_label"] = worker.anonymous_id if worker else data["worker"]
+        data["worker_label"] = worker.pseudonym_for(study.owner_id) if worker else data["worker"]
     where, live = provider.target()
     needs_live = action == "publish" and live
     if data.get("confirmed") != "yes" or (needs_live and data.get("live") != "yes"):

@@ -42,7 +42,7 @@ from sklearn.metrics import f1_score
 from sklearn.tree import DecisionTreeClassifier
 
 from explain_engine.explainers.gradcam import ngram_membership
-from explain_engine.explainers.registry import Fitting, register
+from explain_engine.explainers.registry import SEED, Fitting, Param, register
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.cnn import KimCNN
 
@@ -291,6 +291,7 @@ FITTING = Fitting(
     source="Lertvittayakumjorn & Toni 2019 §4.3.2",
     architectures=("cnn",),
     fitted_with=FITTING,
+    params={"max_candidates": Param(int, 1, 200), "random_state": SEED},
 )
 def decision_tree(
     bundle: Any,

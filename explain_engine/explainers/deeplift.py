@@ -43,7 +43,7 @@ from explain_engine.explainers._propagation import (
     rule_logits,
 )
 from explain_engine.explainers.lrp import PROPAGATION_ARCHITECTURES
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import Param, register
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.cnn import KimCNN, valid_windows
 
@@ -128,6 +128,10 @@ def deeplift_captum_cnn(
     title="DeepLIFT",
     source="Poerner et al. 2018 §3.3",
     architectures=PROPAGATION_ARCHITECTURES,
+    params={
+        "eps": Param(float, 1e-12, 1.0, optional=True),
+        "engine": Param(str, choices=("auto", "rules", "captum")),
+    },
 )
 def deeplift(
     bundle: Any,

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from explain_engine.explainers.registry import Attribution, register
+from explain_engine.explainers.registry import Attribution, Param, register
 from explain_engine.models.base import EncodedBatch
 from explain_engine.models.cnn import KimCNN
 
@@ -105,6 +105,7 @@ def gradcam_text(
     title="Grad-CAM-Text",
     source="Lertvittayakumjorn & Toni 2019 §4.3.1, eq. 1",
     architectures=("cnn",),
+    params={"part": Param(str, choices=METHOD_PARTS)},
 )
 def gradcam(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, part: str = "paper", **_: Any

@@ -60,7 +60,7 @@ import numpy as np
 import torch
 
 from explain_engine.completeness import path_point_distribution
-from explain_engine.explainers.registry import Attribution, register_group
+from explain_engine.explainers.registry import Attribution, Param, register_group
 from explain_engine.models.base import EncodedBatch
 
 GRADIENT_METHODS: tuple[str, ...] = tuple(
@@ -516,7 +516,19 @@ def integrated_gradients(
     return embeds, integral, at_one, report
 
 
-@register_group("gradients", GRADIENT_METHODS, title=gradient_title, source="Poerner et al. 2018 §3.1")
+@register_group(
+    "gradients",
+    GRADIENT_METHODS,
+    title=gradient_title,
+    source="Poerner et al. 2018 §3.1",
+    params={
+        "steps": Param(int, 1, 1024),
+        "rule": Param(str, choices=("gausslegendre", "riemann_right", "riemann_trapezoid")),
+        "tolerance": Param(float, 0.0, 1.0, optional=True),
+        "max_steps": Param(int, 1, 4096),
+        "internal_batch_size": Param(int, 1, 4096),
+    },
+)
 def gradients(
     bundle: Any,
     batch: EncodedBatch,

@@ -34,7 +34,7 @@ from explain_engine.explainers.perturbation import (
     unit_index,
     units_to_tokens,
 )
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import FORWARD_BATCH, OUTPUT, SEED, UNIT, Param, register
 from explain_engine.models.base import EncodedBatch
 
 LIME_BATCH = 1024  # rows per forward chunk at most (see perturbation.chunk_tokens for the token budget)
@@ -125,7 +125,22 @@ def lime_rows(
     return merged, all_masks, units, np.concatenate(sample_row)
 
 
-@register("lime", title="LIME", source="Ribeiro et al. 2016", samples=True)
+@register(
+    "lime",
+    title="LIME",
+    source="Ribeiro et al. 2016",
+    samples=True,
+    params={
+        "n_samples": Param(int, 1, 20_000),
+        "kernel_width": Param(float, 1e-6, 1e6),
+        "alpha": Param(float, 0.0, 1e6),
+        "mode": Param(str, choices=("drop", "zero")),
+        "output": OUTPUT,
+        "unit": UNIT,
+        "seed": SEED,
+        "batch_size": FORWARD_BATCH,
+    },
+)
 def lime(
     bundle: Any,
     batch: EncodedBatch,

@@ -40,10 +40,20 @@ from explain_engine.explainers.perturbation import (
     unit_index,
     units_to_tokens,
 )
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import FORWARD_BATCH, SEED, UNIT, Param, register
 from explain_engine.models.base import EncodedBatch
 
 LOSSES = ("bb", "ms_s", "ms_p")
+#: What a caller may set (the loss is fixed by the method's name).
+LIMSSE_PARAMS = {
+    "n_samples": Param(int, 1, 20_000),
+    "min_len": Param(int, 1, 50),
+    "max_len": Param(int, 1, 50),
+    "seed": SEED,
+    "unit": UNIT,
+    "l2": Param(float, 0.0, 1e6),
+    "batch_size": FORWARD_BATCH,
+}
 LIMSSE_BATCH = 8192  # rows per forward chunk at most (see perturbation.chunk_tokens for the token budget)
 
 
@@ -309,7 +319,9 @@ def _register(loss: str) -> None:
     method.__doc__ = f"LIMSSE, {kind} loss (Poerner et al. 2018 §3.6)."
     method.__name__ = f"limsse_{loss}"
     title = "LIMSSE, black-box loss" if loss == "bb" else f"LIMSSE, magnitude-sensitive on {loss[-1]}"
-    register(f"limsse_{loss}", title=title, source="Poerner et al. 2018 §3.6", samples=True)(method)
+    register(
+        f"limsse_{loss}", title=title, source="Poerner et al. 2018 §3.6", samples=True, params=LIMSSE_PARAMS
+    )(method)
 
 
 for _loss in LOSSES:

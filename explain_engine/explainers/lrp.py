@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from explain_engine.explainers._propagation import LrpRule, input_times_modified_gradient
-from explain_engine.explainers.registry import Attribution, register
+from explain_engine.explainers.registry import Attribution, Param, register
 from explain_engine.models.base import EncodedBatch, TextClassifier
 
 PROPAGATION_ARCHITECTURES: tuple[str, ...] = (
@@ -195,6 +195,7 @@ def lrp_relevance(
     title="ε-LRP",
     source="Poerner et al. 2018 §3.2",
     architectures=PROPAGATION_ARCHITECTURES,
+    params={"eps": Param(float, 1e-12, 1.0), "bias_factor": Param(float, 0.0, 1.0)},
 )
 def lrp(
     bundle: Any,

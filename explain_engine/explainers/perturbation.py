@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from explain_engine.explainers._forward import run_chunk
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import FORWARD_BATCH, OUTPUT, UNIT, register
 from explain_engine.models.base import EncodedBatch, TextClassifier
 from explain_engine.models.cnn import KimCNN
 
@@ -241,9 +241,12 @@ def _register_ngram(mode: str, n: int) -> None:
 
     method.__doc__ = f"{label.capitalize()} of {n}-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5)."
     method.__name__ = f"{mode}_{n}"
-    register(f"{mode}_{n}", title=f"{label.capitalize()} of {n}-grams", source="Poerner et al. 2018 §3.5")(
-        method
-    )
+    register(
+        f"{mode}_{n}",
+        title=f"{label.capitalize()} of {n}-grams",
+        source="Poerner et al. 2018 §3.5",
+        params={"unit": UNIT, "output": OUTPUT, "batch_size": FORWARD_BATCH},
+    )(method)
 
 
 for _mode in ("omit", "occ"):

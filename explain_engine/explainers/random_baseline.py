@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from explain_engine.explainers.perturbation import text_rng, unit_index, units_to_tokens
-from explain_engine.explainers.registry import register
+from explain_engine.explainers.registry import SEED, Param, register
 from explain_engine.models.base import EncodedBatch
 
 DEFAULT_SIZES = (2, 3, 4)
@@ -33,7 +33,9 @@ def _word_scores(batch: EncodedBatch, fill) -> torch.Tensor:
     return units_to_tokens(torch.as_tensor(table, dtype=torch.float32, device=batch.ids.device), units)
 
 
-@register("random", title="Random scores", source="Poerner et al. 2018 §4.1", samples=True)
+@register(
+    "random", title="Random scores", source="Poerner et al. 2018 §4.1", samples=True, params={"seed": SEED}
+)
 def random_words(
     bundle: Any, batch: EncodedBatch, target: torch.Tensor, *, seed: int = 0, **_: Any
 ) -> torch.Tensor:
@@ -54,6 +56,7 @@ def random_segments(rng: np.random.Generator, n_words: int, sizes: Sequence[int]
     title="Random n-gram scores",
     source="Lertvittayakumjorn & Toni 2019 §4.3",
     samples=True,
+    params={"seed": SEED, "sizes": Param(list, 1, 20, optional=True)},
 )
 def random_ngrams(
     bundle: Any,

@@ -74,6 +74,72 @@ class Explained(dict):
         ]
 
 
+@dataclass(frozen=True)
+class Param:
+    """One parameter a method takes from its caller, with the values it may have: ``kind`` (``int``,
+    ``float``, ``str`` or ``bool``; a ``list`` of ``int`` with ``item_kind``), an inclusive range
+    ``low``..``high`` for numbers (a list's items), the ``choices`` of a string, and whether ``None``
+    is allowed (``optional``). The bounds keep one request's work bounded: a method's cost grows with
+    its samples and steps, so their ranges are part of the method's registration."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] | None = None
+    optional: bool = False
+    max_items: int = 20
+
+    def describe(self) -> str:
+        if self.choices is not None:
+            return f"one of {list(self.choices)}"
+        if self.kind is bool:
+            return "true or false"
+        what = "a whole number" if self.kind is int else "a number"
+        if self.kind is list:
+            what = f"a list of at most {self.max_items} whole numbers"
+        if self.low is not None and self.high is not None:
+            what += f" from {self.low:g} to {self.high:g}"
+        return what + (" or null" if self.optional else "")
+
+    def check(self, value: Any) -> Any:
+        """``value`` when it is allowed; ``ValueError`` saying what is allowed otherwise."""
+        if value is None and self.optional:
+            return None
+        if self.kind is list:
+            if not isinstance(value, list) or len(value) > self.max_items:
+                raise ValueError(f"must be {self.describe()}")
+            return [Param(int, self.low, self.high).check(v) for v in value]
+        ok = {
+            bool: isinstance(value, bool),
+            int: isinstance(value, int) and not isinstance(value, bool),
+            float: isinstance(value, int | float) and not isinstance(value, bool),
+            str: isinstance(value, str),
+        }[self.kind]
+        if ok and self.choices is not None:
+            ok = value in self.choices
+        if ok and self.kind in (int, float):
+            ok = (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+        if not ok:
+            raise ValueError(f"must be {self.describe()}")
+        return value
+
+
+class ParamError(ValueError):
+    """A method parameter refused: ``field`` is ``method.param`` (or ``method`` for the whole object)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+#: Parameters several methods share.
+SEED = Param(int, 0, 2**31 - 1)
+UNIT = Param(str, choices=("word", "token"))
+OUTPUT = Param(str, choices=("s", "p"))
+FORWARD_BATCH = Param(int, 1, 8192)
+
+
 Method = Callable[..., TokenScores | Attribution]
 GroupMethod = Callable[..., Mapping[str, TokenScores | Attribution]]
 
@@ -101,7 +167,8 @@ class MethodSpec:
     ``title``: the method in words, for pages and tables (``"Integrated gradients of s, dot product"``);
     ``source``: where it is defined (``"Poerner et al. 2018 §3.1"``); ``architectures``: the architectures it applies to (None = all); ``group``: the shared-pass group
     it belongs to; ``pooling``: how its token scores become word scores; ``samples``: whether it draws
-    random samples (it takes a ``seed``); ``fitted_with``: what it must be fitted with, if anything.
+    random samples (it takes a ``seed``); ``fitted_with``: what it must be fitted with, if anything;
+    ``params``: the parameters a caller may set, with their types and ranges (:class:`Param`).
     """
 
     name: str
@@ -114,6 +181,7 @@ class MethodSpec:
     fitted_with: Fitting | None = None
     title: str = field(default="", compare=False)
     source: str = field(default="", compare=False)
+    params: Mapping[str, Param] = field(default_factory=dict, compare=False)
 
     def applies_to(self, architecture: str) -> bool:
         return self.architectures is None or architecture in self.architectures
@@ -140,6 +208,7 @@ def _add(spec: MethodSpec) -> None:
         fitted_with=spec.fitted_with,
         title=spec.title,
         source=spec.source,
+        params=spec.params,
     )
 
 
@@ -152,6 +221,7 @@ def register(
     pooling: str = "sum",
     samples: bool = False,
     fitted_with: Fitting | None = None,
+    params: Mapping[str, Param] | None = None,
 ) -> Callable[[Method], Method]:
     """Decorator: register ``fn(bundle, batch, target, **params) -> (B, T)`` under ``name``, shown as
     ``title`` and defined in ``source`` (both required).
@@ -159,12 +229,27 @@ def register(
     ``pooling`` is how token scores become word scores: ``sum`` (default), ``max``, ``mean``, or
     ``model`` for the model's own ``attention_pooling`` (attention maps pool as the model reads them).
     ``samples``: the method draws random samples and takes a ``seed``. ``fitted_with``: what the
-    method must be fitted with (:class:`Fitting`); such a method is left out of ``"all"``.
+    method must be fitted with (:class:`Fitting`); such a method is left out of ``"all"``. ``params``:
+    the keyword arguments a caller may set (:class:`Param`); :func:`check_params` refuses any other.
     """
 
     def decorate(fn: Method) -> Method:
         arch = tuple(architectures) if architectures else None
-        _add(MethodSpec(name, fn, arch, None, _first_line(fn), pooling, samples, fitted_with, title, source))
+        _add(
+            MethodSpec(
+                name,
+                fn,
+                arch,
+                None,
+                _first_line(fn),
+                pooling,
+                samples,
+                fitted_with,
+                title,
+                source,
+                dict(params or {}),
+            )
+        )
         return fn
 
     return decorate
@@ -178,6 +263,7 @@ def register_group(
     source: str,
     architectures: tuple[str, ...] | None = None,
     samples: bool = False,
+    params: Mapping[str, Param] | None = None,
 ) -> Callable[[GroupMethod], GroupMethod]:
     """Decorator: ``fn(bundle, batch, target, names, **params) -> {name: (B, T)}`` computes any of ``names``.
 
@@ -207,6 +293,7 @@ def register_group(
                     samples=samples,
                     title=title(name),
                     source=source,
+                    params=dict(params or {}),
                 )
             )
         return fn
@@ -254,6 +341,29 @@ def get(name: str) -> MethodSpec:
     """The registered method ``name`` (:class:`~explain_engine.registry.UnknownName`, a ``ValueError``
     listing the known names, otherwise)."""
     return METHODS[name]
+
+
+def check_params(key: str, values: Any) -> dict[str, Any]:
+    """``values`` for the method or method group ``key``, checked against the parameters it declares:
+    an unknown key, a wrong type or a value out of range is a :class:`ParamError` naming it."""
+    if key in METHODS:
+        declared = METHODS[key].params
+    elif key in GROUPS:
+        declared = METHODS[GROUPS[key][1][0]].params
+    else:
+        raise ParamError(key, "not an explanation method or method group")
+    if not isinstance(values, Mapping):
+        raise ParamError(key, "must be an object of the method's parameters")
+    cleaned = {}
+    for name, value in values.items():
+        if name not in declared:
+            allowed = ", ".join(sorted(declared)) or "none"
+            raise ParamError(f"{key}.{name}", f"not a parameter of {key} (its parameters: {allowed})")
+        try:
+            cleaned[name] = declared[name].check(value)
+        except ValueError as exc:
+            raise ParamError(f"{key}.{name}", str(exc)) from None
+    return cleaned
 
 
 def methods_for(architecture: str, standalone: bool = False) -> list[str]:

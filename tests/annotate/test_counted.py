@@ -239,7 +239,7 @@ def test_heatmap_and_drill_down_show_verified_maps_only(three_way):
     humans = [r for r in rows if r.kind == "human"]
     assert len(humans) == 2
     assert {r.label for r in rows if r.kind == "consensus"} == {""} and len(rows) == 4  # CAM and SAM of 2
-    names = {people[n].anonymous_id for n in ("v1", "v2")}
+    names = {people[n].pseudonym_for(study.owner_id) for n in ("v1", "v2")}
     assert {r.name.removeprefix("annotator ") for r in humans} == names
     detail = text_detail(study, item, [], "predicted")
     assert {h["annotator"] for h in detail["human"]} == names
@@ -252,15 +252,18 @@ def test_exports_hold_verified_answers_unless_asked(three_way):
     study, people = three_way
     rows = list(response_rows(study))
     assert len(rows) == 16 and "verification" not in rows[0]
-    assert {r["worker"] for r in rows} == {people["v1"].anonymous_id, people["v2"].anonymous_id}
+    assert {r["worker"] for r in rows} == {
+        people["v1"].pseudonym_for(study.owner_id),
+        people["v2"].pseudonym_for(study.owner_id),
+    }
     everything = list(response_rows(study, unverified=True))
     assert len(everything) == 32
     by_worker = {r["worker"]: r["verification"] for r in everything}
     assert by_worker == {
-        people["v1"].anonymous_id: VERIFIED,
-        people["v2"].anonymous_id: VERIFIED,
-        people["p"].anonymous_id: PROVISIONAL,
-        people["s"].anonymous_id: SET_ASIDE,
+        people["v1"].pseudonym_for(study.owner_id): VERIFIED,
+        people["v2"].pseudonym_for(study.owner_id): VERIFIED,
+        people["p"].pseudonym_for(study.owner_id): PROVISIONAL,
+        people["s"].pseudonym_for(study.owner_id): SET_ASIDE,
     }
     items = {r["item"]: r for r in item_rows(study)}
     mixed = {r["item"]: r for r in item_rows(study, unverified=True)}
@@ -355,7 +358,10 @@ def test_crowd_page_lists_the_identities_never_confirmed(three_way, researcher):
         r = answer(study, mixed, item, correct=True)
         Response.objects.filter(pk=r.pk).update(verification=VERIFIED if k == 0 else PROVISIONAL)
     rows = unconfirmed_workers(study)
-    assert [r["worker"] for r in rows] == [people["s"].anonymous_id, people["p"].anonymous_id]
+    assert [r["worker"] for r in rows] == [
+        people["s"].pseudonym_for(study.owner_id),
+        people["p"].pseudonym_for(study.owner_id),
+    ]
     s, p = rows
     assert (p["provisional"], p["set_aside"], s["provisional"], s["set_aside"]) == (8, 0, 0, 8)
     first = Response.objects.filter(worker=people["p"]).order_by("created").first().created
@@ -365,12 +371,21 @@ def test_crowd_page_lists_the_identities_never_confirmed(three_way, researcher):
     client.force_login(researcher)
     html = client.get(reverse("crowd-page", args=[study.uid])).content.decode()
     table = html.split('id="unconfirmed"', 1)[1].split("</table>", 1)[0]
-    assert people["p"].anonymous_id in table and people["s"].anonymous_id in table
-    assert people["v1"].anonymous_id not in table and mixed.anonymous_id not in table
+    assert (
+        people["p"].pseudonym_for(study.owner_id) in table
+        and people["s"].pseudonym_for(study.owner_id) in table
+    )
+    assert (
+        people["v1"].pseudonym_for(study.owner_id) not in table
+        and mixed.pseudonym_for(study.owner_id) not in table
+    )
     state = client.get(reverse("api-crowd-study", kwargs={"uid": study.uid})).json()
-    assert [w["worker"] for w in state["unconfirmed"]] == [people["s"].anonymous_id, people["p"].anonymous_id]
+    assert [w["worker"] for w in state["unconfirmed"]] == [
+        people["s"].pseudonym_for(study.owner_id),
+        people["p"].pseudonym_for(study.owner_id),
+    ]
     mark(people["p"], VERIFIED)
-    assert [r["worker"] for r in unconfirmed_workers(study)] == [people["s"].anonymous_id]
+    assert [r["worker"] for r in unconfirmed_workers(study)] == [people["s"].pseudonym_for(study.owner_id)]
 
 
 def test_a_worker_excluded_for_risk_leaves_the_dashboards_like_one_excluded_by_trust(three_way):

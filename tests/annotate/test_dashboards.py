@@ -187,7 +187,7 @@ def test_annotator_table(answered, client, researcher):
     study, workers, plan = answered
     client.force_login(researcher)
     rows = {r["worker"]: r for r in client.get(f"/api/dashboards/studies/{study.uid}/").json()["annotators"]}
-    w0, w1, w2 = (rows[w.anonymous_id] for w in workers)
+    w0, w1, w2 = (rows[w.pseudonym_for(study.owner_id)] for w in workers)
     assert (w0["answers"], w1["answers"], w2["answers"]) == (10, 10, 10)
     assert (w0["median_time_ms"], w2["median_time_ms"]) == (1500, 3500)
     # worker 2 says "cannot decide" on positions 0, 3, 6, 9 minus the golds (0, 5): items 3, 6, 9 disagree
@@ -213,7 +213,7 @@ def test_annotator_table(answered, client, researcher):
     Response.objects.filter(study=study, worker=workers[2], item__is_gold=True).update(gold_passed=True)
     grading.refresh_trust(study)
     rows = {r["worker"]: r for r in client.get(f"/api/dashboards/studies/{study.uid}/").json()["annotators"]}
-    w0, w2 = rows[workers[0].anonymous_id], rows[workers[2].anonymous_id]
+    w0, w2 = rows[workers[0].pseudonym_for(study.owner_id)], rows[workers[2].pseudonym_for(study.owner_id)]
     assert w0["majority_agreement"]["value"] == 1.0 and w0["majority_agreement"]["n"] == 5
     assert w2["majority_agreement"]["value"] == 5 / 8 and w2["status"] == "trusted"
 
@@ -271,9 +271,11 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
     )
     text = f"/api/dashboards/studies/{study.uid}/texts/{texts[0].pk}/"
     assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
-        w.anonymous_id for w in workers[:2]
+        w.pseudonym_for(study.owner_id) for w in workers[:2]
     ]
-    assert heatmap_annotators(texts[0]) == [w.anonymous_id for w in workers[:2]]  # the model run's page
+    assert heatmap_annotators(texts[0]) == [
+        w.pseudonym_for(study.owner_id) for w in workers[:2]
+    ]  # the model run's page
 
     answer(golds[1], late, 3, "negative", [1] * len(golds[1].payload["words"]), gold_passed=True)
     grading.refresh_trust(study)
@@ -281,9 +283,9 @@ def test_excluded_and_waiting_workers_leave_the_figures_but_stay_in_the_table(an
     assert (data["answers"]["counted"], data["answers"]["waiting_workers"]) == (19, 0)
     assert not any("short of the minimum number of golds" in n for n in data["notes"])
     assert [h["annotator"] for h in client.get(text, select).json()["human"]] == [
-        w.anonymous_id for w in (*workers[:2], late)
+        w.pseudonym_for(study.owner_id) for w in (*workers[:2], late)
     ]
-    assert heatmap_annotators(texts[0]) == [w.anonymous_id for w in (*workers[:2], late)]
+    assert heatmap_annotators(texts[0]) == [w.pseudonym_for(study.owner_id) for w in (*workers[:2], late)]
 
 
 def heatmap_annotators(item) -> list[str]:
@@ -388,7 +390,7 @@ def test_csv_downloads(answered, client, researcher):
     table = next(t for t in data["tables"] if t["id"] == "annotators-table")
     rows = list(csv.reader(io.StringIO(client.get(table["csv"]).content.decode())))
     assert rows[0] == table["columns"] and len(rows) == 4
-    assert {r[0] for r in rows[1:]} == {w.anonymous_id for w in workers}
+    assert {r[0] for r in rows[1:]} == {w.pseudonym_for(study.owner_id) for w in workers}
     assert client.get(f"/api/dashboards/studies/{study.uid}/csv/nothing.csv").status_code == 404
     assert charts.to_csv(["a"], [["=cmd()"], [-1.0], [0.25]]) == "a\r\n'=cmd()\r\n-1\r\n0.25\r\n"
 
@@ -762,7 +764,7 @@ def test_text_drill_down(answered, client, researcher):
     maps = [m for _, m in counted_plan(plan)[item.pk]]  # worker 2's map is left out: excluded
     assert [h["map"] for h in data["human"]] == maps
     assert [h["name"] for h in data["human"]] == ["HAM1", "HAM2"]
-    assert [h["annotator"] for h in data["human"]] == [w.anonymous_id for w in workers[:2]]
+    assert [h["annotator"] for h in data["human"]] == [w.pseudonym_for(study.owner_id) for w in workers[:2]]
     assert data["cam"] == np.all(maps, axis=0).astype(int).tolist()
     assert data["sam"] == np.any(maps, axis=0).astype(int).tolist()
     assert data["words"] == item.payload["words"]

@@ -97,7 +97,7 @@ def test_response_rows_are_anonymised(answered):
     study, workers, _ = answered
     rows = list(response_rows(study))
     assert len(rows) == 4
-    assert {r["worker"] for r in rows} == {w.anonymous_id for w in workers}
+    assert {r["worker"] for r in rows} == {w.pseudonym_for(study.owner_id) for w in workers}
     assert not {w.external_id for w in workers} & {r["worker"] for r in rows}
     first = rows[0]
     assert first["label"] == "positive" and first["map"][:3] == [1, 1, 0]
@@ -156,3 +156,27 @@ def test_exports_need_the_owner(answered, other_researcher):
     client.force_login(other_researcher)
     assert client.get(reverse("study-export", args=[study.uid, "responses", "csv"])).status_code == 404
     assert client.get(f"/api/studies/{study.uid}/export/items.jsonl/").status_code == 404
+
+
+def test_pseudonyms_are_per_researcher(researcher, other_researcher):
+    """One platform id in two researchers' studies: each researcher's export names it differently, so a
+    researcher who knows the id (their own worker, seen under it) cannot find it in another's export; within
+    one researcher's studies the name stays the same, so their exports join."""
+    from tests.annotate.crowd_helpers import answer
+
+    worker = make_worker("A1SHARED", provider="mturk")
+    studies = [
+        make_study(owner, make_dataset(owner, n=2, name=f"d{i}"), name=f"s{i}")
+        for i, owner in enumerate((researcher, researcher, other_researcher))
+    ]
+    for study in studies:
+        answer(study, worker, study.items.first(), provider_assignment_id="ASSIGN1")
+    rows = [next(iter(response_rows(study))) for study in studies]
+    mine, mine_again, theirs = (r["worker"] for r in rows)
+    assert mine == mine_again and mine != theirs
+    assert rows[0]["platform_assignment"] == rows[1]["platform_assignment"] != rows[2]["platform_assignment"]
+    assert worker.external_id not in {mine, theirs}
+    # the pages show the same names as the exports
+    assert worker.pseudonym_for(researcher.pk) == mine and worker.pseudonym_for(other_researcher.pk) == theirs
+    # and the site-wide name, which admins see, is neither
+    assert worker.anonymous_id not in {mine, theirs}

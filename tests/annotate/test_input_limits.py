@@ -4,13 +4,15 @@ and the pages."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
 
 import pytest
 from django.test import Client, override_settings
 
 from annotate.infra.json_input import JSONInputError, nesting_depth, parse_json
-from annotate.models import Response, Study
+from annotate.models import ModelRun, Response, Study
 from tests.annotate.test_api import Annotator, body_for
 
 pytestmark = pytest.mark.django_db
@@ -77,6 +79,72 @@ def test_storable_lookalikes_pass():
     }
 
 
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_numbers_beyond_a_float_are_refused_naming_the_field(sign):
+    """``1e400`` decodes to infinity, which jsonb refuses: a 400 naming where it stood, not a 500 on save."""
+    error = refused(f'{{"signals": {{"blur": [1, {sign}1e400]}}}}'.encode())
+    assert error.field == "signals.blur.1" and f"{sign}1e400 is too large" in error.message
+    assert parse_json(b'{"a": 1.7e308, "b": -2.5e-300}', **LIMITS) == {"a": 1.7e308, "b": -2.5e-300}
+
+
+def test_utf16_bodies_are_scanned_as_text():
+    """A UTF-16 body is read as text before its brackets are counted, so its bytes cannot hide nesting."""
+    deep = ("[" * 6 + "]" * 6).encode("utf-16")
+    assert "deeper" in refused(deep).message
+    assert parse_json('{"a": ["\u5b22"]}'.encode("utf-16-le"), **LIMITS) == {"a": ["\u5b22"]}
+
+
+# Bodies built to make a check slow: each is ``unit`` repeated, inside a valid or broken frame.
+HOSTILE = {
+    "escaped quotes in an unterminated string": (b"[" * 40 + b'"', b'\\"', b""),
+    "escaped quotes in strings": (b"[", b'"\\"\\"",', b"0]"),
+    "backslashes": (b'["', b"\\\\", b'"]'),
+    "bare quotes": (b"[" * 40, b'"', b""),
+    "flat brackets": (b"[", b"[],", b"[]]"),
+    "NaN everywhere": (b"[", b"NaN,", b"0]"),
+    "NUL escapes": (b'["', b"\\u0000", b'"]'),
+    "lone surrogates": (b"[", b'"\\ud800",', b"0]"),
+    "huge numbers": (b"[", b"1e400,", b"0]"),
+}
+
+
+def _hostile(parts: tuple[bytes, bytes, bytes], size: int) -> bytes:
+    head, unit, tail = parts
+    return head + unit * ((size - len(head) - len(tail)) // len(unit)) + tail
+
+
+def _best_seconds(bodies: list[bytes]) -> float:
+    def once() -> float:
+        start = time.perf_counter()
+        for body in bodies:
+            with contextlib.suppress(JSONInputError):
+                parse_json(body, max_bytes=4 * 1024 * 1024, max_depth=32)
+        return time.perf_counter() - start
+
+    return min(once() for _ in range(5))
+
+
+def _linear_ratio(shape: str) -> float:
+    """What one 128 KB body costs against sixteen of 8 KB: about 1 when the checks are linear, about 16
+    when one is quadratic. The least of up to five tries, so that a busy machine does not fail a linear
+    check (a quadratic one stays high on every try)."""
+    small = [_hostile(HOSTILE[shape], 8 * 1024)] * 16
+    big = [_hostile(HOSTILE[shape], 128 * 1024)]
+    ratios = []
+    for _ in range(5):
+        ratios.append(_best_seconds(big) / _best_seconds(small))
+        if ratios[-1] < 2:
+            break
+    return min(ratios)
+
+
+@pytest.mark.parametrize("shape", list(HOSTILE))
+def test_checks_are_linear_in_the_body_on_hostile_bodies(shape):
+    """The old depth scan was quadratic: 31 s on 80 KB of escaped quotes."""
+    ratio = _linear_ratio(shape)
+    assert ratio < 5, f"{shape}: one body of 128 KB cost {ratio:.1f} times sixteen of 8 KB"
+
+
 # ------------------------------------------------------------------ the annotator endpoints
 
 
@@ -92,6 +160,8 @@ def _submit_raw(annotator: Annotator, assignment: str, raw: bytes | str):
     [
         ('{"blur": NaN}', "signals.blur", "NaN"),
         ('{"blur": Infinity}', "signals.blur", "Infinity"),
+        ('{"blur": 1e400}', "signals.blur", "1e400 is too large"),
+        ('{"blur": [-1e400]}', "signals.blur.0", "-1e400 is too large"),
         ('{"paste": "a\\u0000b"}', "signals.paste", "NUL"),
         ('{"paste": "\\udc00"}', "signals.paste", "lone surrogate"),
         ('{"p\\u0000": 1}', "signals", "key"),
@@ -124,14 +194,68 @@ def test_submit_refuses_deep_and_huge_bodies(study, settings):
     assert not Response.objects.exists()
 
 
-def test_deep_body_without_a_session_is_a_400(study):
-    """No worker in the session, no login: the body is read (and refused) before the assignment is looked up."""
+@pytest.fixture
+def parses(monkeypatch) -> list[int]:
+    """The sizes of the bodies the endpoints hand to :func:`parse_json`, as they happen."""
+    seen: list[int] = []
+
+    def spy(body, **limits):
+        seen.append(len(body))
+        return parse_json(body, **limits)
+
+    monkeypatch.setattr("annotate.api.work.parse_json", spy)
+    monkeypatch.setattr("annotate.api.parsers.parse_json", spy)
+    return seen
+
+
+HOSTILE_BODY = b"[" * 40 + b'"' + b'\\"' * 40_000
+
+
+def test_submit_without_a_worker_is_refused_before_the_body_is_read(study, parses):
+    """No worker in the session: a 403 before the body is parsed, so a hostile body costs nothing."""
     response = Client().post(
         f"/api/work/assignments/{study.pk:08d}-0000-4000-8000-000000000000/submit/",
-        b"[" * 50_000,
+        HOSTILE_BODY,
         content_type="application/json",
     )
-    assert response.status_code == 400 and "deeper" in response.json()["errors"]["detail"][0]
+    assert response.status_code == 403 and "no worker" in response.json()["errors"]["worker"][0]
+    assert parses == []
+    # a worker's own session has its body read (and a deep one refused)
+    annotator = Annotator(study)
+    data = annotator.next().json()
+    deep = _submit_raw(annotator, data["assignment"], b"[" * 50_000)
+    assert deep.status_code == 400 and "deeper" in deep.json()["errors"]["detail"][0]
+    assert parses == [50_000]
+
+
+def _csrf_client(user) -> Client:
+    """A browser session with CSRF checks on, as a real one has (the test client turns them off)."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    client.cookies["csrftoken"] = "a" * 32
+    return client
+
+
+def test_drf_checks_permissions_before_the_body_is_read(annotator_user, other_researcher, study, parses):
+    """Signed in, CSRF token and all, but not allowed: refused before any parser runs (DRF's own session
+    check used to parse the body while looking for a CSRF token)."""
+    annotator = _csrf_client(annotator_user)
+    headers = {"HTTP_X_CSRFTOKEN": "a" * 32}
+    not_researcher = annotator.post("/api/studies/", HOSTILE_BODY, content_type="application/json", **headers)
+    assert not_researcher.status_code == 403 and parses == []
+    run = ModelRun.objects.create(name="r", owner=study.owner, dataset=study.dataset, architecture="cnn")
+    stranger = _csrf_client(other_researcher)
+    explain = f"/api/model-runs/{run.pk}/explain/"
+    not_owner = stranger.post(explain, HOSTILE_BODY, content_type="application/json", **headers)
+    assert not_owner.status_code == 404 and parses == []
+    # an allowed request is read, and its hostile body refused
+    owner = _csrf_client(study.owner)
+    mine = owner.post(explain, HOSTILE_BODY, content_type="application/json", **headers)
+    assert mine.status_code == 400 and "deeper" in mine.json()["detail"] and parses == [len(HOSTILE_BODY)]
+    # and without the CSRF token the session is refused, still without reading the body
+    no_token = owner.post("/api/studies/", b"[" * 50_000, content_type="application/json")
+    assert no_token.status_code == 403 and "CSRF" in no_token.json()["detail"]
+    assert parses == [len(HOSTILE_BODY)]
 
 
 def test_submission_limits_are_settings(study):

@@ -354,3 +354,37 @@ def test_the_run_page_shows_the_training_job_history(ada, queue):
     page = client.get(f"/models/{run.pk}/").content.decode()  # the page sweeps as it is read
     assert f"worker w1@box lost at {beat_at:%H:%M:%S} UTC, re-queued" in page
     assert "started by w1@box" in page
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit: sent at once, as in a request
+def test_one_researchers_jobs_cannot_hold_the_queue(ada, queue, settings):
+    """Ada starts six jobs, then Bob one: only two of Ada's reach the broker, so Bob's waits behind two of
+    hers, not six; each of hers that finishes lets the next (oldest first) go at the next sweep."""
+    settings.HATLAB_JOBS_PER_OWNER = 2
+    bob = make_user("bob", RESEARCHER_GROUP)
+
+    def start(owner, key: str) -> Job:
+        row = Job.objects.create(kind="k", key=key, created_by=owner)
+        dispatch.dispatch(row, jobs.train_model, "cpu")
+        return row
+
+    adas = [start(ada, f"ada-{i}") for i in range(6)]
+    bobs = start(bob, "bob-0")
+    assert queued_ids(queue) == [dispatch.task_id(j.pk) for j in (*adas[:2], bobs)]
+    held = Job.objects.filter(pk__in=[j.pk for j in adas[2:]])
+    assert all(j.sent is None and "at most 2 run at a time" in j.message for j in held)
+    # a sweep sends none of hers while two are in flight (and does not stop at them: Bob's next goes)
+    later = start(bob, "bob-1")
+    Job.objects.filter(pk__in=[j.pk for j in adas[2:]]).update(updated=timezone.now() - timedelta(seconds=6))
+    done = sweeper.sweep()
+    assert done.sent == [] and done.unsent == []
+    assert queued_ids(queue)[-1] == dispatch.task_id(later.pk)
+    # one of hers finishes: the next sweep sends exactly one more, the oldest held
+    Job.objects.filter(pk=adas[0].pk).update(status=Job.Status.DONE)
+    done = sweeper.sweep()
+    assert done.sent == [adas[2].pk]
+    assert Job.objects.get(pk=adas[2].pk).message == ""
+    assert [j.sent is None for j in Job.objects.filter(pk__in=[j.pk for j in adas[3:]])] == [True] * 3
+    # a running job counts as in flight too
+    Job.objects.filter(pk=adas[1].pk).update(status=Job.Status.RUNNING, heartbeat=timezone.now())
+    assert sweeper.sweep().sent == []

@@ -89,7 +89,11 @@ def test_highlight_responses_hold_words_highlighted_words_hashed_ids_gold_and_tr
     assert (second["gold"], second["gold_passed"]) == ("True", "True")
     assert (first["trust"], first["trust_status"]) == ("0.8125", "trusted")
     # pseudonyms, never the platform's ids; one worker, two different assignments
-    assert first["worker"] == second["worker"] == Worker.objects.get(external_id="A1TURKER").anonymous_id
+    assert (
+        first["worker"]
+        == second["worker"]
+        == Worker.objects.get(external_id="A1TURKER").pseudonym_for(study.owner_id)
+    )
     assert (
         first["platform_assignment"].startswith("a")
         and first["platform_assignment"] != second["platform_assignment"]

@@ -205,3 +205,46 @@ def test_jobs_are_visible_to_their_owner_only(client, trained):
     other.force_authenticate(make_user("eve", RESEARCHER_GROUP))
     assert other.get(f"/api/jobs/{job.pk}/").status_code == 404
     assert other.get(f"/api/predictions/?model_run={trained.pk}").json()["count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "words"),
+    [
+        ({"lime": {"n_samples": 1e9}}, "lime.n_samples", "from 1 to 20000"),
+        ({"lime": {"n_samples": 10**9}}, "lime.n_samples", "from 1 to 20000"),
+        ({"gradients": {"max_steps": 10**8}}, "gradients.max_steps", "from 1 to 4096"),
+        ({"grad_l2_1s": {"max_steps": 1e8}}, "grad_l2_1s.max_steps", "from 1 to 4096"),
+        ({"lime": {"n_samples": 100, "workers": 64}}, "lime.workers", "not a parameter of lime"),
+        ({"lime": {"mode": "everything"}}, "lime.mode", "one of"),
+        ({"lime": {"seed": True}}, "lime.seed", "whole number"),
+        ({"attention": {"anything": 1}}, "attention.anything", "its parameters: none"),
+        ({"limsse_bb": {"loss": "ms_s"}}, "limsse_bb.loss", "not a parameter"),
+        ({"omit_1": {"n": 500}}, "omit_1.n", "not a parameter"),
+    ],
+)
+def test_method_parameters_are_bounded_by_the_registry(client, trained, params, field, words):
+    """Every method's parameters are declared with their types and ranges in the engine's registry; an
+    unknown key or a value out of range is refused by name before a job is queued."""
+    methods = sorted({"grad_l2_1s" if k == "gradients" else k for k in params} | {"attention"})
+    payload = {"methods": methods, "method_params": params}
+    answer = client.post(f"/api/model-runs/{trained.pk}/explain/", payload, format="json")
+    assert answer.status_code == 400, answer.content
+    errors = answer.json()["method_params"]
+    assert words in errors[field][0]
+    assert not Job.objects.filter(kind=jobs.EXPLAIN_KIND).exists()
+
+
+def test_method_parameters_within_their_ranges_are_taken(client, trained, sent):
+    payload = {
+        "methods": ["lime", "grad_l2_1s", "occ_1"],
+        "method_params": {
+            "lime": {"n_samples": 20, "seed": 3, "mode": "zero"},
+            "gradients": {"steps": 8, "max_steps": 64, "tolerance": None},
+            "occ_1": {"unit": "token"},
+        },
+    }
+    answer = client.post(f"/api/model-runs/{trained.pk}/explain/", payload, format="json")
+    assert answer.status_code == 202, answer.content
+    stored = answer.json()["params"]["request"]["method_params"]
+    assert stored["lime"] == {"n_samples": 20, "seed": 3, "mode": "zero"}
+    assert stored["gradients"]["max_steps"] == 64

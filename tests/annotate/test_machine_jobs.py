@@ -381,7 +381,7 @@ def test_explanations_store_integrated_gradients_completeness_and_flag_a_low_cap
         ({"methods": "attention", "target": "neutral"}, "target"),
         ({"methods": "attention", "m": 0}, "m"),
         ({"methods": "attention", "ngram_sizes": [0]}, "ngram_sizes"),
-        ({"methods": "attention", "method_params": {"lime": {"n_samples": 10}}}, "method_params"),
+        ({"methods": "attention", "method_params": {"lime": {"n_samples": 10}}}, "method_params.lime"),
     ],
 )
 def test_explanation_request_names_the_bad_field(trained_run, data, field):

@@ -98,7 +98,7 @@ def test_the_form_starts_training(client, dataset, sent, django_capture_on_commi
     [
         ({"architecture": "cnn", "hidden_size": 8}, "hidden_size", "hidden_size"),
         ({"architecture": "cnn", "epochs": 0}, "epochs", "greater than or equal to 1"),
-        ({"architecture": "cnn", "extra": "{nope"}, "extra", "Not valid JSON"),
+        ({"architecture": "cnn", "extra": "{nope"}, "extra", "not valid JSON"),
         ({"architecture": "cnn", "extra": '{"warmup": 3}'}, "extra", "warmup"),
         ({"architecture": "svm"}, "architecture", "Select a valid choice"),
     ],

@@ -486,22 +486,28 @@ def test_dashboard_is_for_the_owner_and_admins(
     assert client.get(url).status_code == 404  # another researcher's study
     client.force_login(researcher)
     owned = client.get(url)
-    assert owned.status_code == 200 and careful.anonymous_id in owned.content.decode()
+    assert owned.status_code == 200 and careful.pseudonym_for(study.owner_id) in owned.content.decode()
     assert client.get(f"/api/crowd/studies/{study.uid}/quality/").status_code == 403
     client.force_login(admin_user)
     html = client.get(url).content.decode()
-    assert careful.anonymous_id in html and sloppy.anonymous_id in html
+    assert careful.pseudonym_for(study.owner_id) in html and sloppy.pseudonym_for(study.owner_id) in html
     assert "excluded" in html and "trusted" in html
     data = client.get(f"/api/crowd/studies/{study.uid}/quality/").json()
     rows = {w["worker"]: w for w in data["workers"]}
-    assert rows[careful.anonymous_id]["golds_passed"] == 5 and rows[careful.anonymous_id]["golds_seen"] == 6
     assert (
-        rows[careful.anonymous_id]["trust_low"]
-        < rows[careful.anonymous_id]["trust"]
-        < rows[careful.anonymous_id]["trust_high"]
+        rows[careful.pseudonym_for(study.owner_id)]["golds_passed"] == 5
+        and rows[careful.pseudonym_for(study.owner_id)]["golds_seen"] == 6
     )
-    assert rows[sloppy.anonymous_id]["status"] == "excluded" and rows[sloppy.anonymous_id]["pastes"] == 10
-    assert rows[careful.anonymous_id]["focus_changes"] == 5
+    assert (
+        rows[careful.pseudonym_for(study.owner_id)]["trust_low"]
+        < rows[careful.pseudonym_for(study.owner_id)]["trust"]
+        < rows[careful.pseudonym_for(study.owner_id)]["trust_high"]
+    )
+    assert (
+        rows[sloppy.pseudonym_for(study.owner_id)]["status"] == "excluded"
+        and rows[sloppy.pseudonym_for(study.owner_id)]["pastes"] == 10
+    )
+    assert rows[careful.pseudonym_for(study.owner_id)]["focus_changes"] == 5
     assert [g["seen"] for g in data["golds"]] == [2] * 6
 
 

@@ -190,7 +190,7 @@ def test_publish_and_manage_on_the_mturk_sandbox(live_server, browser_context, s
     ]  # places, available, in progress, submitted, approved, rejected
 
     # ---- bonus, then expire ------------------------------------------------------------------------
-    page.select_option("#bonus-worker", label=subs[0].worker.anonymous_id)
+    page.select_option("#bonus-worker", label=subs[0].worker.pseudonym_for(study.owner_id))
     page.fill("#bonus-amount", "0.40")
     page.fill("#bonus-reason", "Careful highlighting")
     stub.add_response("send_bonus", {}, {"WorkerId": "WB1", "BonusAmount": "0.40", "AssignmentId": "ASB1",
@@ -257,7 +257,7 @@ def test_publish_and_manage_on_prolific(live_server, browser_context, settings, 
             "APPROVED",
             "REJECTED",
         ]
-        page.select_option("#bonus-worker", label=subs[1].worker.anonymous_id)
+        page.select_option("#bonus-worker", label=subs[1].worker.pseudonym_for(study.owner_id))
         page.fill("#bonus-amount", "0.50")
         page.fill("#bonus-reason", "Thorough work")
         page.get_by_role("button", name="Pay bonus…").click()

@@ -149,7 +149,10 @@ def check_export(page: Page, base: str, study: Study, chosen: dict[str, dict[str
         page.locator("#export-responses a", has_text="CSV").first.click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
     page.screenshot(path=str(output_dir / "7-study-page.png"), full_page=True)
-    pseudonyms = {r.worker.external_id: r.worker.anonymous_id for r in Response.objects.filter(study=study)}
+    pseudonyms = {
+        r.worker.external_id: r.worker.pseudonym_for(study.owner_id)
+        for r in Response.objects.filter(study=study)
+    }
     exported = {(row["worker"], row["document"]): row for row in rows}
     assert len(rows) == 9 and len(exported) == 9  # the verified answers: all of them, each once
     for worker, answers in chosen.items():

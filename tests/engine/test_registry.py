@@ -47,3 +47,54 @@ def test_unknown_name_lists_the_known_ones():
 def test_discover_imports_public_modules_in_order():
     names = discover("explain_engine.datasets")
     assert names == sorted(names) and all(not n.startswith("_") for n in names)
+
+
+def _worker_of(name: str):
+    """The function that takes method ``name``'s parameters (behind the wrappers some are registered with)."""
+    import explain_engine.explainers.limsse as limsse_module
+    import explain_engine.explainers.perturbation as perturbation_module
+    from explain_engine.explainers.registry import GROUPS, METHODS
+
+    spec = METHODS[name]
+    if spec.group:
+        return GROUPS[spec.group][0]
+    if name.startswith("limsse_"):
+        return limsse_module.limsse
+    if name.startswith(("omit_", "occ_")):
+        return perturbation_module.ngram_relevance
+    return spec.fn
+
+
+def test_every_declared_method_parameter_is_one_the_method_takes():
+    """The registry's declared parameters (the web app's bounds) name real keyword arguments."""
+    import inspect
+
+    import explain_engine.explainers  # noqa: F401 (registers every method)
+    from explain_engine.explainers.registry import METHODS
+
+    for name, spec in METHODS.items():
+        taken = inspect.signature(_worker_of(name)).parameters
+        missing = [p for p in spec.params if p not in taken]
+        assert not missing, f"{name} declares {missing}, which it does not take"
+
+
+def test_method_parameters_are_checked_against_the_registry():
+    import explain_engine.explainers  # noqa: F401
+    from explain_engine.explainers.registry import ParamError, check_params
+
+    assert check_params("lime", {"n_samples": 500, "seed": 1}) == {"n_samples": 500, "seed": 1}
+    assert check_params("gradients", {"tolerance": None, "max_steps": 4096})["max_steps"] == 4096
+    assert check_params("random_ngram", {"sizes": [1, 3]}) == {"sizes": [1, 3]}
+    for key, values, field in [
+        ("lime", {"n_samples": 1e9}, "lime.n_samples"),
+        ("lime", {"n_samples": 20_001}, "lime.n_samples"),
+        ("gradients", {"max_steps": 10**8}, "gradients.max_steps"),
+        ("gradients", {"steps": 0}, "gradients.steps"),
+        ("lrp", {"eps": float("nan")}, "lrp.eps"),
+        ("random_ngram", {"sizes": [1, 99]}, "random_ngram.sizes"),
+        ("lime", {"typo": 1}, "lime.typo"),
+        ("nope", {}, "nope"),
+    ]:
+        with pytest.raises(ParamError) as caught:
+            check_params(key, values)
+        assert caught.value.field == field

@@ -394,6 +394,10 @@ def _record_reward(submission: PlatformSubmission) -> Payment | None:
     return payment
 
 
+#: The largest bonus one payment may carry (the publish page's bonus form has the same bound).
+MAX_BONUS = Decimal("100")
+
+
 def send_bonus(
     study: Study,
     worker: Worker,
@@ -403,9 +407,11 @@ def send_bonus(
     submission: PlatformSubmission | None = None,
 ) -> Payment:
     """Pay ``worker`` a bonus once per ``token`` (a form's nonce, or a job's key): the ledger row is
-    created first; a second call with the same token returns the row and pays nothing more."""
-    if amount <= 0:
-        raise ProviderConfigError("amount", "must be positive")
+    created first; a second call with the same token returns the row and pays nothing more. The amount is
+    checked here, for every caller: a finite number above 0 and at most :data:`MAX_BONUS` (NaN, Infinity and
+    1e30 are refused naming ``amount``, before anything is stored)."""
+    if not amount.is_finite() or amount <= 0 or amount > MAX_BONUS:
+        raise ProviderConfigError("amount", f"must be a number more than 0 and at most {MAX_BONUS}")
     if not reason.strip():
         raise ProviderConfigError("reason", "workers are told why they get a bonus; give a reason")
     if not token or len(token) > 64:

@@ -199,6 +199,7 @@ def evaluation_results(
         "distribution": report["distribution"],
         "kappa": report["kappa"],
         "scored": answers,
+        "owner_id": study.owner_id,  # whose pseudonyms the answers table shows
     }
 
 
@@ -299,7 +300,8 @@ def table_rows(results: dict[str, Any], table: str) -> tuple[list[str], list[lis
         columns = ["response", "item", "worker", "document", "method", "split", "choice", "confident",
                    "correct_answer", "score"]  # fmt: skip
         anonymous = {
-            w.pk: w.anonymous_id for w in Worker.objects.filter(pk__in={a.worker for a in results["scored"]})
+            w.pk: w.pseudonym_for(results["owner_id"])
+            for w in Worker.objects.filter(pk__in={a.worker for a in results["scored"]})
         }
         rows = [
             [

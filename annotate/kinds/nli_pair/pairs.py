@@ -11,7 +11,6 @@ the premise's) and whose ``metadata["hypothesis"]`` is the hypothesis.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from annotate.corpus.imports import (
     TextRecord,
     check_file_size,
     check_text,
+    read_json,
     read_rows,
     store_records,
 )
@@ -61,10 +61,7 @@ def _clean_pair(line: int, values: dict[str, Any], labels: Sequence[str]) -> Tex
         )
     gold = values.get(GOLD_FIELD)
     if isinstance(gold, str) and gold.strip():
-        try:
-            gold = json.loads(gold)
-        except json.JSONDecodeError as exc:
-            raise CorpusImportError(line, GOLD_FIELD, f"not valid JSON ({exc.msg})") from None
+        gold = read_json(line, gold, GOLD_FIELD)
     if gold not in (None, "") and not isinstance(gold, dict):
         raise CorpusImportError(
             line, GOLD_FIELD, "must be an object with label, premise_map and hypothesis_map"

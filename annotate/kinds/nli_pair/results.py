@@ -178,7 +178,7 @@ def response_rows(study: Study, unverified: bool = False) -> list[dict[str, Any]
             "gold_passed", "read_ms", "answer_ms", "verification",
         )
     )  # fmt: skip
-    names = worker_names({row[3] for row in rows})
+    names = worker_names(study, {row[3] for row in rows})
     out = []
     for rid, item_id, external, worker_id, answer, payload, gold, read_ms, answer_ms, verification in rows:
         answer = answer if isinstance(answer, dict) else {}

@@ -60,7 +60,7 @@ def rating_results(
     answers = [(i, w, r) for i, w, r in answers if r in LEVELS and i in items]
     worker_ids = sorted({w for _, w, _ in answers})
     trust = answer_weights(study, worker_ids)
-    names = worker_names(worker_ids)
+    names = worker_names(study, worker_ids)
     result: dict[str, Any] = {
         "answers": len(answers),
         "workers": len(worker_ids),

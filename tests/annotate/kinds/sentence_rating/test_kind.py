@@ -226,7 +226,7 @@ def test_rating_results_labels_agreement_and_model(answered, researcher):
     assert overall["distribution"] == [1, 1, 0, 1, 1]
     # w1 and w2 agree except on s1: 5 1 1 3 vs 5 2 1 4
     pair = next(p for p in results["agreement"]["pairs"] if p["aspect"] == "overall" and p["n"] == 4
-                and {p["a"], p["b"]} == {Worker.objects.get(external_id=w).anonymous_id for w in ("w1", "w2")})  # fmt: skip
+                and {p["a"], p["b"]} == {Worker.objects.get(external_id=w).pseudonym_for(answered.owner_id) for w in ("w1", "w2")})  # fmt: skip
     assert pair["r"] == pytest.approx(np.corrcoef([5, 1, 1, 3], [5, 2, 1, 4])[0, 1])
     assert "machine" not in results and results["model_run"] is None
 
@@ -311,7 +311,7 @@ def test_results_page_csv_and_access(answered, researcher, other_researcher, ann
         reverse("study-results-table", args=[answered.uid, "agreement", "csv"]) + "?kappa=distance_agreement"
     )
     pair = next(r for r in csv.DictReader(io.StringIO(named.content.decode())) if r["n"] == "4"
-                and {r["a"], r["b"]} == {Worker.objects.get(external_id=w).anonymous_id for w in ("w1", "w2")})  # fmt: skip
+                and {r["a"], r["b"]} == {Worker.objects.get(external_id=w).pseudonym_for(answered.owner_id) for w in ("w1", "w2")})  # fmt: skip
     assert float(pair["kappa"]) == pytest.approx(1 - 2 / 16)
     assert (
         'value="distance_agreement" selected'
