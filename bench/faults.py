@@ -177,8 +177,19 @@ class PrivateRedis:
                 raise RuntimeError("redis-server did not come up")
             time.sleep(0.1)
 
+    def freeze(self) -> None:
+        """Stop the server (SIGSTOP) without closing anything: connections are still accepted by the
+        kernel, and nothing answers them: a hung Redis, not a refusing one."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc is not None:
+            self.thaw()  # a stopped process would not act on SIGTERM
             self.proc.terminate()
             self.proc.wait(20)
             self.proc = None
