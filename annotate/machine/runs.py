@@ -11,12 +11,14 @@ folder on the server or a hub name); it is offered only where the engine's optio
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import os
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotate.machine.errors import MachineInputError
 from annotate.models import Dataset, Document, ModelRun
@@ -266,19 +268,71 @@ def check_trainable(dataset: Dataset) -> None:
         )
 
 
+class IdempotencyConflict(MachineInputError):
+    """An idempotency key already used by this owner for a different request."""
+
+
+def request_digest(request: dict) -> str:
+    """SHA-256 of ``request`` as canonical JSON (sorted keys): two bodies that ask the same have one digest."""
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def create_model_run(
     owner, dataset: Dataset, architecture: str, params: dict | None = None, name: str = ""
 ) -> ModelRun:
     """A queued ``ModelRun`` after validating the architecture, the parameters and the dataset."""
+    return create_model_run_once(owner, dataset, architecture, params, name)[0]
+
+
+def create_model_run_once(
+    owner,
+    dataset: Dataset,
+    architecture: str,
+    params: dict | None = None,
+    name: str = "",
+    *,
+    idempotency_key: str = "",
+    digest: str = "",
+) -> tuple[ModelRun, bool]:
+    """:func:`create_model_run`, and whether the run was created now. With ``idempotency_key``, the owner's
+    run made under that key is returned instead when there is one and its request had the same ``digest``
+    (:func:`request_digest`); a different request under a used key raises :class:`IdempotencyConflict`.
+    Two requests racing under one key make one run (a unique constraint on owner and key)."""
     cleaned = clean_params(architecture, params)
     check_trainable(dataset)
     name = (name or "").strip() or f"{architecture} on {dataset.name}"
     if len(name) > ModelRun._meta.get_field("name").max_length:
         raise MachineInputError("name", "is too long")
-    with transaction.atomic():
-        return ModelRun.objects.create(
-            name=name, owner=owner, dataset=dataset, architecture=architecture, params=cleaned
+    if idempotency_key and (earlier := _keyed_run(owner, idempotency_key, digest)) is not None:
+        return earlier, False
+    try:
+        with transaction.atomic():
+            run = ModelRun.objects.create(
+                name=name,
+                owner=owner,
+                dataset=dataset,
+                architecture=architecture,
+                params=cleaned,
+                idempotency_key=idempotency_key,
+                request_digest=digest if idempotency_key else "",
+            )
+    except IntegrityError:
+        if not idempotency_key or (earlier := _keyed_run(owner, idempotency_key, digest)) is None:
+            raise
+        return earlier, False
+    return run, True
+
+
+def _keyed_run(owner, key: str, digest: str) -> ModelRun | None:
+    earlier = ModelRun.objects.filter(owner=owner, idempotency_key=key).first()
+    if earlier is not None and earlier.request_digest != digest:
+        raise IdempotencyConflict(
+            "idempotency_key",
+            f"{key!r} was already used for a different request (model run {earlier.pk}); "
+            "use a new key for a new request",
         )
+    return earlier
 
 
 def documents_with_words(dataset: Dataset):
