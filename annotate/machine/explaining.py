@@ -27,15 +27,8 @@ from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import documents_with_words
 from annotate.machine.training import load_trained
 from annotate.models import Explanation, ModelRun, Prediction
-from explain_engine.api import (
-    METHODS,
-    evidence_and_counter,
-    explain_many,
-    faithfulness,
-    json_safe,
-    methods_for,
-    resolve_methods,
-)
+from explain_engine import api as engine
+from explain_engine.api import evidence_and_counter, json_safe
 
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"
@@ -93,7 +86,7 @@ def _clean_methods(model_run: ModelRun, methods: Any) -> list[str]:
     if not isinstance(methods, str | list):
         raise MachineInputError("methods", "must be a list of method names or 'all'")
     try:
-        names = resolve_methods(methods, model_run.architecture)
+        names = engine.resolve_methods(methods, model_run.architecture)
     except ValueError as exc:
         raise MachineInputError("methods", str(exc)) from None
     names = sorted(set(names))
@@ -148,7 +141,7 @@ def _clean_method_params(method_params: Any, names: list[str]) -> dict:
     """Per requested method (or method group) an object of its parameters."""
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise MachineInputError("method_params", "must map a method name to an object of its parameters")
-    groups = {spec.group for spec in METHODS.values() if spec.group}
+    groups = {spec.group for spec in engine.METHODS.values() if spec.group}
     unknown = sorted(k for k in method_params if k not in names and k not in groups)
     if unknown:
         raise MachineInputError("method_params", f"parameters for a method not requested: {unknown[0]!r}")
@@ -223,7 +216,7 @@ def _explain_chunk(
     and (unless turned off) faithfulness, as unsaved rows; and how many of them a method flagged."""
     texts, targets = [doc.text for doc, _ in kept], [t for _, t in kept]
     batch_size = params.get("batch_size", 16)
-    scores = explain_many(
+    scores = engine.explain_many(
         trained, texts, methods, targets, batch_size=batch_size, params=params.get("method_params") or {}
     )
     faithful = (
@@ -271,7 +264,7 @@ def _measured(
     measured_methods = [m for m in methods if all(math.isfinite(v) for values in scores[m] for v in values)]
     if not measured_methods:
         return {}
-    measured = faithfulness(
+    measured = engine.faithfulness(
         trained,
         texts,
         {method: scores[method] for method in measured_methods},
@@ -300,4 +293,4 @@ def _upsert(rows: list[Explanation]) -> None:
 
 def available_methods(model_run: ModelRun) -> list[str]:
     """The registered methods that apply to the run's architecture."""
-    return methods_for(model_run.architecture)
+    return engine.methods_for(model_run.architecture)

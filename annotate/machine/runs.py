@@ -15,30 +15,32 @@ import hashlib
 import json
 import math
 import os
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from annotate.machine.errors import MachineInputError
 from annotate.models import Dataset, Document, ModelRun
-from explain_engine.api import (
-    ARCHITECTURES,
-    FROM_CHECKPOINT,
-    MissingExtra,
-    TrainConfig,
-    available_architectures,
-    build_model,
-    check_checkpoint,
-    require_extra,
-)
+from explain_engine import api as engine
+from explain_engine.api import MissingExtra
 
-# TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the worker.
-TRAIN_FIELDS: tuple[str, ...] = tuple(
-    f.name
-    for f in dataclasses.fields(TrainConfig)
-    if f.name not in {"architecture", "device", "progress_bar"}
-)
+if TYPE_CHECKING:
+    from explain_engine.api import TrainConfig
+
+
+@cache
+def train_fields() -> tuple[str, ...]:
+    """TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the
+    worker. (The engine's training module brings torch: read when a run is checked, not at import.)"""
+    return tuple(
+        f.name
+        for f in dataclasses.fields(engine.TrainConfig)
+        if f.name not in {"architecture", "device", "progress_bar"}
+    )
+
+
 _POSITIVE_INTS = ("epochs", "batch_size", "patience", "min_count", "max_vocab", "max_len")
 _NON_NEGATIVE_FLOATS = ("weight_decay", "grad_clip")
 # Fields that may be null: the paper's value (epochs, batch_size, lr), or "never / no limit".
@@ -80,7 +82,7 @@ MAX_FILTER_SIZES = 8
 
 def architecture_choices() -> list[str]:
     """The engine's registered architectures whose optional extra is installed, sorted."""
-    return available_architectures()
+    return engine.available_architectures()
 
 
 def gpu_queue_enabled() -> bool:
@@ -138,7 +140,7 @@ def _check_model_sizes(model: dict) -> None:
 def _check_pretrained(architecture: str, model: dict) -> None:
     """A family built from a checkpoint: the checkpoint named (not loaded here), no other argument."""
     try:
-        require_extra(architecture)
+        engine.require_extra(architecture)
     except MissingExtra as exc:
         raise MachineInputError("architecture", str(exc)) from None
     others = sorted(set(model) - {"checkpoint"})
@@ -147,7 +149,7 @@ def _check_pretrained(architecture: str, model: dict) -> None:
             f"params.model.{others[0]}", f"is not an argument of {architecture}; give only checkpoint"
         )
     try:
-        model["checkpoint"] = check_checkpoint(model.get("checkpoint"))
+        model["checkpoint"] = engine.check_checkpoint(model.get("checkpoint"))
     except ValueError as exc:
         raise MachineInputError("params.model.checkpoint", str(exc)) from None
 
@@ -160,7 +162,7 @@ def clean_params(architecture: str, params: Any) -> dict:
     the model once on a two-word vocabulary, except a transformer's checkpoint, which is only
     checked to be a model folder here or a hub name (loading it is the worker's job).
     """
-    if architecture not in ARCHITECTURES:
+    if architecture not in engine.ARCHITECTURES:
         raise MachineInputError(
             "architecture",
             f"unknown architecture {architecture!r}; choose one of {', '.join(architecture_choices())}",
@@ -169,10 +171,10 @@ def clean_params(architecture: str, params: Any) -> dict:
         params = {}
     if not isinstance(params, dict):
         raise MachineInputError("params", "must be an object of training parameters")
-    unknown = sorted(set(params) - set(TRAIN_FIELDS))
+    unknown = sorted(set(params) - set(train_fields()))
     if unknown:
         raise MachineInputError(
-            f"params.{unknown[0]}", f"unknown training parameter; known: {', '.join(TRAIN_FIELDS)}"
+            f"params.{unknown[0]}", f"unknown training parameter; known: {', '.join(train_fields())}"
         )
     cleaned = dict(params)
     for key, value in params.items():
@@ -220,14 +222,14 @@ def clean_params(architecture: str, params: Any) -> dict:
     model = cleaned.get("model", {})
     if not isinstance(model, dict):
         raise MachineInputError("params.model", "must be an object of model constructor arguments")
-    if architecture in FROM_CHECKPOINT:
+    if architecture in engine.FROM_CHECKPOINT:
         model = dict(model)
         _check_pretrained(architecture, model)
         cleaned["model"] = model
         return cleaned
     _check_model_sizes(model)
     try:
-        build_model(architecture, 2, 2, **model)
+        engine.build_model(architecture, 2, 2, **model)
     except (TypeError, ValueError) as exc:
         raise MachineInputError("params.model", str(exc)) from None
     return cleaned
@@ -238,7 +240,7 @@ def train_config(model_run: ModelRun) -> TrainConfig:
     params = dict(model_run.params)
     if "fractions" in params:
         params["fractions"] = tuple(params["fractions"])
-    return TrainConfig(architecture=model_run.architecture, progress_bar=False, **params)
+    return engine.TrainConfig(architecture=model_run.architecture, progress_bar=False, **params)
 
 
 def trainable_documents(dataset: Dataset):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
@@ -20,7 +20,11 @@ from annotate.jobs.base import Superseded
 from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import dataset_records, documents_with_words, train_config
 from annotate.models import ModelRun, Prediction
-from explain_engine.api import TrainedModel, json_safe, train
+from explain_engine import api as engine
+from explain_engine.api import json_safe
+
+if TYPE_CHECKING:
+    from explain_engine.api import TrainedModel
 
 #: Opens the transaction of a run's final writes, or raises Superseded (annotate.jobs.base.fenced).
 Fence = Callable[[], AbstractContextManager[Any]]
@@ -33,7 +37,7 @@ def load_trained(model_run: ModelRun, device: str | None = None) -> TrainedModel
     """The trained bundle of a finished run, loaded from MEDIA_ROOT (or from the S3 cache)."""
     if model_run.status != ModelRun.Status.DONE or not model_run.artifact:
         raise ValueError(f"model run {model_run.pk} has not finished training")
-    return TrainedModel.load(storage.local_artifact(model_run.artifact), device=device)
+    return engine.TrainedModel.load(storage.local_artifact(model_run.artifact), device=device)
 
 
 def _train_message(info: dict) -> str:
@@ -135,7 +139,7 @@ def run_training(
         config = train_config(run)
         records = dataset_records(run.dataset)
         work = storage.work_folder(key)
-        trained = train(
+        trained = engine.train(
             records,
             config,
             out_dir=work,

@@ -235,7 +235,7 @@ def test_a_stalled_run_that_lost_its_job_writes_neither_its_result_nor_its_artif
     run = create_model_run(user, dataset, "bilstm_attention", TINY_PARAMS)
     with django_capture_on_commit_callbacks(execute=True):
         job = jobs.enqueue_training(run, user)
-    real_train, outcome = training.train, {}
+    real_train, outcome = training.engine.train, {}
 
     def train_then_freeze(*args, **kwargs):
         trained = real_train(*args, **kwargs)
@@ -253,7 +253,7 @@ def test_a_stalled_run_that_lost_its_job_writes_neither_its_result_nor_its_artif
             outcome["weights"] = (weights, weights.read_bytes())
         return trained
 
-    monkeypatch.setattr(training, "train", train_then_freeze)
+    monkeypatch.setattr(training.engine, "train", train_then_freeze)
     answer = run_job(job.pk, jobs.training_work)
 
     assert answer == {"superseded": job.pk, "attempt": 1}
@@ -296,7 +296,7 @@ def test_failed_training_is_recorded_and_can_be_queued_again(
     def broken(*args, **kwargs):
         raise ValueError("the data set is cursed")
 
-    monkeypatch.setattr("annotate.machine.training.train", broken)
+    monkeypatch.setattr(training.engine, "train", broken)
     run = create_model_run(user, dataset, "cnn", {"epochs": 1})
     job = _train(run, queued, django_capture_on_commit_callbacks, gpu=True)
     assert queued[-1][2] == "gpu"
