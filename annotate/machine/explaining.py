@@ -20,12 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from contextlib import nullcontext
 from typing import Any
 
 from annotate.machine.errors import MachineInputError
 from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import documents_with_words
-from annotate.machine.training import load_trained
+from annotate.machine.training import Fence, load_trained
 from annotate.models import Explanation, ModelRun, Prediction
 from explain_engine import api as engine
 from explain_engine.api import evidence_and_counter, json_safe
@@ -172,10 +173,14 @@ def _targets(model_run: ModelRun, trained, documents: list, target: str) -> list
     return [stored[doc.pk] for doc in documents]
 
 
-def run_explanations(model_run_id: int, params: dict, progress: Progress = no_progress) -> dict:
+def run_explanations(
+    model_run_id: int, params: dict, progress: Progress = no_progress, *, fence: Fence = nullcontext
+) -> dict:
     """Compute ``params["methods"]`` for the requested documents of run ``model_run_id`` and upsert
     one ``Explanation`` per document, method and target. ``params`` is the output of
-    :func:`clean_explanation_params`. Returns counts for the job's result."""
+    :func:`clean_explanation_params`. Returns counts for the job's result. A job's run passes its
+    ``fence`` (:func:`annotate.jobs.base.fenced`): each chunk's rows are written inside it, so a run that
+    lost its job to a later attempt raises :class:`~annotate.jobs.base.Superseded` and writes no more."""
     run = ModelRun.objects.select_related("dataset").get(pk=model_run_id)
     trained = load_trained(run)
     methods = list(params["methods"])
@@ -192,7 +197,8 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
         skipped += len(chunk) - len(kept)
         if kept:
             rows, chunk_flagged = _explain_chunk(run, trained, kept, methods, params)
-            _upsert(rows)
+            with fence():
+                _upsert(rows)
             stored += len(rows)
             flagged += chunk_flagged
         done = first + len(chunk)

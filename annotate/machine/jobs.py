@@ -129,7 +129,10 @@ def explain_model(self, job_id: int) -> dict:
 
     def work(job: Job) -> dict:
         return run_explanations(
-            job.params["model_run"], job.params["request"], progress=RowProgress(job_id=job.pk)
+            job.params["model_run"],
+            job.params["request"],
+            progress=RowProgress(job_id=job.pk, attempt=job.attempts),
+            fence=partial(fenced, job.pk, job.attempts),
         )
 
     return run_job(job_id, work)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import shutil
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import boto3
@@ -30,6 +31,7 @@ from annotate.machine import (
     jobs,
     load_trained,
     queue_for,
+    run_explanations,
     training,
 )
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, Study, Worker
@@ -268,6 +270,18 @@ def test_a_stalled_run_that_lost_its_job_writes_neither_its_result_nor_its_artif
     weights, content = outcome["weights"]
     assert weights.read_bytes() == content
     assert not (Path(settings.MEDIA_ROOT) / f"models/run-{run.pk}-attempt-1").exists()
+
+
+def test_a_superseded_explanation_run_writes_no_explanations(trained_run):
+    job = Job.objects.create(key=f"explain:{trained_run.pk}:probe", kind="explain_model", params={})
+    first, _ = claim(job.pk)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, heartbeat=None)  # re-queued
+    assert claim(job.pk)[0].attempts == 2  # and claimed again elsewhere
+    params = clean_explanation_params(trained_run, {"methods": ["grad_dot_int_s"], "faithfulness": False})
+    with pytest.raises(Superseded):
+        run_explanations(trained_run.pk, params, fence=partial(fenced, job.pk, first.attempts))
+    assert not Explanation.objects.filter(model_run=trained_run).exists()
+    assert run_explanations(trained_run.pk, params, fence=partial(fenced, job.pk, 2))["explanations"] == 8
 
 
 def test_a_superseded_run_cannot_mark_the_job_done_or_failed(user):
