@@ -92,8 +92,9 @@ def _as_postgres(command: list[str]) -> list[str]:
 class PrivatePostgres:
     """A throw-away PostgreSQL cluster in ``folder`` on a free port (trust authentication, local only)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, options: str = ""):
         self.folder = folder
+        self.options = options  # more server settings, ``-c name=value ...``
         self.port = free_port()
         self.bin = Path(shutil.which("initdb") or "/usr/lib/postgresql/15/bin/initdb").resolve().parent
         folder.mkdir(parents=True)
@@ -111,29 +112,29 @@ class PrivatePostgres:
     def url(self) -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}"
 
-    def _ctl(self, *args: str) -> None:
-        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=300"
-        subprocess.run(
-            _as_postgres(
-                [
-                    str(self.bin / "pg_ctl"),
-                    "-D",
-                    str(self.folder / "data"),
-                    "-l",
-                    str(self.folder / "log"),
-                    "-w",
-                ]
-                + ["-o", options, *args]
-            ),
-            check=True,
-            stdout=subprocess.DEVNULL,
+    def _command(self, *args: str) -> list[str]:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=300 {self.options}"
+        return _as_postgres(
+            [str(self.bin / "pg_ctl"), "-D", str(self.folder / "data"), "-l", str(self.folder / "log"), "-w"]
+            + ["-o", options, *args]
         )
+
+    def _ctl(self, *args: str) -> None:
+        subprocess.run(self._command(*args), check=True, stdout=subprocess.DEVNULL)
 
     def start(self) -> None:
         self._ctl("start")
 
     def stop(self) -> None:
         self._ctl("-m", "fast", "stop")
+
+    def crash_command(self) -> list[str]:
+        """The command that stops the server as a crash would (``-m immediate``: no checkpoint, and what
+        was not flushed to disk is gone), for a process that must crash it itself."""
+        return self._command("-m", "immediate", "stop")
+
+    def crash(self) -> None:
+        subprocess.run(self.crash_command(), check=True, stdout=subprocess.DEVNULL)
 
     def psql(self, sql: str) -> None:
         subprocess.run(
@@ -177,8 +178,19 @@ class PrivateRedis:
                 raise RuntimeError("redis-server did not come up")
             time.sleep(0.1)
 
+    def freeze(self) -> None:
+        """Stop the server (SIGSTOP) without closing anything: connections are still accepted by the
+        kernel, and nothing answers them: a hung Redis, not a refusing one."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc is not None:
+            self.thaw()  # a stopped process would not act on SIGTERM
             self.proc.terminate()
             self.proc.wait(20)
             self.proc = None

@@ -204,11 +204,18 @@ HATLAB_TORCH_THREADS = int(os.environ.get("HATLAB_TORCH_THREADS", "1"))
 # Route engine jobs to the ``gpu`` queue (consumed by workers started with ``-Q gpu``).
 HATLAB_GPU_QUEUE = env_bool("HATLAB_GPU_QUEUE", False)
 # How long an unacknowledged job waits before Redis hands it to another worker.
+# A broker that does not answer is given up on quickly: the job stays in its row (the outbox). The read
+# timeout matters as much as the connect timeout: a stopped Redis still accepts connections (the kernel
+# does), and without it a send waits on the reply for ever. It stays above kombu's BRPOP timeout (1 s),
+# so an idle worker's long poll is not cut; the health check drops a half-open consumer connection.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("HATLAB_VISIBILITY_TIMEOUT", "3600")),
-    # a broker that does not answer is given up on quickly: the job stays in its row (the outbox)
     "socket_connect_timeout": float(os.environ.get("HATLAB_BROKER_CONNECT_TIMEOUT", "2")),
+    "socket_timeout": float(os.environ.get("HATLAB_BROKER_SOCKET_TIMEOUT", "2")),
+    "socket_keepalive": True,
+    "health_check_interval": 10,
 }
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("HATLAB_BROKER_CONNECT_TIMEOUT", "2"))
 # Jobs that cannot be lost (annotate.jobs.dispatch, annotate.jobs.sweeper): a job row is sent after it
 # is committed; one whose send failed is sent again after HATLAB_JOB_SEND_GRACE_S, one sent but still
 # queued after HATLAB_JOB_RESEND_S (the broker may have lost it); a running job's worker writes a
@@ -242,13 +249,20 @@ HATLAB_PROVISIONAL_GRACE_S = int(os.environ.get("HATLAB_PROVISIONAL_GRACE_S", "3
 
 # The cache holds the throttles' counters (annotate.infra.throttle): HATLAB_CACHE_URL names a Redis database shared by
 # every web process (docker-compose sets one); without it each process counts on its own, in memory. Short
-# timeouts: the throttles let requests through when Redis is down, so they must not wait for it long.
+# timeouts, for reads too (a stopped Redis accepts connections and never answers): the throttles let
+# requests through when Redis is down or hangs, and after one failure skip it for HATLAB_CACHE_BREAKER_S
+# (annotate.infra.shared_cache), so a hung Redis costs one request half a second, not every request.
+REDIS_CACHE_OPTIONS = {
+    "socket_connect_timeout": float(os.environ.get("HATLAB_CACHE_TIMEOUT", "0.5")),
+    "socket_timeout": float(os.environ.get("HATLAB_CACHE_TIMEOUT", "0.5")),
+}
+HATLAB_CACHE_BREAKER_S = float(os.environ.get("HATLAB_CACHE_BREAKER_S", "10"))
 CACHES = {
     "default": (
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": os.environ["HATLAB_CACHE_URL"],
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+            "OPTIONS": REDIS_CACHE_OPTIONS,
         }
         if os.environ.get("HATLAB_CACHE_URL")
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}

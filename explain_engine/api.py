@@ -37,7 +37,6 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
     from explain_engine.evidence import Evidence, evidence_and_counter, select_evidence
     from explain_engine.explainers import (
         METHODS,
-        TRAINING_ATTENTION,
         Fitting,
         MethodInfo,
         MethodSpec,
@@ -53,6 +52,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
     from explain_engine.explainers import get as get_method
     from explain_engine.extras import MissingExtra
     from explain_engine.jsonsafe import json_safe
+    from explain_engine.method_names import TRAINING_ATTENTION
     from explain_engine.metrics import METRICS
     from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote, winning_category
     from explain_engine.metrics.agreement import (

@@ -3,7 +3,7 @@ explanations, and the jobs that compute them. Researchers see their own; admins 
 
 Routes (under ``api/``, see :mod:`annotate.api.urls`)::
 
-    model-runs/                     GET list, POST create and queue training
+    model-runs/                     GET list, POST create and queue training (idempotent under a key)
     model-runs/<id>/                GET one (status, progress, metrics: what the progress bar polls)
     model-runs/<id>/train/          POST queue training again (a failed run; a finished run is a no-op)
     model-runs/<id>/explain/        POST queue an explanation job
@@ -16,10 +16,10 @@ Routes (under ``api/``, see :mod:`annotate.api.urls`)::
 from __future__ import annotations
 
 from django.db.models import Q
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
 from annotate.access import IsOwnerOrAdmin, IsResearcher, is_admin, visible_to
@@ -30,10 +30,10 @@ from annotate.machine import (
     MachineInputError,
     architecture_choices,
     clean_explanation_params,
-    create_model_run,
 )
 from annotate.machine.explaining import available_methods
 from annotate.machine.jobs import enqueue_explanations, enqueue_training, training_key
+from annotate.machine.runs import IdempotencyConflict, create_model_run_once, request_digest
 from annotate.models import Dataset, Explanation, Job, ModelRun, Prediction
 from annotate.tasks.api_parts import JSONObjectField, MethodNamesField
 
@@ -105,12 +105,50 @@ class ModelRunSerializer(serializers.ModelSerializer):
         return QUEUE_DOWN_NOTE if waiting.exists() else ""
 
 
+IDEMPOTENCY_KEY_MAX = 200
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="A key the client chooses for this request (at most 200 characters): sent again with the same "
+    "body (a retry after a timeout), it returns the run the first request made (201, with "
+    "Idempotent-Replayed: true) instead of a second run; with another body it is refused (409).",
+)
+
+
+class IdempotencyKeyConflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "idempotency_conflict"
+
+
+def idempotency_key(request, data: dict) -> str:
+    """The request's key: the ``Idempotency-Key`` header or the body's ``idempotency_key`` ("" for none);
+    both given and different is a 400 naming the field."""
+    header = request.headers.get("Idempotency-Key")
+    body = data.get("idempotency_key")
+    if header is not None and (not header.strip() or len(header) > IDEMPOTENCY_KEY_MAX):
+        raise ValidationError(
+            {"idempotency_key": [f"the Idempotency-Key header must be 1 to {IDEMPOTENCY_KEY_MAX} characters"]}
+        )
+    if header is not None and body is not None and header != body:
+        raise ValidationError({"idempotency_key": ["differs from the Idempotency-Key header"]})
+    return header if header is not None else (body or "")
+
+
 class ModelRunCreateSerializer(serializers.Serializer):
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     dataset = serializers.PrimaryKeyRelatedField(queryset=Dataset.objects.all())
     architecture = serializers.ChoiceField(choices=[])
     params = JSONObjectField(required=False, default=dict, help_text="TrainConfig fields, e.g. epochs.")
     gpu = StrictBooleanField(required=False, default=False, help_text="Send the job to the gpu queue.")
+    idempotency_key = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=IDEMPOTENCY_KEY_MAX,
+        help_text="The same as the Idempotency-Key header (either may be sent; both must then agree): a "
+        "retry under the key returns the run the first request made; another body under it is a 409.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -178,19 +216,45 @@ class ModelRunViewSet(
         sweep_soon()  # the progress bar polls here: jobs that missed the broker are sent from here too
         return super().retrieve(request, *args, **kwargs)
 
-    @extend_schema(request=ModelRunCreateSerializer, responses={201: ModelRunSerializer})
+    @extend_schema(
+        request=ModelRunCreateSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={
+            201: ModelRunSerializer,
+            409: OpenApiResponse(description="The idempotency key was used for another request."),
+        },
+    )
     def create(self, request, *args, **kwargs):
         incoming = ModelRunCreateSerializer(data=request.data, context={"request": request})
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data
+        key = idempotency_key(request, data)
+        asked = {
+            "name": data["name"],
+            "dataset": data["dataset"].pk,
+            "architecture": data["architecture"],
+            "params": data["params"],
+            "gpu": data["gpu"],
+        }
         try:
-            run = create_model_run(
-                request.user, data["dataset"], data["architecture"], data["params"], data["name"]
+            run, created = create_model_run_once(
+                request.user,
+                data["dataset"],
+                data["architecture"],
+                data["params"],
+                data["name"],
+                idempotency_key=key,
+                digest=request_digest(asked) if key else "",
             )
+        except IdempotencyConflict as exc:
+            raise IdempotencyKeyConflict(exc.as_dict()) from None
         except MachineInputError as exc:
             raise input_error(exc) from None
         enqueue_training(run, request.user, gpu=data["gpu"])  # sent now, or kept until the queue is back
-        return Response(ModelRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        response = Response(ModelRunSerializer(run).data, status=status.HTTP_201_CREATED)
+        if not created:
+            response["Idempotent-Replayed"] = "true"
+        return response
 
     @extend_schema(request=None, responses={202: JobSerializer})
     @action(detail=True, methods=["post"])

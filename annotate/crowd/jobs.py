@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 
-from django.core.cache import cache
 from django.db.models import Q
 from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerError
 
 from annotate.crowd.blocks import apply_quality
 from annotate.crowd.providers.reconcile import reconcile_study
+from annotate.infra import shared_cache
 from annotate.jobs.base import job
+from annotate.jobs.dispatch import BROKER_ERRORS
 from annotate.models import Job, Response, Study
 from annotate.quality.gold_review import review_golds
 
@@ -91,7 +91,7 @@ def enqueue_reconcile(study: Study) -> bool:
     Returns whether it was queued."""
     try:
         reconcile_study_job.delay(study.pk)
-    except (BrokerError, OSError) as exc:
+    except BROKER_ERRORS as exc:
         log.warning("could not queue reconciliation of study %s (%s); running it now", study.pk, exc)
         run_reconcile(study)
         return False
@@ -103,11 +103,13 @@ def reconcile_soon(study: Study, countdown: int = CONFIRM_AFTER_S) -> bool:
     who just finished hands their unit back to the platform, and the run after that verifies their
     provisional answers. When the broker cannot be reached nothing is queued (the schedule catches up).
     Returns whether a run was queued."""
-    if not cache.add(f"hatlab-reconcile-soon:{study.pk}", 1, countdown):
+    # a cache that is down or hangs cannot say whether a run is queued: none is (the schedule catches up),
+    # and the page that asked answers at once (annotate.infra.shared_cache)
+    if not shared_cache.add(f"hatlab-reconcile-soon:{study.pk}", 1, countdown):
         return False
     try:
         reconcile_study_job.apply_async((study.pk,), countdown=countdown)
-    except (BrokerError, OSError) as exc:
+    except BROKER_ERRORS as exc:
         log.warning(
             "could not queue reconciliation of study %s (%s); the schedule will run it", study.pk, exc
         )

@@ -20,7 +20,8 @@ from typing import Any
 
 from annotate.dashboards.charts import estimate_point, scatter, table
 from annotate.models import Explanation
-from explain_engine.api import FAITHFULNESS_BINS, N_BOOT, summarize_faithfulness
+from explain_engine import api as engine
+from explain_engine.api import N_BOOT
 
 PLAUSIBILITY_REFERENCES = ("SAM", "CAM", "HAM1")
 
@@ -42,14 +43,16 @@ def stored_faithfulness(run: int, method: str, used: dict[int, str]) -> list[dic
 
 def faithfulness_figures(per_text: Sequence[dict], n_boot: int = N_BOOT, seed: int = 0) -> dict[str, Any]:
     """Means with n and intervals (``Estimate.to_dict()``) of every faithfulness metric, and the texts."""
-    summary = summarize_faithfulness(per_text, n_boot, seed=seed)
+    summary = engine.summarize_faithfulness(per_text, n_boot, seed=seed)
     figures: dict[str, Any] = {
         name: [e.to_dict() for e in est] if isinstance(est, list) else est.to_dict()
         for name, est in summary.items()
     }
     figures["texts"] = len(per_text)
     figures["bins"] = (
-        list(per_text[0].get("bins", FAITHFULNESS_BINS)) if per_text else list(FAITHFULNESS_BINS)
+        list(per_text[0].get("bins", engine.FAITHFULNESS_BINS))
+        if per_text
+        else list(engine.FAITHFULNESS_BINS)
     )
     return figures
 

@@ -24,12 +24,12 @@ from annotate.machine.progress import Progress, no_progress
 from annotate.models import Item, Response, Study
 from annotate.quality.exclusion import standing
 from annotate.tasks.page_words import word_breaks
+from explain_engine import api as engine
 from explain_engine.api import (
     N_BOOT,
     HumanMaps,
     Ragged,
     consensus_maps,
-    describe_method,
     human_human_similarity,
     json_safe,
     roc_auc_per_text,
@@ -50,7 +50,7 @@ def selection_label(run_name: str, method: str) -> str:
 
 def selection_name(run_name: str, method: str) -> str:
     """A selection as people read it (``bilstm · Simple gradient of s, L2 norm``): chart series, tables, notes."""
-    return f"{run_name} · {describe_method(method).title}"
+    return f"{run_name} · {engine.describe_method(method).title}"
 
 
 def _texts_table_links(records: list[dict], text_url: Callable[[int], str] | None) -> list[Any]:

@@ -34,6 +34,10 @@ first finds nothing.
 A provisional assignment is the seat's own: under its platform unit (``ref``) only. A worker's items
 are those they had under the same unit, or confirmed ones under any: an unverified claim to a worker's
 id on another unit neither keeps the real worker from an item nor counts in their progress.
+
+A hand-out is committed durably (``synchronous_commit`` as the server has it, on by default), like an
+answer: an item shown to an annotator survives a PostgreSQL crash, so the answer to it is accepted after
+the restart instead of being refused as an unknown assignment (``tests/annotate/test_handout_crash.py``).
 The SQL is written by hand (PostgreSQL) because these two requests are the service's hot path; on
 other databases (the SQLite demo) the same steps run through the ORM.
 """
@@ -261,9 +265,6 @@ def _submitted_count(study_id: int, worker_id: int, ref: str = "") -> int:
     )
 
 
-# An assignment is cheap to lose in a server crash (the worker asks again), so the hand-out's
-# transaction does not wait for the disk at commit; submissions always do.
-_NO_DISK_WAIT = "SET LOCAL synchronous_commit TO OFF; "
 _LOCK_AND_RELEASE = Prepared(
     "hatlab_lock_worker",
     ("bigint", "bigint", "timestamptz"),
@@ -279,7 +280,7 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin
     returns the worker's status (``None`` for no such worker)."""
     if sql.native():
         with connection.cursor() as cursor:
-            _LOCK_AND_RELEASE.execute(cursor, [study_id, worker_id, now], prefix=begin + _NO_DISK_WAIT)
+            _LOCK_AND_RELEASE.execute(cursor, [study_id, worker_id, now], prefix=begin)
             row = cursor.fetchone()
         return None if row is None else row[0]
     status = Worker.objects.select_for_update().filter(pk=worker_id).values_list("status", flat=True).first()
@@ -356,7 +357,7 @@ def _lock_then_candidate(
                 (_LOCK_AND_RELEASE, [study_id, worker_id, now]),
                 (_CANDIDATE[lock, False], [study_id, worker_id, gold, [], limit, ref]),
             ],
-            prefix=begin + _NO_DISK_WAIT,
+            prefix=begin,
         )
         row = cursor.fetchone()
         if row is None:  # no candidate: the status on its own

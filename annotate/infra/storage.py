@@ -39,9 +39,24 @@ def s3_client():
     return boto3.client("s3", endpoint_url=os.environ.get("HATLAB_S3_ENDPOINT_URL") or None)
 
 
-def model_run_key(model_run_id: int) -> str:
-    """The artifact key of a model run: the same for every attempt, so a re-run overwrites."""
-    return f"models/run-{int(model_run_id)}"
+def model_run_key(model_run_id: int, attempt: int | None = None) -> str:
+    """The artifact key of a model run. A job's run writes under its own attempt
+    (``models/run-7-attempt-2``), so a superseded run that resumes never overwrites the artifact of the
+    attempt that won; the winner's fenced write publishes its key on the run's row."""
+    base = f"models/run-{int(model_run_id)}"
+    return base if attempt is None else f"{base}-attempt-{int(attempt)}"
+
+
+def remove_artifact(location: str, client=None) -> None:
+    """Delete the artifact at ``location`` (a folder under MEDIA_ROOT, or an S3 prefix); missing is fine."""
+    if location.startswith(S3_SCHEME):
+        bucket, prefix = split_s3_url(location)
+        client = client or s3_client()
+        listing = client.list_objects_v2(Bucket=bucket, Prefix=prefix.rstrip("/") + "/")
+        for item in listing.get("Contents", []):
+            client.delete_object(Bucket=bucket, Key=item["Key"])
+        return
+    shutil.rmtree(media_root() / _safe_relative(location), ignore_errors=True)
 
 
 def split_s3_url(location: str) -> tuple[str, str]:

@@ -4,8 +4,9 @@ A fixed-window counter in Django's cache (Redis in production, ``HATLAB_CACHE_UR
 otherwise): the first request of a window adds the key with the window's length as its timeout, each request
 increments it, and past the limit the caller is told how many seconds remain. Hand-written rather than DRF's
 throttles because half the throttled routes are plain Django views (the login page, the entry page, the
-annotator API's lean views) and because the limiter must *fail open*: when the cache cannot be reached the
-request goes through (logged), so answering never depends on Redis.
+annotator API's lean views) and because the limiter must *fail open*: when the cache cannot be reached, or
+hangs, the request goes through, and the cache is skipped for a while (:mod:`annotate.infra.shared_cache`,
+a circuit breaker that logs the outage once), so answering never depends on Redis.
 
 The rates are settings (``HATLAB_THROTTLE_*``, each ``(requests, seconds)``); ``HATLAB_THROTTLES=0`` turns
 them all off.
@@ -14,15 +15,13 @@ them all off.
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 import time
 
 from django.conf import settings
-from django.core.cache import cache
 from django.http import HttpRequest
 
-log = logging.getLogger(__name__)
+from annotate.infra import shared_cache
 
 
 def client_address(request: HttpRequest) -> str:
@@ -46,13 +45,8 @@ def hit(scope: str, ident: str, rate: tuple[int, int]) -> int | None:
     start = math.floor(now / window) * window
     digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
     key = f"hatlab:throttle:{scope}:{digest}:{start}"
-    try:
-        cache.add(key, 0, timeout=window + 1)
-        count = cache.incr(key)
-    except Exception:  # the store is down or refuses: let the request through
-        log.warning("throttle %s: the cache did not answer; request let through", scope, exc_info=True)
-        return None
-    if count <= limit:
+    count = shared_cache.count(key, window + 1)
+    if count is None or count <= limit:  # None: the store is down or hangs; the request goes through
         return None
     return max(1, math.ceil(start + window - now))
 

@@ -9,6 +9,12 @@ A worker first claims the job's row (one row lock): a finished job is not run ag
 another worker is running (its heartbeat is fresh) is not run twice, so a message sent twice runs once.
 While it runs, a :class:`~annotate.jobs.heartbeat.Heartbeat` thread stamps the row every
 ``HATLAB_JOB_HEARTBEAT_S`` seconds; :mod:`annotate.jobs.sweeper` re-queues a job whose stamps stop.
+
+A worker that only stalled (frozen, swapped out, cut off from the database) resumes after its job was
+re-queued and claimed again: its final writes are *fenced* (Kleppmann, *Designing Data-Intensive
+Applications*, 2017, ch. 8, "Fencing tokens"). Each claim increments ``Job.attempts``, which is the run's
+token; :func:`fenced` opens the transaction of a final write only while the row is still running under
+that token, else raises :class:`Superseded`, and the superseded run writes nothing.
 """
 
 from __future__ import annotations
@@ -16,11 +22,11 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-import torch
 from celery import current_app, current_task, shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
@@ -34,6 +40,8 @@ from explain_engine.api import DuplicateName, Registry
 
 def set_torch_threads() -> int:
     """``torch.set_num_threads(settings.HATLAB_TORCH_THREADS)`` (1 unless configured); returns it."""
+    import torch  # here, not at the top: the web process imports this module and never needs torch
+
     threads = max(1, int(getattr(settings, "HATLAB_TORCH_THREADS", 1) or 1))
     torch.set_num_threads(threads)
     return threads
@@ -84,6 +92,23 @@ def job(
     return declare
 
 
+class Superseded(Exception):
+    """This run of a job lost its row to a later attempt (it was re-queued and claimed again)."""
+
+
+@contextmanager
+def fenced(job_id: int, attempt: int) -> Iterator[Job]:
+    """A transaction holding job ``job_id``'s row locked, entered only while the row is still running
+    under ``attempt`` (its ``attempts`` when this run claimed it); else :class:`Superseded` is raised and
+    nothing is written. A run's final writes go inside it."""
+    with transaction.atomic():
+        row = Job.objects.select_for_update().filter(pk=job_id).first()
+        if row is None or row.attempts != attempt or row.status != Job.Status.RUNNING:
+            now = "gone" if row is None else f"{row.status}, attempt {row.attempts}"
+            raise Superseded(f"job {job_id}: attempt {attempt} was superseded (now {now})")
+        yield row
+
+
 def set_job(job_id: int, **fields: Any) -> None:
     Job.objects.filter(pk=job_id).update(updated=timezone.now(), **fields)
 
@@ -129,33 +154,54 @@ def run_job(job_id: int, work: Callable[[Job], dict]) -> dict:
     claimed first (a missing row is logged, a finished job returns its result, one running elsewhere
     is left to that worker), a heartbeat is kept while it runs (not for an eager, in-process run), the
     row says running / done / failed, and a transient error puts it back to queued and is raised for
-    Celery to retry."""
+    Celery to retry. The row is marked done only while this run still owns it (:func:`fenced`); a run
+    superseded by a later attempt drops its result."""
     job_row, answer = claim(job_id)
     if job_row is None:
         assert answer is not None
         return answer
     set_torch_threads()
-    beat = Heartbeat(job_row.pk, job_row.worker, settings.HATLAB_JOB_HEARTBEAT_S, enabled=not _eager())
+    beat = Heartbeat(
+        job_row.pk,
+        job_row.worker,
+        settings.HATLAB_JOB_HEARTBEAT_S,
+        enabled=not _eager(),
+        attempt=job_row.attempts,
+    )
     try:
         with beat:
             result = work(job_row)
+        with fenced(job_row.pk, job_row.attempts):
+            set_job(
+                job_row.pk,
+                status=Job.Status.DONE,
+                heartbeat=None,
+                progress=1.0,
+                result=result,
+                message="done",
+            )
+    except Superseded as exc:
+        log.warning("%s; its result is dropped", exc)
+        return {"superseded": job_row.pk, "attempt": job_row.attempts}
     except TRANSIENT_ERRORS as exc:
         log.warning("job %s hit a transient database error, retrying: %s", job_row.pk, exc)
         try:
-            set_job(
-                job_row.pk, status=Job.Status.QUEUED, heartbeat=None, message=f"retrying after: {exc}"[:2000]
+            Job.objects.filter(pk=job_row.pk, attempts=job_row.attempts).update(
+                updated=timezone.now(),
+                status=Job.Status.QUEUED,
+                heartbeat=None,
+                message=f"retrying after: {exc}"[:2000],
             )
         except TRANSIENT_ERRORS:
             log.warning("could not record the retry of job %s", job_row.pk)
         raise
     except Exception as exc:
         log.exception("job %s failed", job_row.pk)
-        set_job(
-            job_row.pk,
+        Job.objects.filter(pk=job_row.pk, attempts=job_row.attempts).update(
+            updated=timezone.now(),
             status=Job.Status.FAILED,
             heartbeat=None,
             message=f"{type(exc).__name__}: {exc}"[:2000],
         )
         return {"error": f"{type(exc).__name__}: {exc}"}
-    set_job(job_row.pk, status=Job.Status.DONE, heartbeat=None, progress=1.0, result=result, message="done")
     return result

@@ -22,10 +22,14 @@ log = logging.getLogger(__name__)
 
 class Heartbeat:
     """Context manager: while inside, stamp job ``job_id`` (still running on ``worker``) every
-    ``every_s`` seconds from a daemon thread with its own database connection."""
+    ``every_s`` seconds from a daemon thread with its own database connection. With ``attempt``, only
+    while the row is still that attempt (a run that lost its row to a later one stamps nothing)."""
 
-    def __init__(self, job_id: int, worker: str, every_s: float, enabled: bool = True):
+    def __init__(
+        self, job_id: int, worker: str, every_s: float, enabled: bool = True, attempt: int | None = None
+    ):
         self.job_id = job_id
+        self.attempt = attempt
         self.worker = worker
         self.every_s = max(float(every_s), 0.05)
         self.enabled = enabled
@@ -50,9 +54,10 @@ class Heartbeat:
 
     def beat(self) -> None:
         """One stamp (only while the row is still this worker's running job)."""
-        Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING, worker=self.worker).update(
-            heartbeat=timezone.now()
-        )
+        rows = Job.objects.filter(pk=self.job_id, status=Job.Status.RUNNING, worker=self.worker)
+        if self.attempt is not None:
+            rows = rows.filter(attempts=self.attempt)
+        rows.update(heartbeat=timezone.now())
         self.beats += 1
 
     def _run(self) -> None:

@@ -20,24 +20,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from contextlib import nullcontext
 from typing import Any
 
 from annotate.machine.errors import MachineInputError
 from annotate.machine.progress import Progress, no_progress
 from annotate.machine.runs import documents_with_words
-from annotate.machine.training import load_trained
+from annotate.machine.training import Fence, load_trained
 from annotate.models import Explanation, ModelRun, Prediction
-from explain_engine.api import (
-    METHODS,
-    ParamError,
-    check_params,
-    evidence_and_counter,
-    explain_many,
-    faithfulness,
-    json_safe,
-    methods_for,
-    resolve_methods,
-)
+from explain_engine import api as engine
+from explain_engine.api import evidence_and_counter, json_safe
 
 TARGET_PREDICTED = "predicted"
 TARGET_GOLD = "gold"
@@ -95,7 +87,7 @@ def _clean_methods(model_run: ModelRun, methods: Any) -> list[str]:
     if not isinstance(methods, str | list):
         raise MachineInputError("methods", "must be a list of method names or 'all'")
     try:
-        names = resolve_methods(methods, model_run.architecture)
+        names = engine.resolve_methods(methods, model_run.architecture)
     except ValueError as exc:
         raise MachineInputError("methods", str(exc)) from None
     names = sorted(set(names))
@@ -153,15 +145,15 @@ def _clean_method_params(method_params: Any, names: list[str]) -> dict:
     naming ``method_params.<method>.<parameter>``, so one request's work stays bounded."""
     if not isinstance(method_params, dict) or not all(isinstance(v, dict) for v in method_params.values()):
         raise MachineInputError("method_params", "must map a method name to an object of its parameters")
-    groups = {spec.group for spec in METHODS.values() if spec.group and spec.name in names}
+    groups = {spec.group for spec in engine.METHODS.values() if spec.group and spec.name in names}
     unknown = sorted(k for k in method_params if k not in names and k not in groups)
     if unknown:
         raise MachineInputError(
             f"method_params.{unknown[0]}", f"parameters for a method not requested: {unknown[0]!r}"
         )
     try:
-        return {key: check_params(key, values) for key, values in method_params.items()}
-    except ParamError as exc:
+        return {key: engine.check_params(key, values) for key, values in method_params.items()}
+    except engine.ParamError as exc:
         raise MachineInputError(f"method_params.{exc.field}", exc.message) from None
 
 
@@ -189,10 +181,14 @@ def _targets(model_run: ModelRun, trained, documents: list, target: str) -> list
     return [stored[doc.pk] for doc in documents]
 
 
-def run_explanations(model_run_id: int, params: dict, progress: Progress = no_progress) -> dict:
+def run_explanations(
+    model_run_id: int, params: dict, progress: Progress = no_progress, *, fence: Fence = nullcontext
+) -> dict:
     """Compute ``params["methods"]`` for the requested documents of run ``model_run_id`` and upsert
     one ``Explanation`` per document, method and target. ``params`` is the output of
-    :func:`clean_explanation_params`. Returns counts for the job's result."""
+    :func:`clean_explanation_params`. Returns counts for the job's result. A job's run passes its
+    ``fence`` (:func:`annotate.jobs.base.fenced`): each chunk's rows are written inside it, so a run that
+    lost its job to a later attempt raises :class:`~annotate.jobs.base.Superseded` and writes no more."""
     run = ModelRun.objects.select_related("dataset").get(pk=model_run_id)
     trained = load_trained(run)
     methods = list(params["methods"])
@@ -209,7 +205,8 @@ def run_explanations(model_run_id: int, params: dict, progress: Progress = no_pr
         skipped += len(chunk) - len(kept)
         if kept:
             rows, chunk_flagged = _explain_chunk(run, trained, kept, methods, params)
-            _upsert(rows)
+            with fence():
+                _upsert(rows)
             stored += len(rows)
             flagged += chunk_flagged
         done = first + len(chunk)
@@ -233,7 +230,7 @@ def _explain_chunk(
     and (unless turned off) faithfulness, as unsaved rows; and how many of them a method flagged."""
     texts, targets = [doc.text for doc, _ in kept], [t for _, t in kept]
     batch_size = params.get("batch_size", 16)
-    scores = explain_many(
+    scores = engine.explain_many(
         trained, texts, methods, targets, batch_size=batch_size, params=params.get("method_params") or {}
     )
     faithful = (
@@ -282,7 +279,7 @@ def _measured(
     measured_methods = [m for m in methods if all(math.isfinite(v) for values in scores[m] for v in values)]
     if not measured_methods:
         return {}
-    measured = faithfulness(
+    measured = engine.faithfulness(
         trained,
         texts,
         {method: scores[method] for method in measured_methods},
@@ -311,4 +308,4 @@ def _upsert(rows: list[Explanation]) -> None:
 
 def available_methods(model_run: ModelRun) -> list[str]:
     """The registered methods that apply to the run's architecture."""
-    return methods_for(model_run.architecture)
+    return engine.methods_for(model_run.architecture)

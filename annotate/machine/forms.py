@@ -18,7 +18,7 @@ from annotate.machine.explaining import (
 )
 from annotate.machine.runs import architecture_choices, check_trainable, clean_params, documents_with_words
 from annotate.models import Dataset, ModelRun
-from explain_engine.api import FROM_CHECKPOINT, describe_method
+from explain_engine import api as engine
 
 DEFAULT_ARCHITECTURE = "bilstm_attention"  # the main model of Sen et al. 2020
 # Form fields that become TrainConfig fields, and those that become model constructor arguments.
@@ -67,7 +67,7 @@ class ModelRunForm(forms.Form):
         datasets = Dataset.objects.all() if is_admin(user) else Dataset.objects.filter(owner=user)
         self.fields["dataset"].queryset = datasets.order_by("name")
         self.fields["architecture"].choices = [(a, a) for a in architecture_choices()]
-        if not any(a in FROM_CHECKPOINT for a in architecture_choices()):
+        if not any(a in engine.FROM_CHECKPOINT for a in architecture_choices()):
             del self.fields["checkpoint"]
 
     def clean_extra(self) -> dict:
@@ -153,7 +153,9 @@ class ExplainForm(forms.Form):
     def __init__(self, *args, model_run: ModelRun, **kwargs):
         super().__init__(*args, **kwargs)
         self.model_run = model_run
-        self.fields["methods"].choices = [(m, describe_method(m).title) for m in available_methods(model_run)]
+        self.fields["methods"].choices = [
+            (m, engine.describe_method(m).title) for m in available_methods(model_run)
+        ]
         labels = list(model_run.metrics.get("labels") or [])
         self.fields["target"].choices = [
             (TARGET_PREDICTED, "the predicted class"),

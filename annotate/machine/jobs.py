@@ -12,10 +12,12 @@ Jobs go to the ``gpu`` queue when the request asks for it or ``HATLAB_GPU_QUEUE`
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.jobs.base import job, run_job
+from annotate.jobs.base import fenced, job, run_job
 from annotate.jobs.dispatch import dispatch, unsent
 from annotate.machine.explaining import params_digest, run_explanations
 from annotate.machine.progress import RowProgress
@@ -100,17 +102,25 @@ def enqueue_explanations(model_run: ModelRun, params: dict, user=None, gpu: bool
 def train_model(self, job_id: int) -> dict:
     """Train the job's model run and store its predictions with machine attention maps."""
 
-    def work(job: Job) -> dict:
-        run_id = job.params["model_run"]
-        run = run_training(run_id, progress=RowProgress(model_run_id=run_id, job_id=job.pk))
-        return {
-            "model_run": run.pk,
-            "artifact": run.artifact,
-            "predictions": run.predictions.count(),
-            "test": run.metrics.get("test"),
-        }
+    return run_job(job_id, training_work)
 
-    return run_job(job_id, work)
+
+def training_work(job: Job) -> dict:
+    """The training job's work for the claimed row ``job``: its attempt names the artifact's folder and
+    fences the run's final writes (:func:`annotate.jobs.base.fenced`)."""
+    run_id = job.params["model_run"]
+    run = run_training(
+        run_id,
+        progress=RowProgress(model_run_id=run_id, job_id=job.pk, attempt=job.attempts),
+        attempt=job.attempts,
+        fence=partial(fenced, job.pk, job.attempts),
+    )
+    return {
+        "model_run": run.pk,
+        "artifact": run.artifact,
+        "predictions": run.predictions.count(),
+        "test": run.metrics.get("test"),
+    }
 
 
 @job("annotate.machine.explain_model")
@@ -119,7 +129,10 @@ def explain_model(self, job_id: int) -> dict:
 
     def work(job: Job) -> dict:
         return run_explanations(
-            job.params["model_run"], job.params["request"], progress=RowProgress(job_id=job.pk)
+            job.params["model_run"],
+            job.params["request"],
+            progress=RowProgress(job_id=job.pk, attempt=job.attempts),
+            fence=partial(fenced, job.pk, job.attempts),
         )
 
     return run_job(job_id, work)

@@ -20,7 +20,9 @@ class RowProgress:
     """A progress callback that updates ``ModelRun.progress`` and/or ``Job.progress``.
 
     Writes are throttled to one every ``interval`` seconds (and whenever the fraction has moved by at
-    least ``step``), except the final 1.0, which is always written. Fractions never go backwards.
+    least ``step``), except the final 1.0, which is always written. Fractions never go backwards. With
+    ``attempt`` (the job's, :mod:`annotate.jobs.base`), nothing is written once the job row has moved
+    on to a later attempt: a superseded run does not move the winner's bar.
     """
 
     def __init__(
@@ -30,9 +32,11 @@ class RowProgress:
         job_id: int | None = None,
         interval: float = 0.5,
         step: float = 0.05,
+        attempt: int | None = None,
     ):
         self.model_run_id = model_run_id
         self.job_id = job_id
+        self.attempt = attempt
         self.interval = interval
         self.step = step
         self.last_time = -float("inf")
@@ -48,7 +52,11 @@ class RowProgress:
             return
         self.last_time, self.last_fraction = now, fraction
         fields = {"progress": fraction, "message": message[:2000]}
+        if self.job_id is not None:
+            rows = Job.objects.filter(pk=self.job_id)
+            if self.attempt is not None:
+                rows = rows.filter(attempts=self.attempt, status=Job.Status.RUNNING)
+            if not rows.update(updated=timezone.now(), **fields) and self.attempt is not None:
+                return  # superseded
         if self.model_run_id is not None:
             ModelRun.objects.filter(pk=self.model_run_id).update(**fields)
-        if self.job_id is not None:
-            Job.objects.filter(pk=self.job_id).update(updated=timezone.now(), **fields)

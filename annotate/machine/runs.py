@@ -11,32 +11,36 @@ folder on the server or a hub name); it is offered only where the engine's optio
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 import os
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotate.machine.errors import MachineInputError
 from annotate.models import Dataset, Document, ModelRun
-from explain_engine.api import (
-    ARCHITECTURES,
-    FROM_CHECKPOINT,
-    MissingExtra,
-    TrainConfig,
-    available_architectures,
-    build_model,
-    check_checkpoint,
-    require_extra,
-)
+from explain_engine import api as engine
+from explain_engine.api import MissingExtra
 
-# TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the worker.
-TRAIN_FIELDS: tuple[str, ...] = tuple(
-    f.name
-    for f in dataclasses.fields(TrainConfig)
-    if f.name not in {"architecture", "device", "progress_bar"}
-)
+if TYPE_CHECKING:
+    from explain_engine.api import TrainConfig
+
+
+@cache
+def train_fields() -> tuple[str, ...]:
+    """TrainConfig fields a run may set; the architecture is its own column, device and bar belong to the
+    worker. (The engine's training module brings torch: read when a run is checked, not at import.)"""
+    return tuple(
+        f.name
+        for f in dataclasses.fields(engine.TrainConfig)
+        if f.name not in {"architecture", "device", "progress_bar"}
+    )
+
+
 _POSITIVE_INTS = ("epochs", "batch_size", "patience", "min_count", "max_vocab", "max_len")
 _NON_NEGATIVE_FLOATS = ("weight_decay", "grad_clip")
 # Fields that may be null: the paper's value (epochs, batch_size, lr), or "never / no limit".
@@ -78,7 +82,7 @@ MAX_FILTER_SIZES = 8
 
 def architecture_choices() -> list[str]:
     """The engine's registered architectures whose optional extra is installed, sorted."""
-    return available_architectures()
+    return engine.available_architectures()
 
 
 def gpu_queue_enabled() -> bool:
@@ -136,7 +140,7 @@ def _check_model_sizes(model: dict) -> None:
 def _check_pretrained(architecture: str, model: dict) -> None:
     """A family built from a checkpoint: the checkpoint named (not loaded here), no other argument."""
     try:
-        require_extra(architecture)
+        engine.require_extra(architecture)
     except MissingExtra as exc:
         raise MachineInputError("architecture", str(exc)) from None
     others = sorted(set(model) - {"checkpoint"})
@@ -145,7 +149,7 @@ def _check_pretrained(architecture: str, model: dict) -> None:
             f"params.model.{others[0]}", f"is not an argument of {architecture}; give only checkpoint"
         )
     try:
-        model["checkpoint"] = check_checkpoint(model.get("checkpoint"))
+        model["checkpoint"] = engine.check_checkpoint(model.get("checkpoint"))
     except ValueError as exc:
         raise MachineInputError("params.model.checkpoint", str(exc)) from None
 
@@ -158,7 +162,7 @@ def clean_params(architecture: str, params: Any) -> dict:
     the model once on a two-word vocabulary, except a transformer's checkpoint, which is only
     checked to be a model folder here or a hub name (loading it is the worker's job).
     """
-    if architecture not in ARCHITECTURES:
+    if architecture not in engine.ARCHITECTURES:
         raise MachineInputError(
             "architecture",
             f"unknown architecture {architecture!r}; choose one of {', '.join(architecture_choices())}",
@@ -167,10 +171,10 @@ def clean_params(architecture: str, params: Any) -> dict:
         params = {}
     if not isinstance(params, dict):
         raise MachineInputError("params", "must be an object of training parameters")
-    unknown = sorted(set(params) - set(TRAIN_FIELDS))
+    unknown = sorted(set(params) - set(train_fields()))
     if unknown:
         raise MachineInputError(
-            f"params.{unknown[0]}", f"unknown training parameter; known: {', '.join(TRAIN_FIELDS)}"
+            f"params.{unknown[0]}", f"unknown training parameter; known: {', '.join(train_fields())}"
         )
     cleaned = dict(params)
     for key, value in params.items():
@@ -218,14 +222,14 @@ def clean_params(architecture: str, params: Any) -> dict:
     model = cleaned.get("model", {})
     if not isinstance(model, dict):
         raise MachineInputError("params.model", "must be an object of model constructor arguments")
-    if architecture in FROM_CHECKPOINT:
+    if architecture in engine.FROM_CHECKPOINT:
         model = dict(model)
         _check_pretrained(architecture, model)
         cleaned["model"] = model
         return cleaned
     _check_model_sizes(model)
     try:
-        build_model(architecture, 2, 2, **model)
+        engine.build_model(architecture, 2, 2, **model)
     except (TypeError, ValueError) as exc:
         raise MachineInputError("params.model", str(exc)) from None
     return cleaned
@@ -236,7 +240,7 @@ def train_config(model_run: ModelRun) -> TrainConfig:
     params = dict(model_run.params)
     if "fractions" in params:
         params["fractions"] = tuple(params["fractions"])
-    return TrainConfig(architecture=model_run.architecture, progress_bar=False, **params)
+    return engine.TrainConfig(architecture=model_run.architecture, progress_bar=False, **params)
 
 
 def trainable_documents(dataset: Dataset):
@@ -266,19 +270,71 @@ def check_trainable(dataset: Dataset) -> None:
         )
 
 
+class IdempotencyConflict(MachineInputError):
+    """An idempotency key already used by this owner for a different request."""
+
+
+def request_digest(request: dict) -> str:
+    """SHA-256 of ``request`` as canonical JSON (sorted keys): two bodies that ask the same have one digest."""
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def create_model_run(
     owner, dataset: Dataset, architecture: str, params: dict | None = None, name: str = ""
 ) -> ModelRun:
     """A queued ``ModelRun`` after validating the architecture, the parameters and the dataset."""
+    return create_model_run_once(owner, dataset, architecture, params, name)[0]
+
+
+def create_model_run_once(
+    owner,
+    dataset: Dataset,
+    architecture: str,
+    params: dict | None = None,
+    name: str = "",
+    *,
+    idempotency_key: str = "",
+    digest: str = "",
+) -> tuple[ModelRun, bool]:
+    """:func:`create_model_run`, and whether the run was created now. With ``idempotency_key``, the owner's
+    run made under that key is returned instead when there is one and its request had the same ``digest``
+    (:func:`request_digest`); a different request under a used key raises :class:`IdempotencyConflict`.
+    Two requests racing under one key make one run (a unique constraint on owner and key)."""
     cleaned = clean_params(architecture, params)
     check_trainable(dataset)
     name = (name or "").strip() or f"{architecture} on {dataset.name}"
     if len(name) > ModelRun._meta.get_field("name").max_length:
         raise MachineInputError("name", "is too long")
-    with transaction.atomic():
-        return ModelRun.objects.create(
-            name=name, owner=owner, dataset=dataset, architecture=architecture, params=cleaned
+    if idempotency_key and (earlier := _keyed_run(owner, idempotency_key, digest)) is not None:
+        return earlier, False
+    try:
+        with transaction.atomic():
+            run = ModelRun.objects.create(
+                name=name,
+                owner=owner,
+                dataset=dataset,
+                architecture=architecture,
+                params=cleaned,
+                idempotency_key=idempotency_key,
+                request_digest=digest if idempotency_key else "",
+            )
+    except IntegrityError:
+        if not idempotency_key or (earlier := _keyed_run(owner, idempotency_key, digest)) is None:
+            raise
+        return earlier, False
+    return run, True
+
+
+def _keyed_run(owner, key: str, digest: str) -> ModelRun | None:
+    earlier = ModelRun.objects.filter(owner=owner, idempotency_key=key).first()
+    if earlier is not None and earlier.request_digest != digest:
+        raise IdempotencyConflict(
+            "idempotency_key",
+            f"{key!r} was already used for a different request (model run {earlier.pk}); "
+            "use a new key for a new request",
         )
+    return earlier
 
 
 def documents_with_words(dataset: Dataset):

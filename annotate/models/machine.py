@@ -31,9 +31,22 @@ class ModelRun(models.Model):
     )
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
+    idempotency_key = models.CharField(
+        max_length=200, blank=True, help_text="The client's Idempotency-Key: one run per owner and key."
+    )
+    request_digest = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the request that created the run under its key."
+    )
 
     class Meta:
         ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="modelrun_idempotency_unique",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.architecture})"

@@ -3,7 +3,7 @@ from the engine (``explain_engine.api.describe_method``)."""
 
 from django import template
 
-from explain_engine.api import describe_method
+from explain_engine import api as engine
 
 register = template.Library()
 
@@ -11,10 +11,10 @@ register = template.Library()
 @register.filter
 def method_name(code: str) -> str:
     """The method's title (an unknown code is shown as it is)."""
-    return describe_method(code).title
+    return engine.describe_method(code).title
 
 
 @register.filter
 def method_description(code: str) -> str:
     """The method's one-line description (empty for an unknown code)."""
-    return describe_method(code).doc
+    return engine.describe_method(code).doc

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from explain_engine.explainers._forward import run_chunk
+from explain_engine.method_names import TRAINING_ATTENTION
 from explain_engine.models.base import EncodedBatch
 from explain_engine.registry import Registry
 from explain_engine.text import pool_to_words
@@ -299,11 +300,6 @@ def register_group(
         return fn
 
     return decorate
-
-
-#: The name a model's own attention is stored under when it is trained (``TrainedModel.predict``
-#: returns it with each prediction): shown beside the registered methods, though it is not one of them.
-TRAINING_ATTENTION = "attention (training)"
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,31 @@ def test_the_numerics_check_finds_numpy_and_scipy(tmp_path):
     (app / "stats.py").write_text("import numpy as np\ndef f():\n    from scipy.stats import wilcoxon\n")
     (app / "plain.py").write_text("import math\n")
     assert numeric_imports(app) == ["app/stats.py:1: numpy", "app/stats.py:3: scipy.stats"]
+
+
+#: What the web process must not load: the engine's numerical stack for models (hundreds of MB per
+#: gunicorn worker and seconds of start-up). Jobs and the machine pages load it when they need it.
+WEB_PROCESS_NEVER = ("torch", "transformers")
+
+
+def test_the_web_process_does_not_import_torch():
+    """``config.wsgi`` (what gunicorn loads, with every URL and view imported at start-up) in a fresh
+    interpreter: none of the modules above is in ``sys.modules``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        "import config.wsgi\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert "django" in loaded and "annotate" in loaded  # the app was loaded
+    assert loaded.isdisjoint(WEB_PROCESS_NEVER), sorted(loaded & set(WEB_PROCESS_NEVER))

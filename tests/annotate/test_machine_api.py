@@ -248,3 +248,105 @@ def test_method_parameters_within_their_ranges_are_taken(client, trained, sent):
     stored = answer.json()["params"]["request"]["method_params"]
     assert stored["lime"] == {"n_samples": 20, "seed": 3, "mode": "zero"}
     assert stored["gradients"]["max_steps"] == 64
+
+
+def test_a_retried_model_run_request_under_one_idempotency_key_makes_one_run(client, ada, dataset, sent):
+    body = {"dataset": dataset.pk, "architecture": "bilstm_attention", "params": TINY_PARAMS}
+    first = client.post("/api/model-runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="retry-1")
+    assert first.status_code == 201, first.content
+    assert "Idempotent-Replayed" not in first
+    # the client timed out and sends the same request again: the same run, not a second one
+    again = client.post("/api/model-runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="retry-1")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json()["id"] == first.json()["id"]
+    # the key may come in the body instead, with the same effect
+    in_body = client.post("/api/model-runs/", {**body, "idempotency_key": "retry-1"}, format="json")
+    assert in_body.json()["id"] == first.json()["id"]
+    assert ModelRun.objects.filter(owner=ada).count() == 1
+    assert Job.objects.filter(key=f"train:{first.json()['id']}").count() == 1
+    # no key: every request is a new run
+    assert client.post("/api/model-runs/", body, format="json").json()["id"] != first.json()["id"]
+    assert ModelRun.objects.filter(owner=ada).count() == 2
+
+
+def test_another_body_under_a_used_idempotency_key_is_refused_naming_the_key(client, ada, dataset, sent):
+    body = {"dataset": dataset.pk, "architecture": "bilstm_attention", "params": TINY_PARAMS}
+    assert client.post("/api/model-runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="k").status_code == 201
+    other = client.post(
+        "/api/model-runs/", {**body, "name": "another run"}, format="json", HTTP_IDEMPOTENCY_KEY="k"
+    )
+    assert other.status_code == 409
+    assert "idempotency_key" in other.json() and "'k' was already used" in other.json()["idempotency_key"][0]
+    assert ModelRun.objects.filter(owner=ada).count() == 1
+    # header and body naming different keys, or an empty header: 400 naming the field
+    both = client.post(
+        "/api/model-runs/", {**body, "idempotency_key": "a"}, format="json", HTTP_IDEMPOTENCY_KEY="b"
+    )
+    assert both.status_code == 400 and "idempotency_key" in both.json()
+    empty = client.post("/api/model-runs/", body, format="json", HTTP_IDEMPOTENCY_KEY=" ")
+    assert empty.status_code == 400 and "idempotency_key" in empty.json()
+    long = client.post("/api/model-runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="x" * 201)
+    assert long.status_code == 400 and "idempotency_key" in long.json()
+    assert ModelRun.objects.filter(owner=ada).count() == 1
+
+
+def test_idempotency_keys_are_per_researcher(client, dataset, sent):
+    bob = make_user("bob", RESEARCHER_GROUP)
+    other = APIClient()
+    other.force_authenticate(bob)
+    mine = client.post(
+        "/api/model-runs/",
+        {"dataset": dataset.pk, "architecture": "bilstm_attention", "params": TINY_PARAMS},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="shared",
+    )
+    theirs = other.post(
+        "/api/model-runs/",
+        {"dataset": tiny_dataset(bob).pk, "architecture": "cnn"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="shared",
+    )
+    assert mine.status_code == theirs.status_code == 201
+    assert mine.json()["id"] != theirs.json()["id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_requests_racing_under_one_key_make_one_run(ada, dataset, sent):
+    """Both pass the look-up before either has written: the unique constraint makes the second one the
+    first one's replay."""
+    from annotate.machine.runs import create_model_run_once
+
+    digest = "d" * 64
+    original = ModelRun.objects.filter
+    seen: list = []
+
+    def blind_filter(*args, **kwargs):  # the look-up that would find the first run finds nothing, once
+        rows = original(*args, **kwargs)
+        if kwargs.get("idempotency_key") == "race" and not seen:
+            seen.append(1)
+            return rows.none()
+        return rows
+
+    first, created = create_model_run_once(ada, dataset, "cnn", {}, idempotency_key="race", digest=digest)
+    assert created
+    ModelRun.objects.filter = blind_filter
+    try:
+        second, created = create_model_run_once(
+            ada, dataset, "cnn", {}, idempotency_key="race", digest=digest
+        )
+    finally:
+        ModelRun.objects.filter = original
+    assert not created and second.pk == first.pk
+    assert ModelRun.objects.filter(owner=ada).count() == 1
+
+
+def test_the_schema_documents_the_idempotency_key():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    create = schema["paths"]["/api/model-runs/"]["post"]
+    header = [p for p in create["parameters"] if p["in"] == "header" and p["name"] == "Idempotency-Key"]
+    assert header and header[0]["schema"]["type"] == "string"
+    body = schema["components"]["schemas"]["ModelRunCreateRequest"]["properties"]["idempotency_key"]
+    assert body["maxLength"] == 200
+    assert "409" in create["responses"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import shutil
+from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import boto3
@@ -14,9 +16,12 @@ import pytest
 import torch
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
+from django.utils import timezone
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.infra import storage
+from annotate.jobs import sweeper
+from annotate.jobs.base import Superseded, claim, fenced, run_job
 from annotate.machine import (
     MachineInputError,
     clean_explanation_params,
@@ -26,6 +31,8 @@ from annotate.machine import (
     jobs,
     load_trained,
     queue_for,
+    run_explanations,
+    training,
 )
 from annotate.models import Assignment, Explanation, Item, Job, ModelRun, Prediction, Response, Study, Worker
 from tests.annotate.conftest import TINY_PARAMS, make_user, tiny_dataset
@@ -156,7 +163,7 @@ def test_training_job_stores_artifact_predictions_and_attention(trained_run, dat
     assert run.status == ModelRun.Status.DONE
     assert run.progress == 1.0
     assert run.finished is not None
-    assert run.artifact == f"models/run-{run.pk}"
+    assert run.artifact == f"models/run-{run.pk}-attempt-1"  # each attempt writes its own folder
     folder = Path(settings.MEDIA_ROOT) / run.artifact
     assert {p.name for p in folder.iterdir()} >= {"model.pt", "config.json", "vocab.json", "metrics.json"}
     assert run.metrics["labels"] == ["neg", "pos"]
@@ -221,6 +228,74 @@ def test_redelivered_training_gives_the_same_rows_without_duplicates(trained_run
         assert new.probabilities == pytest.approx(old.probabilities, abs=1e-6)
 
 
+def test_a_stalled_run_that_lost_its_job_writes_neither_its_result_nor_its_artifact(
+    user, dataset, queued, django_capture_on_commit_callbacks, settings, monkeypatch
+):
+    """A worker froze after training; the sweeper re-queued its job and another worker claimed it (attempt
+    2) and finished. The first worker resumes and runs to its end: its fenced writes are refused, the
+    winner's row, predictions and artifact stay, and the artifact it made is removed."""
+    run = create_model_run(user, dataset, "bilstm_attention", TINY_PARAMS)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = jobs.enqueue_training(run, user)
+    real_train, outcome = training.engine.train, {}
+
+    def train_then_freeze(*args, **kwargs):
+        trained = real_train(*args, **kwargs)
+        if "winner" not in outcome:  # the first worker freezes here, and its job goes elsewhere
+            outcome["winner"] = {}
+            Job.objects.filter(pk=job.pk).update(heartbeat=timezone.now() - timedelta(hours=1))
+            assert sweeper.requeue_lost(timezone.now()) == [job.pk]
+            outcome["winner"] = run_job(job.pk, jobs.training_work)
+            winner = ModelRun.objects.get(pk=run.pk)
+            outcome["row"] = (winner.status, winner.artifact, winner.finished, winner.metrics, winner.message)
+            outcome["predictions"] = sorted(
+                Prediction.objects.filter(model_run=run).values_list("pk", "label", "probabilities")
+            )
+            weights = Path(settings.MEDIA_ROOT) / winner.artifact / "model.pt"
+            outcome["weights"] = (weights, weights.read_bytes())
+        return trained
+
+    monkeypatch.setattr(training.engine, "train", train_then_freeze)
+    answer = run_job(job.pk, jobs.training_work)
+
+    assert answer == {"superseded": job.pk, "attempt": 1}
+    assert outcome["winner"]["artifact"] == f"models/run-{run.pk}-attempt-2"
+    row = Job.objects.get(pk=job.pk)
+    assert (row.status, row.attempts, row.result) == (Job.Status.DONE, 2, outcome["winner"])
+    run.refresh_from_db()
+    assert (run.status, run.artifact, run.finished, run.metrics, run.message) == outcome["row"]
+    assert run.status == ModelRun.Status.DONE
+    predictions = sorted(Prediction.objects.filter(model_run=run).values_list("pk", "label", "probabilities"))
+    assert predictions == outcome["predictions"]
+    weights, content = outcome["weights"]
+    assert weights.read_bytes() == content
+    assert not (Path(settings.MEDIA_ROOT) / f"models/run-{run.pk}-attempt-1").exists()
+
+
+def test_a_superseded_explanation_run_writes_no_explanations(trained_run):
+    job = Job.objects.create(key=f"explain:{trained_run.pk}:probe", kind="explain_model", params={})
+    first, _ = claim(job.pk)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, heartbeat=None)  # re-queued
+    assert claim(job.pk)[0].attempts == 2  # and claimed again elsewhere
+    params = clean_explanation_params(trained_run, {"methods": ["grad_dot_int_s"], "faithfulness": False})
+    with pytest.raises(Superseded):
+        run_explanations(trained_run.pk, params, fence=partial(fenced, job.pk, first.attempts))
+    assert not Explanation.objects.filter(model_run=trained_run).exists()
+    assert run_explanations(trained_run.pk, params, fence=partial(fenced, job.pk, 2))["explanations"] == 8
+
+
+def test_a_superseded_run_cannot_mark_the_job_done_or_failed(user):
+    job = Job.objects.create(key="fence:1", kind="probe", params={})
+    claimed, _ = claim(job.pk)
+    assert claimed is not None and claimed.attempts == 1
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, heartbeat=None)  # re-queued
+    assert claim(job.pk)[0].attempts == 2  # claimed again elsewhere
+    with pytest.raises(Superseded), fenced(job.pk, 1):
+        pass
+    with fenced(job.pk, 2) as locked:
+        assert locked.attempts == 2
+
+
 def test_torch_threads_follow_settings(trained_run, settings):
     settings.HATLAB_TORCH_THREADS = 2
     job = Job.objects.get(key=f"train:{trained_run.pk}")
@@ -235,7 +310,7 @@ def test_failed_training_is_recorded_and_can_be_queued_again(
     def broken(*args, **kwargs):
         raise ValueError("the data set is cursed")
 
-    monkeypatch.setattr("annotate.machine.training.train", broken)
+    monkeypatch.setattr(training.engine, "train", broken)
     run = create_model_run(user, dataset, "cnn", {"epochs": 1})
     job = _train(run, queued, django_capture_on_commit_callbacks, gpu=True)
     assert queued[-1][2] == "gpu"
@@ -485,9 +560,9 @@ def test_training_with_s3_configured_stores_and_reloads_the_model(
     _train(run, queued, django_capture_on_commit_callbacks)
     run.refresh_from_db()
     assert run.status == ModelRun.Status.DONE
-    assert run.artifact == f"s3://hatlab-models/models/run-{run.pk}"
+    assert run.artifact == f"s3://hatlab-models/models/run-{run.pk}-attempt-1"
     assert sorted(uploaded) == [
-        f"models/run-{run.pk}/{n}"
+        f"models/run-{run.pk}-attempt-1/{n}"
         for n in ("config.json", "metrics.json", "model.pt", "splits.json", "vocab.json")
     ]
     assert not (Path(settings.MEDIA_ROOT) / "models").exists()
@@ -497,7 +572,7 @@ def test_training_with_s3_configured_stores_and_reloads_the_model(
     stub.add_response(
         "list_objects_v2",
         {"Contents": [{"Key": k, "Size": len(v)} for k, v in sorted(uploaded.items())], "IsTruncated": False},
-        {"Bucket": "hatlab-models", "Prefix": f"models/run-{run.pk}/"},
+        {"Bucket": "hatlab-models", "Prefix": f"models/run-{run.pk}-attempt-1/"},
     )
     for key, data in sorted(uploaded.items()):
         stub.add_response(

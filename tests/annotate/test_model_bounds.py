@@ -29,7 +29,7 @@ def no_build(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a model was built for parameters past their bounds")
 
-    monkeypatch.setattr(runs, "build_model", refuse)
+    monkeypatch.setattr(runs.engine, "build_model", refuse)
 
 
 @pytest.mark.parametrize(

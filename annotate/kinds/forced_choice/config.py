@@ -13,7 +13,8 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import visible_to
 from annotate.models import ModelRun, Prediction
 from annotate.tasks.base import BaseConfigSerializer
-from explain_engine.api import NO_PREFERENCE, get_method
+from explain_engine import api as engine
+from explain_engine.api import NO_PREFERENCE
 
 FAMILY = "forced_choice"
 SPLITS = ("all", "train", "validation", "test")
@@ -50,7 +51,7 @@ class MethodField(serializers.Field):
         if unknown:
             raise ValidationError(f"unknown key {unknown[0]!r}; use method, ngram_sizes, label")
         try:
-            get_method(data["method"].strip())
+            engine.get_method(data["method"].strip())
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
         out: dict[str, Any] = {"method": data["method"].strip()}

@@ -17,7 +17,7 @@ from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.studies import service as study_service
 from annotate.tasks import TASK_KINDS, get_kind
-from explain_engine.api import METHODS
+from explain_engine import api as engine
 
 #: The family's kinds in the paper's task order, with their labels from the registry.
 KINDS = [
@@ -30,7 +30,8 @@ KINDS = [
 
 def _method_choices() -> list[tuple[str, str]]:
     """Every registered method by its title (the engine's registry), in the titles' order."""
-    return sorted(((code, METHODS[code].title) for code in METHODS), key=lambda c: (c[1].lower(), c[0]))
+    methods = engine.METHODS
+    return sorted(((code, methods[code].title) for code in methods), key=lambda c: (c[1].lower(), c[0]))
 
 
 def _run_label(run: ModelRun) -> str:
