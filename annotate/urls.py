@@ -70,6 +70,11 @@ urlpatterns = [
     ),
     path("studies/<uuid:uid>/export/datasheet.md", study_exports.study_datasheet, name="study-datasheet"),
     path("studies/<uuid:uid>/export/all.zip", study_exports.study_export_all, name="study-export-all"),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/export/rationales-(?P<fmt>eraser|hf)\.zip$",
+        study_exports.study_rationales,
+        name="study-rationales",
+    ),
     # every kind's results page and its tables (the kind's results class, annotate/tasks/results.py)
     path("studies/<uuid:uid>/results/", results.results_page, name="study-results"),
     re_path(
