@@ -39,6 +39,7 @@ urlpatterns = [
     # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset-detail"),
+    path("datasets/rationales/", datasets.rationale_import, name="dataset-rationale-import"),
     path("studies/", studies.study_list, name="study-list"),
     path("studies/new/", studies.study_create, name="study-create"),
     path("studies/<uuid:uid>/", studies.study_detail, name="study-detail"),

@@ -5,8 +5,9 @@ One rationale record (:mod:`explain_engine.datasets.rationale_record`) per item 
 verified map: the document's text, canonical words and label, and per verified response the worker's
 pseudonym (:attr:`annotate.models.Worker.anonymous_id`, no platform id), the answer's label and its map;
 CAM and SAM (Sen et al. 2020 Defs. 2.4, 2.5) are derived by the writers. The kinds whose answers are maps
-over a document's words: ``highlight`` (``map``), ``token_marking`` (``map``, the document's label) and
-``nli_pair`` (``premise_map`` and ``hypothesis_map``, a premise–hypothesis pair record). Items go to
+over a document's words name their answer fields (:attr:`annotate.tasks.base.TaskKind.rationale_fields`):
+one map over the document's words (an answer without a label takes the document's), or two for a pair kind
+(the premise's and the hypothesis's, a premise–hypothesis pair record). Items go to
 ``train``/``val``/``test`` by a hash of the document id (the same document always lands in the same split).
 """
 
@@ -22,20 +23,15 @@ from typing import Any
 from annotate.exports.datasheet import datasheet
 from annotate.exports.tables import UnknownExport
 from annotate.models import Item, Response, Study, Worker
+from annotate.tasks import get_kind
 from explain_engine.api import word_spans, write_eraser, write_hf_folder
 
-#: The answer field of each highlighting kind's map, and of its hypothesis map for a pair kind.
-MAP_FIELDS: dict[str, tuple[str, str | None]] = {
-    "highlight": ("map", None),
-    "token_marking": ("map", None),
-    "nli_pair": ("premise_map", "hypothesis_map"),
-}
 RATIONALE_FORMATS = ("eraser", "hf")
 
 
 def offers_rationales(study: Study) -> bool:
     """Whether the study's answers are maps over its documents' words."""
-    return study.kind in MAP_FIELDS
+    return bool(get_kind(study.kind).rationale_fields)
 
 
 def _answers(study: Study) -> dict[int, list[tuple[str, dict]]]:
@@ -80,7 +76,8 @@ def rationale_records(study: Study) -> list[dict]:
     """The study's verified maps as rationale records, one per item with at least one map (item order)."""
     if not offers_rationales(study):
         raise UnknownExport(f"a {study.kind} study has no maps over words to export as rationales")
-    fields = MAP_FIELDS[study.kind]
+    kind_fields = get_kind(study.kind).rationale_fields
+    fields = (kind_fields[0], kind_fields[1] if len(kind_fields) > 1 else None)
     answers = _answers(study)
     items = (
         Item.objects.filter(study=study, document__isnull=False)

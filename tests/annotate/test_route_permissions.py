@@ -82,6 +82,7 @@ RULES: dict[str, Rule] = {
     "api-docs": A(RESEARCHER),
     # researcher lists and forms (no owned object in the URL)
     "dataset-list": A(RESEARCHER),
+    "dataset-rationale-import": A(RESEARCHER),
     "lexicon-settings": A(RESEARCHER),
     "study-list": A(RESEARCHER),
     "study-create": A(RESEARCHER),
