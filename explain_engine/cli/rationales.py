@@ -22,34 +22,13 @@ from pathlib import Path
 
 from explain_engine.datasets.eraser import write_eraser
 from explain_engine.datasets.hf_folder import write_hf_folder
-from explain_engine.datasets.jsonl import json_lines
 from explain_engine.datasets.public_rationales import FORMATS, read_rationales
-from explain_engine.datasets.rationale_record import RationaleFormatError, check_record, consensus
+from explain_engine.datasets.rationale_record import consensus, read_records
 from explain_engine.jsonsafe import json_safe
 from explain_engine.metrics.bootstrap import N_BOOT, Estimate
 from explain_engine.metrics.plausibility import eraser_plausibility
 
 REFERENCES = ("each", "cam", "sam")
-
-
-def read_records(path: str | Path) -> list[dict]:
-    """The rationale records of a JSON-lines file ``rationales import`` (or ``yelphat convert``) wrote."""
-    if not Path(path).exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    out = []
-    for where, row in json_lines(path):
-        if not isinstance(row, dict):
-            raise RationaleFormatError(where, None, "expected a JSON object")
-        for field in ("id", "text", "words", "annotations"):
-            if field not in row:
-                raise RationaleFormatError(where, field, "missing")
-        row["id"] = str(row["id"])
-        row.setdefault("label", None)
-        for k, ann in enumerate(row["annotations"]):
-            ann.setdefault("annotator", str(k + 1))
-        check_record(row, where)
-        out.append(row)
-    return out
 
 
 def _import(args: argparse.Namespace) -> int:

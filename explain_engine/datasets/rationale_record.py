@@ -15,7 +15,9 @@ consensus and super attention maps, Sen et al. 2020 Defs. 2.4 and 2.5) are deriv
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from explain_engine.text import word_spans
 
@@ -126,3 +128,51 @@ def consensus(maps: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
     cam = [int(all(col)) for col in zip(*maps, strict=True)]
     sam = [int(any(col)) for col in zip(*maps, strict=True)]
     return cam, sam
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The rationale records of a JSON-lines file (``rationales import`` writes them; ``yelphat convert``'s
+    records are read too, their annotators numbered from 1); a bad line is refused with its field."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    out = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RationaleFormatError(where, None, f"invalid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise RationaleFormatError(where, None, "expected a JSON object")
+            for field in ("id", "text", "words", "annotations"):
+                if field not in row:
+                    raise RationaleFormatError(where, field, "missing")
+            row["id"] = str(row["id"])
+            row.setdefault("label", None)
+            for k, ann in enumerate(row["annotations"]):
+                ann.setdefault("annotator", str(k + 1))
+            check_record(row, where)
+            out.append(row)
+    return out
+
+
+def is_rationale_file(head: str) -> bool:
+    """Whether the first line of a JSON-lines file is a rationale record with named annotators."""
+    return '"annotations"' in head and '"annotator"' in head and '"words"' in head
+
+
+def pointing_truth(records: Sequence[dict]) -> list[dict]:
+    """The manual pointing game's ground truth (Poerner et al. 2018 §4.1) from rationale records:
+    ``{id, text, label, words, relevant}``, ``relevant`` being the words any annotator marked (the SAM,
+    Sen et al. 2020 Def. 2.5); texts nobody marked are left out."""
+    out = []
+    for rec in records:
+        sam = consensus([a["map"] for a in rec["annotations"]])[1]
+        relevant = [i for i, v in enumerate(sam) if v]
+        if relevant:
+            out.append({"id": rec["id"], "text": rec["text"], "label": rec["label"], "words": rec["words"],
+                        "relevant": relevant})  # fmt: skip
+    return out

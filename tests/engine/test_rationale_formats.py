@@ -22,7 +22,14 @@ from explain_engine.datasets.public_rationales import (
     read_yelphat_maps,
     read_zaidan,
 )
-from explain_engine.datasets.rationale_record import RationaleFormatError, consensus, record
+from explain_engine.datasets.rationale_record import (
+    RationaleFormatError,
+    consensus,
+    is_rationale_file,
+    pointing_truth,
+    read_records,
+    record,
+)
 from explain_engine.text import word_spans
 from tests.conftest import require_shared_data
 
@@ -424,3 +431,17 @@ def test_cli_import_export_and_errors(tmp_path, capsys):
         main(["rationales", "import", "esnli", str(tmp_path / "bad.csv"), "--out", str(tmp_path / "x")]) == 2
     )
     assert "bad.csv:1: field 'Sentence1': missing from the header" in capsys.readouterr().err
+
+
+def test_records_file_and_the_pointing_games_truth(tmp_path):
+    path = tmp_path / "maps.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _records()))
+    assert is_rationale_file(path.read_text().splitlines()[0])
+    assert not is_rationale_file(json.dumps({"id": "x", "words": [], "annotations": [{"map": []}]}))
+    truth = {t["id"]: t["relevant"] for t in pointing_truth(read_records(path))}
+    assert truth == {"r/1": [0, 1, 2, 3, 4], "r 2": [3, 7]}  # the SAM; "r3" has no marked word
+    bad = _records()[:1]
+    bad[0]["annotations"][0]["map"] = [1]
+    path.write_text(json.dumps(bad[0]) + "\n")
+    with pytest.raises(RationaleFormatError, match=r"maps.jsonl:1: field 'map': annotation 1"):
+        read_records(path)
