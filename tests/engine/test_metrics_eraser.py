@@ -106,6 +106,16 @@ def test_figures_equal_erasers_scorer_on_the_same_inputs(seed):
     assert got["auprc"].value == pytest.approx(reference_auprc(human, machine))
 
 
+def test_the_figures_are_metrics_by_name():
+    from explain_engine.metrics import METRICS
+
+    human, machine = _case(5)
+    figures = eraser_plausibility(human, machine, n_boot=0)
+    assert METRICS["iou_f1"](human, machine, n_boot=0).value == figures["iou_f1"].value
+    assert METRICS["eraser_auprc"](human, machine, n_boot=0).value == figures["auprc"].value
+    assert METRICS["token_f1"](human, machine, n_boot=0).value == pytest.approx(figures["token_f1"].value)
+
+
 def test_top_k_selection_is_scored_as_the_selected_maps():
     human, machine = _case(7)
     top = eraser_plausibility(human, machine, select="top_k", n_boot=0)
