@@ -176,3 +176,26 @@ def test_management_command_imports_yelphat(researcher):
     study = Study.objects.get(dataset__name="yh")
     records, bad = map_records(study_data(study))
     assert bad == 0 and len(records) == 300 and all(len(r["annotations"]) == 3 for r in records)
+
+
+def test_an_imported_pair_study_exports_its_pairs(client, tmp_path, monkeypatch):
+    """e-SNLI in, then out as ERASER (premise and hypothesis documents) and as a datasets folder."""
+    assert _post(client, "esnli", "pairs", "esnli_dev.csv", _esnli(tmp_path).read_bytes()).status_code == 302
+    study = Study.objects.get(dataset__name="pairs")
+    (back,) = read_upload("eraser", rationale_zip(study, "eraser"), "pairs.zip")
+    assert back["hypothesis"] == "A man is outside."
+    assert sorted((a["map"], a["hypothesis_map"]) for a in back["annotations"]) == [
+        ([0, 0, 0, 0, 0, 1], [0, 0, 0, 1]),
+        ([0, 1, 0, 0, 0, 1], [0, 1, 0, 1]),
+    ]
+    datasets = pytest.importorskip("datasets", reason="the datasets library is a dev extra")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    folder = tmp_path / "hf"
+    with zipfile.ZipFile(io.BytesIO(rationale_zip(study, "hf"))) as archive:
+        archive.extractall(folder)
+    rows = [
+        r
+        for split in datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "c")).values()
+        for r in split
+    ]
+    assert [r["hypothesis_sam"] for r in rows] == [[0, 1, 0, 1]]
