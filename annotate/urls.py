@@ -39,6 +39,7 @@ urlpatterns = [
     # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset-detail"),
+    path("datasets/rationales/", datasets.rationale_import, name="dataset-rationale-import"),
     path("studies/", studies.study_list, name="study-list"),
     path("studies/new/", studies.study_create, name="study-create"),
     path("studies/<uuid:uid>/", studies.study_detail, name="study-detail"),
@@ -70,6 +71,11 @@ urlpatterns = [
     ),
     path("studies/<uuid:uid>/export/datasheet.md", study_exports.study_datasheet, name="study-datasheet"),
     path("studies/<uuid:uid>/export/all.zip", study_exports.study_export_all, name="study-export-all"),
+    re_path(
+        rf"^studies/(?P<uid>{UUID})/export/rationales-(?P<fmt>eraser|hf)\.zip$",
+        study_exports.study_rationales,
+        name="study-rationales",
+    ),
     # every kind's results page and its tables (the kind's results class, annotate/tasks/results.py)
     path("studies/<uuid:uid>/results/", results.results_page, name="study-results"),
     re_path(

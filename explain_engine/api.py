@@ -5,7 +5,8 @@ is added here when the web app needs it. This module never imports Django.
 
 The names are listed once, in the ``if TYPE_CHECKING:`` block below as imports from the engine modules
 (so the module path says the area). The areas: the canonical words of a text; data (YELP-HAT raw CSV,
-Sen et al. 2020; offline Penn tags); models, their optional extras, training and trained models;
+Sen et al. 2020; the public human-rationale sets in, ERASER and Hugging Face folders out; offline Penn
+tags); models, their optional extras, training and trained models;
 explanation methods (their registry, with each method's title and source; evidence selection,
 Lertvittayakumjorn & Toni 2019 §4.3); estimates with bootstrap intervals; agreement statistics; human vs
 machine maps (Sen et al. 2020 §4) and the metrics by name; faithfulness (DeYoung et al. 2020 §4; Jain &
@@ -33,6 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the one list of the names (see the docstring)
     from explain_engine.artifacts import TrainedModel
+    from explain_engine.datasets.eraser import write_eraser
+    from explain_engine.datasets.hf_folder import write_hf_folder
+    from explain_engine.datasets.public_rationales import FORMATS as RATIONALE_FORMATS
+    from explain_engine.datasets.public_rationales import read_rationales
+    from explain_engine.datasets.rationale_record import RationaleFormatError
     from explain_engine.datasets.yelphat import read_raw
     from explain_engine.evidence import Evidence, evidence_and_counter, select_evidence
     from explain_engine.explainers import (
@@ -100,7 +106,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         summarize_scores,
     )
     from explain_engine.metrics.forced_choice import SCORE_VALUES as FORCED_CHOICE_SCORES
-    from explain_engine.metrics.plausibility import map_overlap
+    from explain_engine.metrics.plausibility import eraser_plausibility, map_overlap
     from explain_engine.metrics.pos import tag_documents, tag_words
     from explain_engine.metrics.ragged import Ragged
     from explain_engine.metrics.ratings import ALL_ASPECTS as RATING_ALL_ASPECTS

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db.models import Count
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -26,6 +26,8 @@ from annotate.api.serializers import (
 )
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.exports import tables as exports
+from annotate.exports.rationales import rationale_zip, rationale_zip_name
+from annotate.exports.tables import UnknownExport
 from annotate.models import Dataset, Study
 from annotate.studies import lifecycle
 from annotate.studies.progress import study_progress
@@ -149,6 +151,28 @@ class StudyViewSet(
         response["Content-Disposition"] = (
             f'attachment; filename="{exports.filename(study, what, fmt, unverified)}"'
         )
+        return response
+
+    @extend_schema(
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="No such study, or a kind without maps over words"),
+        },
+        description="The study's verified human maps as a rationale data set, zipped: ``eraser`` (ERASER's "
+        "docs/ and {train,val,test}.jsonl, with character offsets, CAM and SAM beside them) or ``hf`` (a "
+        "Hugging Face datasets folder: Parquet and a dataset card carrying the datasheet). Highlighting "
+        "kinds only (highlight, nli_pair, token_marking).",
+    )
+    @action(detail=True, methods=["get"], url_path=r"export/rationales-(?P<fmt>eraser|hf)\.zip")
+    def rationales(self, request, fmt: str, uid=None):
+        """Download the study's human maps as an ERASER or Hugging Face datasets folder (zip)."""
+        study = self.get_object()
+        try:
+            body = rationale_zip(study, fmt)
+        except UnknownExport as exc:
+            raise NotFound(str(exc)) from None
+        response = HttpResponse(body, content_type="application/zip")
+        response["Content-Disposition"] = f'attachment; filename="{rationale_zip_name(study, fmt)}"'
         return response
 
     @extend_schema(request=InviteRequestSerializer, responses={201: InviteResultSerializer})

@@ -58,7 +58,19 @@ class TaskKind(ABC):
     #: The family of kinds that share a folder and pages; empty for a kind of its own.
     family: ClassVar[str] = ""
     #: The class attributes the registry keeps as the kind's metadata (``TASK_KINDS.where(family=...)``).
-    registry_meta: ClassVar[tuple[str, ...]] = ("label", "default", "attention_maps", "family")
+    registry_meta: ClassVar[tuple[str, ...]] = (
+        "label",
+        "default",
+        "attention_maps",
+        "family",
+        "rationale_import",
+    )
+    #: The answer fields that hold 0/1 maps over words, for the human-rationale exports: the document's map,
+    #: then (a pair kind) the hypothesis's; empty for a kind whose answers are no such maps.
+    rationale_fields: ClassVar[tuple[str, ...]] = ()
+    #: What the kind takes of an imported human-rationale set: ``"texts"`` or ``"pairs"`` (one kind each);
+    #: empty for none (``TASK_KINDS.where(rationale_import="texts")``).
+    rationale_import: ClassVar[str] = ""
     #: The question the annotator page is headed with.
     title: ClassVar[str] = ""
     #: The annotator page template (a kind's own one extends the shared frame).
@@ -125,6 +137,11 @@ class TaskKind(ABC):
             "time_limit_s": study.time_limit_s,
             "max_items_per_worker": study.config.get("max_items_per_worker"),
         }
+
+    def rationale_config(self, labels: list[str]) -> dict[str, Any]:
+        """The config of a finished study holding an imported human-rationale set with these labels (a kind
+        with :attr:`rationale_import` says how its checks let any published map in)."""
+        raise NotImplementedError(f"a {self.name} study does not hold imported rationales")
 
     @abstractmethod
     def build_items(self, study) -> list:

@@ -1,4 +1,5 @@
-"""Researcher pages: the dataset list with its import form, and one dataset's documents."""
+"""Researcher pages: the dataset list with its import form, one dataset's documents, and the import of a
+public human-rationale set."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from django.shortcuts import redirect, render
 
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.corpus.imports import CorpusImportError, check_file_size, detect_format, import_texts
+from annotate.corpus.rationales import import_rationales, read_upload
 from annotate.models import Dataset
-from annotate.views.forms import DatasetImportForm
+from annotate.views.forms import DatasetImportForm, RationaleImportForm
+from explain_engine.api import RATIONALE_FORMATS
 
 DOCUMENTS_PER_PAGE = 50
 
@@ -66,3 +69,26 @@ def dataset_detail(request, pk: int):
         "annotate/datasets/detail.html",
         {"dataset": dataset, "page": page, "form": form, "studies": studies},
     )
+
+
+@researcher_required
+def rationale_import(request):
+    """Import a public human-rationale set as a dataset and a finished study of its maps."""
+    form = RationaleImportForm(request.POST or None, request.FILES or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        upload = data["file"]
+        try:
+            check_file_size(upload.size)  # before the file is read
+            records = read_upload(data["format"], upload.read(), upload.name)
+            done = import_rationales(records, request.user, data["name"], data["format"], upload.name)
+        except CorpusImportError as exc:
+            form.add_error("file", f"Nothing was imported. {exc}")
+        else:
+            messages.success(
+                request,
+                f"Imported {done.documents} texts with {done.responses} human maps by {done.workers} annotators "
+                f"into {done.dataset.name}; their study is {done.study.name}.",
+            )
+            return redirect("study-detail", uid=done.study.uid)
+    return render(request, "annotate/datasets/rationales.html", {"form": form, "formats": RATIONALE_FORMATS})

@@ -7,6 +7,7 @@ from django import forms
 from annotate.access import is_admin
 from annotate.corpus.imports import FORMATS
 from annotate.models import Dataset
+from explain_engine.api import RATIONALE_FORMATS
 
 
 class DatasetImportForm(forms.Form):
@@ -38,6 +39,31 @@ class DatasetImportForm(forms.Form):
             elif Dataset.objects.filter(owner=self.user, name=name).exists():
                 self.add_error("name", "You already have a dataset with this name.")
         return data
+
+
+class RationaleImportForm(forms.Form):
+    """A public human-rationale set: its format, a name for the new dataset, and the file (or a zip)."""
+
+    format = forms.ChoiceField(choices=[(f, f) for f in RATIONALE_FORMATS])
+    name = forms.CharField(
+        max_length=200, help_text="Name of the new dataset (its study takes the same name)."
+    )
+    file = forms.FileField(
+        help_text="The set's file, or a zip of its folder: ERASER's docs/ and split files; the 20 Newsgroups "
+        "annotations with their 20news-bydate-test texts; several YELP-HAT CSVs."
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Name the new dataset.")
+        if Dataset.objects.filter(owner=self.user, name=name).exists():
+            raise forms.ValidationError("You already have a dataset with this name.")
+        return name
 
 
 class InviteForm(forms.Form):

@@ -16,6 +16,7 @@ from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.crowd.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
 from annotate.exports import tables as exports
+from annotate.exports.rationales import RATIONALE_FORMATS, offers_rationales
 from annotate.infra.csvfile import csv_text
 from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Study
@@ -145,6 +146,11 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
             }
             for export in exports.offered(study)
         ],
+        "rationale_links": [
+            (fmt, reverse("study-rationales", args=[study.uid, fmt])) for fmt in RATIONALE_FORMATS
+        ]
+        if offers_rationales(study)
+        else [],
     }
     return render(request, "annotate/studies/detail.html", context)
 

@@ -1,5 +1,6 @@
 """A study's exports for its researcher: each export the study's kind offers (CSV or JSON lines), the
-datasheet that describes them, and all of them in one zip."""
+datasheet that describes them, all of them in one zip, and a highlighting study's maps as an ERASER or
+Hugging Face datasets folder (zipped)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest, Streaming
 from annotate.access import owned_or_404, researcher_required
 from annotate.exports import tables as exports
 from annotate.exports.datasheet import datasheet, datasheet_name, zip_bytes, zip_name
+from annotate.exports.rationales import rationale_zip, rationale_zip_name
+from annotate.exports.tables import UnknownExport
 from annotate.models import Study
 
 
@@ -62,3 +65,17 @@ def study_export_all(request, uid):
         return _bad(str(exc))
     response = HttpResponse(zip_bytes(study, unverified), content_type="application/zip")
     return _attachment(response, zip_name(study, unverified))
+
+
+@researcher_required
+def study_rationales(request, uid, fmt: str):
+    """The study's human maps as a rationale data set (``eraser`` or ``hf``), zipped; 404 for a kind
+    without maps over words."""
+    study = owned_or_404(Study.objects.select_related("dataset"), request.user, uid=uid)
+    try:
+        body = rationale_zip(study, fmt)
+    except UnknownExport as exc:
+        raise Http404(str(exc)) from None
+    except ValueError as exc:
+        return _bad(str(exc))
+    return _attachment(HttpResponse(body, content_type="application/zip"), rationale_zip_name(study, fmt))

@@ -24,6 +24,7 @@ import numpy as np
 
 from explain_engine.artifacts import TrainedModel
 from explain_engine.datasets import load_records
+from explain_engine.datasets.rationale_record import is_rationale_file, pointing_truth, read_records
 from explain_engine.datasets.rationales import read_mohseni, read_movie_rationales
 from explain_engine.datasets.splits import given_splits, split_records
 from explain_engine.datasets.yelphat import read_raw
@@ -39,7 +40,8 @@ def read_data(paths: list[str], texts_dir: str | None = None) -> tuple[str, list
     """Records from data files, and which kind they are: ``rationales``, ``mohseni`` or ``records``.
 
     Raw YELP-HAT CSVs (header ``Input.label,...``), the movie-review rationales, the 20-newsgroups
-    attention lists, and everything :func:`explain_engine.datasets.load_records` reads.
+    attention lists, the rationale records ``rationales import`` writes (their SAM is the manual ground
+    truth), and everything :func:`explain_engine.datasets.load_records` reads.
     """
     kinds, records = set(), []
     for raw in paths:
@@ -52,6 +54,8 @@ def read_data(paths: list[str], texts_dir: str | None = None) -> tuple[str, list
                 head = fh.readline()
         if path.suffix == ".csv" and head.startswith("Input.label"):
             kind, found = "records", read_raw(path)
+        elif path.suffix == ".jsonl" and is_rationale_file(head):
+            kind, found = "rationales", pointing_truth(read_records(path))
         elif path.suffix == ".jsonl" and '"rationale_spans"' in head:
             kind, found = "rationales", read_movie_rationales(path)
         elif path.suffix == ".jsonl" and head.startswith('{"category"'):

@@ -59,15 +59,16 @@ def balanced_split(
 
 
 def given_splits(records: Sequence[dict]) -> tuple[list[dict], list[dict], list[dict]] | None:
-    """The split the records carry in their ``split`` field, or None when any record lacks one.
+    """The split the records carry in their ``split`` field, or None when any record lacks one (or has
+    null there).
 
-    ``dev`` counts as ``validation``. Unknown split names are an error.
+    ``dev`` and ``val`` (ERASER's name) count as ``validation``. Unknown split names are an error.
     """
-    if not records or any("split" not in rec for rec in records):
+    if not records or any(rec.get("split") in (None, "") for rec in records):
         return None
     parts: dict[str, list[dict]] = {name: [] for name in SPLIT_NAMES}
     for rec in records:
-        name = "validation" if rec["split"] == "dev" else rec["split"]
+        name = "validation" if rec["split"] in ("dev", "val") else rec["split"]
         if name not in parts:
             raise ValueError(
                 f"record {rec.get('id')!r}: unknown split {rec['split']!r}; use one of {SPLIT_NAMES}"

@@ -9,7 +9,7 @@ cites its paper:
 * :mod:`.cssr` — cross-sentiment selection rates (Sen et al. 2020 §4.3)
 * :mod:`.human_machine` — Sen et al. 2020's Tables 2–4 against HAM1… / CAM / SAM in one pass
 * :mod:`.alignment` — importance alignment C, C_R, ΔA (the NLI importance-alignment paper, §3)
-* :mod:`.plausibility` — token F1, IoU, AUPRC
+* :mod:`.plausibility` — token F1, IoU, AUPRC; ERASER's IOU F1 and trapezoidal AUPRC
 * :mod:`.pointing_game` — the pointing game (Poerner, Roth & Schütze 2018 §4)
 * :mod:`.faithfulness` — comprehensiveness, sufficiency and their AOPC (DeYoung et al. 2020 §4), Kendall's τ
   with leave-one-word-out importance (Jain & Wallace 2019 §4); its own registry ``FAITHFULNESS``, since
@@ -78,6 +78,18 @@ def iou(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 
 def auprc(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
     """Mean area under the precision–recall curve of the machine scores against the human maps."""
     return _plausibility("auprc", human, machine, n_boot, seed)
+
+
+@METRICS.register("iou_f1", compares="maps", source="DeYoung et al. 2020 §4.1")
+def iou_f1(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """ERASER's IOU F1: macro F1 of the machine's top-k spans matching a human span at IoU ≥ 0.5."""
+    return plausibility.eraser_plausibility(human, machine, "top_k", n_boot=n_boot, seed=seed)["iou_f1"]
+
+
+@METRICS.register("eraser_auprc", compares="maps", source="DeYoung et al. 2020 §4.1")
+def eraser_auprc(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """ERASER's AUPRC: mean per-text trapezoidal area under the precision–recall curve of the scores."""
+    return plausibility.eraser_plausibility(human, machine, "top_k", n_boot=n_boot, seed=seed)["auprc"]
 
 
 @METRICS.register("pearson_r", compares="values", source="Pappas & Popescu-Belis 2016 §2")

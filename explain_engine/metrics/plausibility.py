@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, mean_estimate
+from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap, mean_estimate
 from explain_engine.metrics.ragged import Ragged, as_ragged, top_k_mask
 
 
@@ -125,3 +125,123 @@ def map_overlap(a: Sequence[int], b: Sequence[int], measure: str = "f1") -> floa
         union = int(np.count_nonzero(x | y))
         return 1.0 if union == 0 else both / union
     raise ValueError(f"unknown overlap measure {measure!r}; use 'f1' or 'jaccard'")
+
+
+# ------------------------------------------------------------------ ERASER's definitions (DeYoung et al. 2020 §4)
+
+
+def _runs(values: np.ndarray) -> list[tuple[int, int]]:
+    """The maximal runs of True in a 1-D boolean array as ``[start, end)`` spans."""
+    padded = np.concatenate(([False], values.astype(bool), [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def span_matches(
+    human: Ragged | Sequence[Sequence[float]],
+    predicted: Ragged | Sequence[Sequence[float]],
+    threshold: float = 0.5,
+) -> dict[str, np.ndarray]:
+    """Per text the predicted spans (maximal runs of selected words) whose best intersection-over-union
+    with a human span reaches ``threshold`` (``matched``), and the numbers of ``human`` and ``predicted``
+    spans: the counts of ERASER's partial-match ("IOU F1") score (DeYoung et al. 2020 §4.1)."""
+    h, p = _binary(human), _binary(predicted)
+    h.same_shape(p, "human and predicted maps")
+    n = len(h)
+    matched, n_h, n_p = np.zeros(n), np.zeros(n), np.zeros(n)
+    for i, (a, b) in enumerate(zip(h.starts, h.starts + h.lengths, strict=True)):
+        truth, pred = _runs(h.values[a:b]), _runs(p.values[a:b])
+        n_h[i], n_p[i] = len(truth), len(pred)
+        for ps, pe in pred:
+            best = max(
+                (
+                    (min(pe, te) - max(ps, ts)) / (max(pe, te) - min(ps, ts))
+                    for ts, te in truth
+                    if ps < te and ts < pe
+                ),
+                default=0.0,
+            )
+            matched[i] += best >= threshold
+    return {"matched": matched, "human": n_h, "predicted": n_p}
+
+
+def iou_f1_statistic(counts: dict[str, np.ndarray]):
+    """ERASER's macro IOU F1 as a function of item weights: the F1 of the mean per-text precision
+    (matched / predicted spans, over texts with a prediction) and the mean per-text recall (matched /
+    human spans, over texts with a human span); 0 when both means are 0."""
+    has_p, has_h = counts["predicted"] > 0, counts["human"] > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(has_p, counts["matched"] / counts["predicted"], 0.0)
+        rec = np.where(has_h, counts["matched"] / counts["human"], 0.0)
+
+    def stat(w: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = np.nan_to_num((w @ prec) / (w @ has_p.astype(np.float64)))
+            r = np.nan_to_num((w @ rec) / (w @ has_h.astype(np.float64)))
+            return np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+
+    return stat
+
+
+def pr_curve_area_per_text(
+    human: Ragged | Sequence[Sequence[float]], scores: Ragged | Sequence[Sequence[float]]
+) -> np.ndarray:
+    """Per text the trapezoidal area under the precision–recall curve, as ERASER's soft-score AUPRC
+    computes it (``auc(recall, precision)`` of scikit-learn's ``precision_recall_curve``: one point per
+    distinct score, down to the first that reaches full recall, plus the point recall 0, precision 1);
+    NaN for a text with no human-selected word."""
+    h, s = _binary(human), as_ragged(scores)
+    h.same_shape(s, "human map and scores")
+    out = np.full(len(h), np.nan)
+    for i, (a, b) in enumerate(zip(h.starts, h.starts + h.lengths, strict=True)):
+        y, x = h.values[a:b].astype(np.float64), s.values[a:b].astype(np.float64)
+        positives = y.sum()
+        if positives == 0:
+            continue
+        order = np.argsort(-x, kind="mergesort")
+        y, x = y[order], x[order]
+        last = np.r_[np.flatnonzero(np.diff(x)), y.size - 1]  # last index of each distinct score
+        tps = np.cumsum(y)[last]
+        fps = (last + 1) - tps
+        stop = int(np.searchsorted(tps, tps[-1])) + 1
+        precision = np.r_[(tps / (tps + fps))[:stop][::-1], 1.0]
+        recall = np.r_[(tps / positives)[:stop][::-1], 0.0]
+        out[i] = -np.trapezoid(precision, recall)
+    return out
+
+
+def eraser_plausibility(
+    human: Ragged | Sequence[Sequence[float]],
+    machine: Ragged | Sequence[Sequence[float]],
+    select: str = "top_k",
+    threshold: float = 0.5,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int | None = 0,
+) -> dict[str, Estimate]:
+    """The plausibility figures as ERASER names them (DeYoung et al. 2020 §4.1), with bootstrap
+    intervals over texts:
+
+    * ``token_f1``: the mean per-text token F1 (a text enters when the human or the machine selected a
+      word; precision or recall of an empty side is 0);
+    * ``iou_f1``: the macro F1 of span matches at intersection-over-union ≥ ``threshold``;
+    * ``auprc``: the mean per-text area under the precision–recall curve of the raw machine scores.
+
+    ``select`` turns the machine map into a selection for the first two, as :func:`plausibility` does.
+    """
+    h, m = as_ragged(human), as_ragged(machine)
+    h.same_shape(m, "human and machine maps")
+    if select == "top_k":
+        pred = top_k_mask(m, h.sums().astype(np.int64))
+    elif select == "binary":
+        pred = m.with_values(m.values > 0)
+    else:
+        raise ValueError(f"unknown selection {select!r}; use 'top_k' or 'binary'")
+    counts = span_matches(h, pred, threshold)
+    return {
+        "token_f1": mean_estimate(token_prf(h, pred)["f1"], n_boot, level, seed),
+        "iou_f1": bootstrap(
+            iou_f1_statistic(counts), len(h), n_boot, level, seed, extra={"threshold": threshold}
+        ),
+        "auprc": mean_estimate(pr_curve_area_per_text(h, m), n_boot, level, seed),
+    }

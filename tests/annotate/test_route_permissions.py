@@ -82,6 +82,7 @@ RULES: dict[str, Rule] = {
     "api-docs": A(RESEARCHER),
     # researcher lists and forms (no owned object in the URL)
     "dataset-list": A(RESEARCHER),
+    "dataset-rationale-import": A(RESEARCHER),
     "lexicon-settings": A(RESEARCHER),
     "study-list": A(RESEARCHER),
     "study-create": A(RESEARCHER),
@@ -117,6 +118,7 @@ RULES: dict[str, Rule] = {
     "study-export": A(OWNED),
     "study-datasheet": A(OWNED),
     "study-export-all": A(OWNED),
+    "study-rationales": A(OWNED),
     "study-dashboard": A(OWNED),
     "study-dashboard-similarity": A(OWNED),
     "study-dashboard-text": A(OWNED),
@@ -134,6 +136,7 @@ RULES: dict[str, Rule] = {
     "api-dataset-import-file": A(OWNED, pk="dataset"),
     "api-study-detail": A(OWNED),
     "api-study-export": A(OWNED),
+    "api-study-rationales": A(OWNED),
     "api-study-finish": A(OWNED),
     "api-study-invites": A(OWNED),
     "api-study-pause": A(OWNED),
@@ -184,6 +187,8 @@ CHOICES = {
     "name": "labels",
     "table": "scores",
 }
+#: Routes whose choice differs from the one above: ``{name: {param: value}}``.
+ROUTE_CHOICES = {"study-rationales": {"fmt": "eraser"}, "api-study-rationales": {"fmt": "hf"}}
 
 
 def routes(patterns=None, prefix: str = ""):
@@ -285,6 +290,8 @@ def url_of(name: str, pattern: URLPattern, world) -> str:
             kwargs[param] = world["studies"][rule.study].uid
         elif param == "pk":
             kwargs[param] = world["pks"][rule.pk]
+        elif param in ROUTE_CHOICES.get(name, {}):
+            kwargs[param] = ROUTE_CHOICES[name][param]
         elif param in CHOICES:
             choice = CHOICES[param]
             kwargs[param] = choice[name] if isinstance(choice, dict) else choice

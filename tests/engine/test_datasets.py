@@ -197,6 +197,9 @@ def test_given_splits():
     assert given_splits(recs + [{"id": "d", "label": "1"}]) is None
     with pytest.raises(ValueError, match="unknown split 'holdout'"):
         given_splits([{"id": "e", "label": "1", "split": "holdout"}])
+    # ERASER's "val", and a rationale record's null split (none named: the caller splits)
+    assert [len(p) for p in given_splits([*recs, {"id": "f", "label": "1", "split": "val"}])] == [1, 2, 1]
+    assert given_splits([*recs, {"id": "g", "label": "1", "split": None}]) is None
 
 
 def test_vocabulary_counts_unknowns_and_round_trips():

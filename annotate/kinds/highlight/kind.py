@@ -16,6 +16,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.exports.tables import ITEM_COLUMNS, ITEM_VERIFICATIONS, item_table
 from annotate.kinds.highlight.config import (
     DEFAULT_LABELS,
+    FREE,
     KIND,
     READ_FIRST,
     UNDECIDED,
@@ -38,6 +39,8 @@ class HighlightKind(TaskKind):
     label = "Highlight the words that show a text's label"
     default = True
     attention_maps = True
+    rationale_fields = ("map",)
+    rationale_import = "texts"
     title = "Highlight the words that show the label"
     page_script = "hatlab/kinds/highlight.js"
     needs_dataset = True
@@ -58,6 +61,10 @@ class HighlightKind(TaskKind):
             "undecided_label": config.get("undecided_label", UNDECIDED),
             "require_highlight": config.get("require_highlight", True),
         }
+
+    def rationale_config(self, labels: list[str]) -> dict[str, Any]:
+        """Free-style, no highlight required: a published set holds maps given in any order, and empty ones."""
+        return {"mode": FREE, "labels": labels, "require_highlight": False}
 
     def build_items(self, study) -> list:
         """One item per document of the study's dataset, in document order. A document whose

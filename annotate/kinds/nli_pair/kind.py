@@ -81,6 +81,8 @@ class NliPairKind(TaskKind):
     name = KIND
     label = "Label an NLI pair and highlight the words of either text that justify it"
     title = "Does the premise support the hypothesis? Highlight why"
+    rationale_fields = ("premise_map", "hypothesis_map")
+    rationale_import = "pairs"
     template = "nli_pair/task.html"
     page_script = "hatlab/kinds/nli_pair.js"
     results = NliPairResults
@@ -121,6 +123,10 @@ class NliPairKind(TaskKind):
             "labels": labels,
             "rules": {label: rule_for(study.config, label) for label in labels},
         }
+
+    def rationale_config(self, labels: list[str]) -> dict[str, Any]:
+        """No rule on where highlights lie: a published set's maps are kept as its annotators gave them."""
+        return {"labels": labels, "rules": {}}
 
     def build_items(self, study) -> list:
         """One item per pair of the study's dataset, in document order; a pair whose

@@ -48,6 +48,7 @@ class TokenMarkingKind(TaskKind):
     name = KIND
     label = "Mark the words a written explanation refers to"
     title = "Mark the words the explanation refers to"
+    rationale_fields = ("map",)
     page_script = "hatlab/kinds/token_marking.js"
     results = TokenMarkingResults
     needs_dataset = True
