@@ -22,6 +22,10 @@ from django.test import Client
 from annotate.access import RESEARCHER_GROUP
 from tests.annotate.conftest import make_user
 
+#: The schema fixture reads the API as a researcher: the test database must exist for it (pytest-django
+#: creates it only for a run whose tests ask for it).
+pytestmark = pytest.mark.django_db
+
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
 FAKE_API_USERS = ["tests/task_loop.test.ts", "tests/kinds"]
@@ -91,7 +95,7 @@ def operation(spec: dict, url: str, method: str = "post") -> tuple[str, dict] | 
 
 
 @pytest.fixture(scope="module")
-def spec(django_db_blocker) -> dict:
+def spec(django_db_setup, django_db_blocker) -> dict:
     with django_db_blocker.unblock():
         # the schema is for researchers; this module-wide account is removed again (no transaction holds it)
         reader = make_user("schema-reader", RESEARCHER_GROUP)
