@@ -37,6 +37,11 @@ DOCUMENT_CHUNK = 32
 MAX_M = 50
 
 
+#: The diagnostics key of the word ranges a method detected itself (Grad-CAM-Text's n-grams,
+#: Lertvittayakumjorn & Toni 2019 §4.3.1): evidence is chosen only among them, now and when questions are made.
+DETECTED_NGRAMS = "detected_ngrams"
+
+
 def _int_in(field: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise MachineInputError(field, f"must be a whole number from {low} to {high}")
@@ -252,7 +257,9 @@ def _explain_chunk(
                 counter_scores=counter,
                 candidates=scores.ngrams[method][i] if method in scores.ngrams else None,
             )
-            report = scores.diagnostics[method][i] if method in scores.diagnostics else {}
+            report = dict(scores.diagnostics[method][i]) if method in scores.diagnostics else {}
+            if method in scores.ngrams:  # the n-grams its filters detected: where evidence is chosen again
+                report[DETECTED_NGRAMS] = [[int(s), int(e)] for s, e in scores.ngrams[method][i]]
             flagged += bool(report.get("warnings"))
             rows.append(
                 Explanation(

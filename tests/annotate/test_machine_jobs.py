@@ -650,3 +650,28 @@ def test_row_progress_is_throttled_and_never_goes_back(user, dataset):
     assert stored() == (1.0, 1.0)
     progress(0.3)  # never backwards
     assert progress.fraction == 1.0 and stored() == (1.0, 1.0)
+
+
+def test_grad_cam_text_stores_the_ngrams_its_filters_detected_and_picks_evidence_among_them(
+    user, dataset, queued, django_capture_on_commit_callbacks
+):
+    """The explanation job keeps each text's detected n-grams with its scores (Lertvittayakumjorn & Toni
+    2019 §4.3.1), so its evidence, and the questions made later from the stored row, lie among them."""
+    from annotate.machine import run_explanations
+    from annotate.machine.explaining import DETECTED_NGRAMS
+
+    tiny_cnn = {"embedding_dim": 8, "num_filters": 4, "filter_sizes": [2, 3], "fc_size": 8}
+    run = create_model_run(user, dataset, "cnn", {**TINY_PARAMS, "model": tiny_cnn})
+    job = _train(run, queued, django_capture_on_commit_callbacks)
+    assert job.status == Job.Status.DONE, job.error
+    run.refresh_from_db()
+    docs = list(dataset.documents.order_by("id")[:3])
+    params = clean_explanation_params(
+        run, {"methods": ["gradcam"], "documents": [d.pk for d in docs], "ngram_sizes": [2, 3], "m": 2}
+    )
+    assert run_explanations(run.pk, params)["explanations"] == 3
+    for doc in docs:
+        row = Explanation.objects.get(model_run=run, document=doc, method="gradcam")
+        detected = {tuple(r) for r in row.diagnostics[DETECTED_NGRAMS]}
+        assert detected and all(0 <= a < b <= len(doc.words) for a, b in detected)
+        assert {(e["first_word"], e["end_word"]) for e in row.evidence} <= detected

@@ -27,6 +27,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.infra import storage
+from annotate.machine.explaining import DETECTED_NGRAMS
 from annotate.models import Document, Explanation, Item, ModelRun, Prediction, Study
 from explain_engine.api import Evidence, select_evidence
 
@@ -160,6 +161,8 @@ class WordScores:
 
     values: list
     counter: list | None = None
+    #: The word ranges the method detected itself, the only candidates for evidence (None: any n-gram).
+    candidates: list[tuple[int, int]] | None = None
 
 
 def explanation_scores(
@@ -168,12 +171,18 @@ def explanation_scores(
     """``{(document id, method): word scores}`` for the target class of each document."""
     rows = Explanation.objects.filter(
         model_run=run, method__in=set(methods), document_id__in=list(targets)
-    ).values_list("document_id", "method", "target", "scores", "counter_scores")
+    ).values_list("document_id", "method", "target", "scores", "counter_scores", "diagnostics")
     return {
-        (doc, method): WordScores(scores, counter)
-        for doc, method, target, scores, counter in rows
+        (doc, method): WordScores(scores, counter, _detected(diagnostics))
+        for doc, method, target, scores, counter, diagnostics in rows
         if targets[doc] == target
     }
+
+
+def _detected(diagnostics: object) -> list[tuple[int, int]] | None:
+    """The stored word ranges a method detected (:data:`annotate.machine.explaining.DETECTED_NGRAMS`)."""
+    found = diagnostics.get(DETECTED_NGRAMS) if isinstance(diagnostics, dict) else None
+    return None if found is None else [(int(s), int(e)) for s, e in found]
 
 
 # ------------------------------------------------------------------------------------------- choosing
@@ -221,7 +230,15 @@ def evidence_of(
     chosen = scores.counter if counter and scores.counter is not None else scores.values
     values = np.array([np.nan if v is None else v for v in chosen], dtype=np.float64)
     try:
-        return select_evidence(doc.text, np.nan_to_num(values, nan=0.0), m, sizes, counter, doc.words)
+        return select_evidence(
+            doc.text,
+            np.nan_to_num(values, nan=0.0),
+            m,
+            sizes,
+            counter,
+            doc.words,
+            candidates=scores.candidates,
+        )
     except ValueError as exc:
         raise ValidationError({"config": {"methods": [f"document {doc.external_id!r}: {exc}"]}}) from None
 

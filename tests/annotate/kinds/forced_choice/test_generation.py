@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 from rest_framework.exceptions import ValidationError
 
-from annotate.kinds.forced_choice.generation import TooFewTexts, build_items, half_counts
+from annotate.kinds.forced_choice.generation import (
+    TooFewTexts,
+    WordScores,
+    build_items,
+    evidence_of,
+    explanation_scores,
+    half_counts,
+)
+from annotate.machine.explaining import DETECTED_NGRAMS
 from annotate.models import Dataset, Document, Explanation, Item, ModelRun, Prediction, Study
 from annotate.tasks import get_kind
 from explain_engine.api import select_evidence
@@ -431,3 +439,34 @@ def test_counter_evidence_comes_from_a_methods_own_counter_scores(owner):
             assert item.payload["counter_evidence"] == [e.text for e in bottom]
         seen.add(method)
     assert seen == set(METHODS)
+
+
+def test_evidence_of_a_method_that_detected_its_ngrams_is_chosen_among_them(owner):
+    """Grad-CAM-Text's evidence is an n-gram its filters detected (Lertvittayakumjorn & Toni 2019 §4.3.1),
+    when questions are made from stored explanations too: the detected ranges are stored with the scores."""
+    dataset, (doc,) = make_texts(owner, 1)
+    run = make_run(owner, dataset)
+    scores = [
+        0.1,
+        0.2,
+        5.0,
+        4.0,
+        0.3,
+        0.2,
+        3.0,
+        0.1,
+    ]  # the best pair of words (2, 4) was detected by no filter
+    Explanation.objects.create(
+        model_run=run,
+        document=doc,
+        method="gradcam",
+        target=doc.label,
+        scores=scores,
+        diagnostics={DETECTED_NGRAMS: [[0, 2], [5, 7], [6, 8]]},
+    )
+    stored = explanation_scores(run, {doc.pk: doc.label}, ["gradcam"])[(doc.pk, "gradcam")]
+    assert stored.candidates == [(0, 2), (5, 7), (6, 8)]
+    chosen = evidence_of(doc, stored, 1, [2])
+    assert [(e.first_word, e.end_word) for e in chosen] == [(5, 7)]
+    anywhere = evidence_of(doc, WordScores(scores), 1, [2])  # without the detected ranges: any bigram
+    assert [(e.first_word, e.end_word) for e in anywhere] == [(2, 4)]
