@@ -45,7 +45,8 @@ from annotate.infra import sql, throttle
 from annotate.infra.field_errors import flatten_errors
 from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.infra.sql import Prepared
-from annotate.models import Study, Worker
+from annotate.models import Study
+from annotate.quality.exclusion import is_blocked
 from annotate.tasks import get_kind
 
 # The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
@@ -179,10 +180,7 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
     if study.status == Study.Status.PAUSED:
         # Paused: nothing new is handed out, but an item the worker already holds may be finished.
         held = held_assignment(study, seat.worker_id, seat.ref or "")
-        if (
-            held is not None
-            and Worker.objects.filter(pk=seat.worker_id, status=Worker.Status.BLOCKED).exists()
-        ):
+        if held is not None and is_blocked(study, seat.worker_id):
             return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
         if held is None:
             return 409, {"errors": {"study": [PAUSED_MESSAGE]}}

@@ -25,6 +25,7 @@ from annotate.handout.page_tokens import page_token
 from annotate.handout.workers import Seat, remember_worker, session_seat, work_token
 from annotate.infra import throttle
 from annotate.models import Item, Study, Worker
+from annotate.quality.exclusion import is_blocked
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
 
@@ -125,7 +126,7 @@ def entry(request, study_uid):
             if (sample := sample_page(request, study, accept)) is not None:
                 return sample
         return render(request, "annotate/work/preview.html", base)
-    if worker.status == Worker.Status.BLOCKED:
+    if is_blocked(study, worker.pk):
         return render(request, "annotate/work/closed.html", {**base, "reason": "blocked"}, status=403)
     if study.status == Study.Status.FINISHED:
         response = redirect("work-done", study_uid=study.uid)

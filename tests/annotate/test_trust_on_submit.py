@@ -108,7 +108,7 @@ def test_trust_moves_as_golds_are_submitted_and_the_results_follow_without_a_job
     assert second.status_code == 201 and second.json()["next"] is None
     row = trust_of(study, b.worker_id)
     assert (row.status, row.golds_seen, row.golds_passed, row.blocked) == ("excluded", 2, 0, True)
-    assert Worker.objects.get(pk=b.worker_id).status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, b.worker_id)
     assert b.annotator.next().status_code == 403
 
     assert c.answer(True).status_code == 201  # one gold right, short of two
@@ -188,7 +188,7 @@ def test_trust_and_its_block_are_stored_together(study, monkeypatch):
     assert trust_of(study, b.worker_id) is None
     monkeypatch.undo()
     assert blocks.apply_quality(study, mirror=False).blocked == [b.worker_id]
-    assert Worker.objects.get(pk=b.worker_id).status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, b.worker_id)
 
 
 @PATHS
