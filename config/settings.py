@@ -230,6 +230,10 @@ PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/
 # A folder with the Hu & Liu opinion lexicon (positive-words.txt, negative-words.txt) for the CSSR charts,
 # used when none was uploaded on the lexicon settings page (/settings/lexicon/, stored under MEDIA_ROOT).
 HATLAB_LEXICON_DIR = os.environ.get("HATLAB_LEXICON_DIR", "")
+# Pre-trained transformer checkpoints researchers may fine-tune: the folder an admin fills (each model a
+# sub-folder with its config.json), and whether a hub name may be downloaded (off where HF_HUB_OFFLINE is set).
+HATLAB_MODEL_DIR = os.environ.get("HATLAB_MODEL_DIR", "")
+HATLAB_HUB_DOWNLOADS = env_bool("HATLAB_HUB_DOWNLOADS", not env_bool("HF_HUB_OFFLINE", False))
 HATLAB_DASHBOARD_INLINE_RESPONSES = int(os.environ.get("HATLAB_DASHBOARD_INLINE_RESPONSES", "3000"))
 HATLAB_PUBLIC_URL = os.environ.get("HATLAB_PUBLIC_URL", "http://127.0.0.1:8000")
 # Seconds a crowd platform's confirmation of a provisional answer may come late, on top of the time a

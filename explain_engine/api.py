@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the one list of the names (see the docstring)
-    from explain_engine.artifacts import TrainedModel
+    from explain_engine.artifacts import PRETRAINED_FOLDER, TrainedModel
     from explain_engine.datasets.yelphat import read_raw
     from explain_engine.evidence import Evidence, evidence_and_counter, select_evidence
     from explain_engine.explainers import (
@@ -150,7 +150,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         build_model,
         require_extra,
     )
-    from explain_engine.models.transformer import check_checkpoint
+    from explain_engine.models.transformer import CHECKPOINT_REFUSED, check_checkpoint, hub_snapshot
     from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
     from explain_engine.reports import agreement_report, similarity_report
     from explain_engine.text import sentence_spans, word_spans, words_of
