@@ -37,6 +37,7 @@ from annotate.api.serializers import (
     SubmittedSerializer,
 )
 from annotate.crowd.completion import completion_for
+from annotate.crowd.providers.local.adapter import WITHDRAWN, revoked_seats
 from annotate.handout.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
 from annotate.handout.hooks import on_submitted
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
@@ -220,6 +221,8 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     seat = session_seat(request, study.uid)
     if seat is None:
         return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
+    if revoked_seats({str(study.uid): seat}):
+        return error(403, {"worker": [WITHDRAWN]})
     status, body = next_body(request, study, seat)
     return JsonResponse(body, status=status)
 
@@ -235,6 +238,8 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     try:
         data = parse_submission(request.body)
         seats = session_seats(request)
+        for uid in revoked_seats(seats):  # a withdrawn invite's browser has no seat left
+            del seats[uid]
         result = submit(
             assignment_uid,
             seats,

@@ -71,7 +71,7 @@ def test_submission_stores_the_servers_verdict_not_the_clients(study, monkeypatc
 
 
 def test_entry_page_embeds_a_token_for_its_worker(client, study):
-    page = client.get(invite_path(study, make_invite(study, "ann-9")))
+    page = client.post(invite_path(study, make_invite(study, "ann-9")), follow=True)
     token = page.context["task_json"]["page_token"]
     worker = Worker.objects.get()  # the invite's worker, the only one
     assert page_token_valid(token, study.uid, worker.pk)

@@ -235,7 +235,10 @@ def world(researcher, other_researcher, admin_user, monkeypatch):
         "nli_pair": make_pair_study(researcher),
     }
     worker_client = Client()
-    assert worker_client.get(invite_path(study, make_invite(study, "matrix-worker"))).status_code == 200
+    assert (
+        worker_client.post(invite_path(study, make_invite(study, "matrix-worker")), follow=True).status_code
+        == 200
+    )
     held = worker_client.post(reverse("api-work-next", args=[study.uid]), content_type="application/json")
     assert held.status_code == 200, held.content
     assignment = Assignment.objects.get(uid=held.json()["assignment"])
