@@ -76,6 +76,7 @@ RULES: dict[str, Rule] = {
     # public pages
     "home": A(PUBLIC, reason="the landing page; it links by role"),
     "login": A(PUBLIC, reason="signing in"),
+    "admin-login": A(PUBLIC, reason="the Django admin's sign-in (throttled as the login page)"),
     "logout": A(PUBLIC, reason="signing out (POST only)"),
     # the OpenAPI schema and its docs page map the whole API: researchers only
     "api-schema": A(RESEARCHER),
