@@ -66,22 +66,27 @@ def used_invites(study) -> set[str]:
 
 
 def revoked_seats(seats: Mapping[str, Any]) -> set[str]:
-    """The study uids among ``seats`` (``{study uid: seat with worker_id}``) whose seat is a revoked invite's:
-    one query when no invite of those studies is revoked (the common case), two otherwise."""
+    """The study uids among ``seats`` (``{study uid: seat with worker_id and ref}``) whose seat is a revoked
+    invite's. A platform's seat (it carries the platform's unit, ``ref``) is never an invite's: no query for
+    those; for the others one query when no invite of their studies is revoked (the common case), two
+    otherwise."""
+    local = {uid: seat for uid, seat in seats.items() if not getattr(seat, "ref", "")}
+    if not local:
+        return set()
     revoked = list(
-        Invite.objects.filter(revoked_at__isnull=False, study__uid__in=list(seats)).values_list(
+        Invite.objects.filter(revoked_at__isnull=False, study__uid__in=list(local)).values_list(
             "study__uid", "invitee"
         )
     )
     if not revoked:
         return set()
     external = dict(
-        Worker.objects.filter(pk__in=[s.worker_id for s in seats.values()], provider=NAME).values_list(
+        Worker.objects.filter(pk__in=[s.worker_id for s in local.values()], provider=NAME).values_list(
             "pk", "external_id"
         )
     )
     return {
-        str(uid) for uid, invitee in revoked if external.get(seats[str(uid)].worker_id) == f"invite:{invitee}"
+        str(uid) for uid, invitee in revoked if external.get(local[str(uid)].worker_id) == f"invite:{invitee}"
     }
 
 
