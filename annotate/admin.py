@@ -8,6 +8,7 @@ from django.contrib import admin
 
 from annotate.models import (
     Assignment,
+    ChangeLog,
     Dataset,
     Document,
     Explanation,
@@ -101,6 +102,24 @@ class ExplanationAdmin(admin.ModelAdmin):
     list_display = ["model_run", "document", "method", "target", "created"]
     list_filter = ["method"]
     raw_id_fields = ["document"]
+
+
+@admin.register(ChangeLog)
+class ChangeLogAdmin(admin.ModelAdmin):
+    """Who changed what, read-only: a log that could be edited would prove nothing."""
+
+    list_display = ["at", "action", "target", "actor", "owner"]
+    list_filter = ["action"]
+    search_fields = ["target"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 for _model in apps.get_app_config("annotate").get_models():

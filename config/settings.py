@@ -50,6 +50,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # forwarded headers only from our own proxy (DJANGO_TRUSTED_PROXIES), before anything reads them
+    "annotate.infra.edge.TrustedProxyHeaders",
+    "annotate.infra.edge.ContentSecurityPolicy",
     # outermost but one: a database or broker outage anywhere inside answers 503 + Retry-After
     "django.middleware.security.SecurityMiddleware",
     "annotate.infra.outages.OutageMiddleware",
@@ -59,6 +62,8 @@ MIDDLEWARE = [
     "annotate.infra.query_guard.QueryStringGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # bodies over the caps answer 413 before a view (or the CSRF check) reads them
+    "annotate.infra.edge.BodySizeLimit",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -145,6 +150,9 @@ SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
 BEHIND_TLS_PROXY = env_bool("DJANGO_BEHIND_TLS_PROXY", False)
 if BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The proxies whose forwarded headers are believed (addresses or networks; annotate.infra.edge drops them from
+# anyone else). docker-compose names its nginx.
+TRUSTED_PROXIES = os.environ.get("DJANGO_TRUSTED_PROXIES", "127.0.0.1,::1").replace(",", " ").split()
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # No page may be framed, except the annotator pages (only they), by these origins (annotate.views.framing).
 X_FRAME_OPTIONS = "DENY"
@@ -241,6 +249,10 @@ PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/
 # A folder with the Hu & Liu opinion lexicon (positive-words.txt, negative-words.txt) for the CSSR charts,
 # used when none was uploaded on the lexicon settings page (/settings/lexicon/, stored under MEDIA_ROOT).
 HATLAB_LEXICON_DIR = os.environ.get("HATLAB_LEXICON_DIR", "")
+# Pre-trained transformer checkpoints researchers may fine-tune: the folder an admin fills (each model a
+# sub-folder with its config.json), and whether a hub name may be downloaded (off where HF_HUB_OFFLINE is set).
+HATLAB_MODEL_DIR = os.environ.get("HATLAB_MODEL_DIR", "")
+HATLAB_HUB_DOWNLOADS = env_bool("HATLAB_HUB_DOWNLOADS", not env_bool("HF_HUB_OFFLINE", False))
 HATLAB_DASHBOARD_INLINE_RESPONSES = int(os.environ.get("HATLAB_DASHBOARD_INLINE_RESPONSES", "3000"))
 HATLAB_PUBLIC_URL = os.environ.get("HATLAB_PUBLIC_URL", "http://127.0.0.1:8000")
 # Seconds a crowd platform's confirmation of a provisional answer may come late, on top of the time a
@@ -299,6 +311,38 @@ HATLAB_IMPORT_MAX_BYTES = int(os.environ.get("HATLAB_IMPORT_MAX_BYTES", str(50 *
 HATLAB_IMPORT_MAX_ROWS = int(os.environ.get("HATLAB_IMPORT_MAX_ROWS", "100000"))
 HATLAB_IMPORT_MAX_CHARS = int(os.environ.get("HATLAB_IMPORT_MAX_CHARS", "20000"))
 HATLAB_IMPORT_MAX_WORDS = int(os.environ.get("HATLAB_IMPORT_MAX_WORDS", "2000"))
+
+# Request bodies (annotate.infra.edge.BodySizeLimit, by Content-Length, 413 past a cap): any request may bring an
+# import and its form; a request of nobody signed in (annotators, the sign-in forms) at most a JSON body's cap.
+HATLAB_MAX_BODY_BYTES = int(
+    os.environ.get("HATLAB_MAX_BODY_BYTES", str(HATLAB_IMPORT_MAX_BYTES + 1024 * 1024))
+)
+HATLAB_MAX_ANONYMOUS_BODY_BYTES = int(
+    os.environ.get(
+        "HATLAB_MAX_ANONYMOUS_BODY_BYTES", str(max(HATLAB_JSON_MAX_BYTES, HATLAB_SUBMISSION_MAX_BYTES))
+    )
+)
+# What Django itself reads of a form: fields in memory, the number of fields and of files.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", str(2_621_440)))
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+DATA_UPLOAD_MAX_NUMBER_FILES = 20
+
+# The Content-Security-Policy of every page (annotate.infra.edge): nothing inline, nothing from elsewhere; forms
+# may go to the crowd platforms (MTurk's externalSubmit). frame-ancestors is added per page.
+HATLAB_CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        " ".join(["form-action 'self'", *HATLAB_FRAME_ANCESTORS]),
+    ]
+)
 
 LOGGING = {
     "version": 1,

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the one list of the names (see the docstring)
-    from explain_engine.artifacts import TrainedModel
+    from explain_engine.artifacts import PRETRAINED_FOLDER, TrainedModel
     from explain_engine.datasets.eraser import write_eraser
     from explain_engine.datasets.hf_folder import write_hf_folder
     from explain_engine.datasets.public_rationales import FORMATS as RATIONALE_FORMATS
@@ -159,7 +159,7 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         build_model,
         require_extra,
     )
-    from explain_engine.models.transformer import check_checkpoint
+    from explain_engine.models.transformer import CHECKPOINT_REFUSED, check_checkpoint, hub_snapshot
     from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
     from explain_engine.reports import agreement_report, similarity_report
     from explain_engine.text import sentence_spans, word_spans, words_of

@@ -1,7 +1,9 @@
 """The API's authentication classes.
 
-* HTTP Basic, with each attempt counted by the sign-in throttle (:func:`annotate.infra.throttle.login_attempt`),
-  as the login page's are: otherwise it is a second door for guessing passwords.
+* HTTP Basic, its failures counted by the sign-in throttle (:func:`annotate.infra.throttle.login_attempt`), as
+  the login page's attempts are: otherwise it is a second door for guessing passwords. Only a failed password
+  counts: every API call carries the password again, so counting successes would lock an account after its
+  tenth call. Past the limit the password is not even tried.
 * The session, whose CSRF check runs on Django's request rather than DRF's: DRF's ``request.POST`` parses the
   body with the view's parsers, so its own check would read a JSON body before the view's permissions are
   checked. Django's reads nothing of a JSON body (the token comes from the ``X-CSRFToken`` header), so a
@@ -12,17 +14,23 @@ from __future__ import annotations
 
 from drf_spectacular.authentication import BasicScheme
 from rest_framework.authentication import BasicAuthentication, SessionAuthentication
-from rest_framework.exceptions import Throttled
+from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 from annotate.infra import throttle
 
 
 class ThrottledBasicAuthentication(BasicAuthentication):
     def authenticate_credentials(self, userid, password, request=None):
-        wait = throttle.login_attempt(request, userid) if request is not None else None
+        if request is None:
+            return super().authenticate_credentials(userid, password, request)
+        wait = throttle.login_refused(request, userid)
         if wait is not None:
             raise Throttled(wait=wait, detail=f"Too many sign-in attempts. Try again in {wait} s.")
-        return super().authenticate_credentials(userid, password, request)
+        try:
+            return super().authenticate_credentials(userid, password, request)
+        except AuthenticationFailed:
+            throttle.login_attempt(request, userid)
+            raise
 
 
 class ThrottledBasicScheme(BasicScheme):

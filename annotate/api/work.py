@@ -37,6 +37,7 @@ from annotate.api.serializers import (
     SubmittedSerializer,
 )
 from annotate.crowd.completion import completion_for
+from annotate.crowd.providers.local.adapter import WITHDRAWN, revoked_seats
 from annotate.handout.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
 from annotate.handout.hooks import on_submitted
 from annotate.handout.page_tokens import page_token
@@ -46,7 +47,8 @@ from annotate.infra import sql, throttle
 from annotate.infra.field_errors import flatten_errors
 from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.infra.sql import Prepared
-from annotate.models import Study, Worker
+from annotate.models import Study
+from annotate.quality.exclusion import is_blocked
 from annotate.tasks import get_kind
 
 # The annotator endpoints' routes under ``api/`` (the busiest of the site: routed first).
@@ -182,10 +184,7 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
     if study.status == Study.Status.PAUSED:
         # Paused: nothing new is handed out, but an item the worker already holds may be finished.
         held = held_assignment(study, seat.worker_id, seat.ref or "")
-        if (
-            held is not None
-            and Worker.objects.filter(pk=seat.worker_id, status=Worker.Status.BLOCKED).exists()
-        ):
+        if held is not None and is_blocked(study, seat.worker_id):
             return 403, {"errors": {"worker": ["you can no longer work on this study"]}}
         if held is None:
             return 409, {"errors": {"study": [PAUSED_MESSAGE]}}
@@ -229,6 +228,8 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     seat = session_seat(request, study.uid)
     if seat is None:
         return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
+    if revoked_seats({str(study.uid): seat}):
+        return error(403, {"worker": [WITHDRAWN]})
     status, body = next_body(request, study, seat)
     return JsonResponse(body, status=status)
 
@@ -243,6 +244,8 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         return refused
     # Who may submit is known before the body is read: a session with no worker never has it parsed.
     seats = session_seats(request)
+    for uid in revoked_seats(seats):  # a withdrawn invite's browser has no seat left
+        del seats[uid]
     if not seats:
         return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
     try:

@@ -1,10 +1,12 @@
 """The site's opinion lexicon: Hu & Liu's (KDD 2004) ``positive-words.txt`` and ``negative-words.txt``, which the
 human-vs-machine dashboards need for the cross-sentiment selection rates (Sen et al. 2020 §4.3).
 
-A researcher uploads the two files once on the lexicon settings page; they are checked, written in Hu & Liu's own
-encoding (ISO-8859-1) to ``MEDIA_ROOT/lexicon/hu-liu/`` in one rename, and every dashboard reads them from there
-(the engine's similarity report takes the folder). ``settings.HATLAB_LEXICON_DIR`` still names a
-folder for a site without an upload; an uploaded lexicon wins over it.
+A lexicon belongs to its owner. A researcher uploads the two files on the lexicon settings page; they are checked,
+written in Hu & Liu's own encoding (ISO-8859-1) to ``MEDIA_ROOT/lexicon/researchers/<id>/hu-liu/`` in one rename, and
+the dashboards of that researcher's studies read them from there (the engine's similarity report takes the folder).
+The *site* lexicon (``MEDIA_ROOT/lexicon/hu-liu/``) is the one every other study falls back on; only an admin
+changes it. ``settings.HATLAB_LEXICON_DIR`` still names a folder for a site without an upload; an uploaded
+lexicon wins over it. Every change is logged with who made it (:class:`annotate.models.ChangeLog`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from pathlib import Path
 from django.conf import settings
 
 from annotate.infra.storage import media_root, replace_media_folder
+from annotate.models import ChangeLog
+from annotate.models.audit import record
 
 LEXICON_KEY = "lexicon/hu-liu"
+OWNER_KEY = "lexicon/researchers/{owner}/hu-liu"
 LEXICON_SETTING = "HATLAB_LEXICON_DIR"
 POSITIVE_FILE = "positive-words.txt"
 NEGATIVE_FILE = "negative-words.txt"
@@ -44,6 +49,7 @@ class LexiconSummary:
     uploaded: bool  # False: the folder of ``settings.HATLAB_LEXICON_DIR``
     positive: int
     negative: int
+    own: bool = False  # the owner's own lexicon; False: the site's
 
 
 def _decode(data: bytes, field: str) -> str:
@@ -99,44 +105,64 @@ def check_pair(positive: list[str], negative: list[str]) -> None:
         )
 
 
-def save_lexicon(positive: bytes, negative: bytes) -> LexiconSummary:
-    """Check both uploads and store them as the site's lexicon (replacing the previous one in one rename)."""
+def save_lexicon(positive: bytes, negative: bytes, owner_id: int | None, actor=None) -> LexiconSummary:
+    """Check both uploads and store them as ``owner_id``'s lexicon (None: the site's, an admin's to change),
+    replacing the previous one in one rename, and log the change."""
     pos = parse_word_list(positive, "positive")
     neg = parse_word_list(negative, "negative")
     check_pair(pos, neg)
-    folder = _work_folder()
+    folder = _work_folder(owner_id)
     for name, words in ((POSITIVE_FILE, pos), (NEGATIVE_FILE, neg)):
         (folder / name).write_text("".join(f"{w}\n" for w in words), encoding=ENCODING)
-    dest = replace_media_folder(folder, LEXICON_KEY)
-    return LexiconSummary(dest, True, len(set(pos)), len(set(neg)))
+    dest = replace_media_folder(folder, _key(owner_id))
+    summary = LexiconSummary(dest, True, len(set(pos)), len(set(neg)), own=owner_id is not None)
+    target = "site lexicon" if owner_id is None else "own lexicon"
+    record(
+        actor,
+        ChangeLog.Action.LEXICON,
+        target,
+        owner_id,
+        positive=summary.positive,
+        negative=summary.negative,
+    )
+    return summary
 
 
-def _work_folder() -> Path:
+def _key(owner_id: int | None) -> str:
+    return LEXICON_KEY if owner_id is None else OWNER_KEY.format(owner=int(owner_id))
+
+
+def _work_folder(owner_id: int | None) -> Path:
     """A fresh folder beside the lexicon's (same file system, so storing it is a rename)."""
-    parent = uploaded_folder().parent
+    parent = uploaded_folder(owner_id).parent
     parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=".hu-liu-work-", dir=parent))
 
 
-def uploaded_folder() -> Path:
-    return media_root() / LEXICON_KEY
+def uploaded_folder(owner_id: int | None = None) -> Path:
+    """Where ``owner_id``'s uploaded lexicon lives (None: the site's)."""
+    return media_root() / _key(owner_id)
 
 
 def _complete(folder: Path) -> bool:
     return (folder / POSITIVE_FILE).is_file() and (folder / NEGATIVE_FILE).is_file()
 
 
-def lexicon_dir() -> str | None:
-    """The folder the dashboards read the lexicon from: the uploaded one, else ``HATLAB_LEXICON_DIR``, else None."""
+def lexicon_dir(owner_id: int | None = None) -> str | None:
+    """The folder the dashboards of ``owner_id``'s studies read the lexicon from: the owner's upload, else the
+    site's upload, else ``HATLAB_LEXICON_DIR``, else None."""
+    if owner_id is not None and _complete(uploaded_folder(owner_id)):
+        return str(uploaded_folder(owner_id))
     if _complete(uploaded_folder()):
         return str(uploaded_folder())
     configured = getattr(settings, LEXICON_SETTING, "") or ""
     return configured or None
 
 
-def lexicon_fingerprint() -> str:
-    """A digest of the active lexicon's two files ("" without one): a new upload invalidates cached figures."""
-    folder = lexicon_dir()
+def lexicon_fingerprint(owner_id: int | None = None) -> str:
+    """A digest of the lexicon ``owner_id``'s dashboards use ("" without one): a new upload invalidates cached
+    figures."""
+    folder = lexicon_dir(owner_id)
     if folder is None:
         return ""
     digest = hashlib.sha256(folder.encode())
@@ -148,9 +174,10 @@ def lexicon_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def lexicon_summary() -> LexiconSummary | None:
-    """The active lexicon and its word counts, or None when there is none (or its files cannot be read)."""
-    folder = lexicon_dir()
+def lexicon_summary(owner_id: int | None = None) -> LexiconSummary | None:
+    """The lexicon ``owner_id``'s dashboards use and its word counts, or None when there is none (or its files
+    cannot be read)."""
+    folder = lexicon_dir(owner_id)
     if folder is None:
         return None
     path = Path(folder)
@@ -159,4 +186,6 @@ def lexicon_summary() -> LexiconSummary | None:
         neg = parse_word_list((path / NEGATIVE_FILE).read_bytes(), "negative")
     except (OSError, LexiconError):
         return None
-    return LexiconSummary(path, path == uploaded_folder(), len(set(pos)), len(set(neg)))
+    own = owner_id is not None and path == uploaded_folder(owner_id)
+    uploaded = own or path == uploaded_folder()
+    return LexiconSummary(path, uploaded, len(set(pos)), len(set(neg)), own=own)

@@ -1,6 +1,6 @@
 """Quality decisions mirrored on the crowd platform: the quality job's pass (trust refreshed, blocks
 applied here, then mirrored where the platform does not have them yet) and an admin's block or unblock
-of one worker. The decisions themselves are :mod:`annotate.quality.exclusion`'s (database only); this
+of one worker by the study's owner. The decisions themselves are :mod:`annotate.quality.exclusion`'s (database only); this
 module adds what needs the network (Pappas & Popescu-Belis 2016 and Lertvittayakumjorn & Toni 2019's
 trust >= 0.70 rule, applied through the platform's qualification or block-list)."""
 
@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
-
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import platform_errors
 from annotate.models import Study, Worker, WorkerTrust
-from annotate.quality.exclusion import AUTO_REASON, QualitySummary, apply_local, apply_risk
+from annotate.quality.exclusion import (
+    AUTO_REASON,
+    QualitySummary,
+    apply_local,
+    apply_risk,
+    block_here,
+    unblock_here,
+)
 from annotate.quality.grading import refresh_trust
 from annotate.quality.policy import policy_for
 from annotate.quality.risk import study_risks
@@ -54,15 +59,13 @@ def apply_quality(study: Study, *, mirror: bool = True) -> QualitySummary:
     return summary
 
 
-def block(study: Study, worker: Worker, reason: str = AUTO_REASON) -> list[str]:
-    """An admin blocks ``worker``: no more items here, and a platform block (the study's blocking mode,
-    or a plain platform block when the study does not block). Returns platform errors, if any."""
+def block(study: Study, worker: Worker, reason: str = AUTO_REASON, actor=None) -> list[str]:
+    """The study's owner (or an admin) blocks ``worker`` in the owner's studies, with a platform block (the
+    study's blocking mode, or a plain platform block when the study does not block). Returns platform
+    errors, if any."""
     policy = policy_for(study)
-    with transaction.atomic():
-        Worker.objects.filter(pk=worker.pk).update(status=Worker.Status.BLOCKED)
-        row, _ = WorkerTrust.objects.get_or_create(study=study, worker=worker)
-        WorkerTrust.objects.filter(pk=row.pk).update(blocked=True)
-    worker.status = Worker.Status.BLOCKED
+    block_here(study, worker, actor, reason)
+    row = WorkerTrust.objects.get(study=study, worker=worker)
     provider = get_provider(worker.provider)
     if not provider.platform:
         return []
@@ -75,14 +78,15 @@ def block(study: Study, worker: Worker, reason: str = AUTO_REASON) -> list[str]:
     return []
 
 
-def unblock(study: Study, worker: Worker, reason: str = "Unblocked by the research team.") -> list[str]:
-    """An admin unblocks ``worker`` here and on the platform; it stands until their trust status
-    changes again. Returns platform errors, if any."""
-    with transaction.atomic():
-        Worker.objects.filter(pk=worker.pk).update(status=Worker.Status.ACTIVE)
-        row, _ = WorkerTrust.objects.get_or_create(study=study, worker=worker)
-        WorkerTrust.objects.filter(pk=row.pk).update(blocked=False, mirrored=row.status)
-    worker.status = Worker.Status.ACTIVE
+def unblock(
+    study: Study, worker: Worker, reason: str = "Unblocked by the research team.", actor=None
+) -> list[str]:
+    """The study's owner (or an admin) lifts the owner's block of ``worker``, here and on the platform; a
+    block another researcher made stands. It stands until their trust status changes again. Returns
+    platform errors, if any."""
+    unblock_here(study, worker, actor)
+    row = WorkerTrust.objects.get(study=study, worker=worker)
+    WorkerTrust.objects.filter(pk=row.pk).update(mirrored=row.status)
     provider = get_provider(worker.provider)
     if not provider.platform:
         return []

@@ -103,7 +103,7 @@ def fingerprint(study: Study, name: str, params: dict) -> str:
     parts: dict[str, Any] = {"study": study_fingerprint(study)}
     if name == SIMILARITY:
         parts["machine"] = machine_fingerprint(selections_of(params))
-        parts["lexicon"] = lexicon_fingerprint()
+        parts["lexicon"] = lexicon_fingerprint(study.owner_id)
     return digest(parts)
 
 

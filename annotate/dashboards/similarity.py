@@ -77,7 +77,7 @@ def similarity_dashboard(
     records, bad_maps = gather.map_records(data)
     ensure_pos_tags(study, records, progress=lambda f, m: progress(0.05 + 0.45 * f, m))
     runs = gather.runs_by_id(s.run for s in selections)
-    lexicon = lexicon_dir()
+    lexicon = lexicon_dir(study.owner_id)
     documents = {r["document"]: len(r["words"]) for r in records}
     doc_labels = {r["document"]: r["document_label"] for r in records}
     sels, reports, per_text = [], [], []

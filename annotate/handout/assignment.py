@@ -55,7 +55,7 @@ from django.utils import timezone
 
 from annotate.infra import sql
 from annotate.infra.sql import Prepared
-from annotate.models import Assignment, Item, Study, Worker
+from annotate.models import Assignment, Item, Study, Worker, WorkerBlock
 from annotate.quality.gold_mixing import gold_wanted
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY
@@ -265,13 +265,18 @@ def _submitted_count(study_id: int, worker_id: int, ref: str = "") -> int:
     )
 
 
+# a worker's status in a study: the site-wide status, unless the study's owner blocked them (WorkerBlock)
+_STATUS_IN_STUDY = f"""CASE WHEN EXISTS (
+        SELECT 1 FROM {WorkerBlock._meta.db_table} b JOIN {Study._meta.db_table} s ON s.owner_id = b.owner_id
+        WHERE s.id = {{study}} AND b.worker_id = {{worker}}) THEN '{Worker.Status.BLOCKED.value}' ELSE w.status END"""
 _LOCK_AND_RELEASE = Prepared(
     "hatlab_lock_worker",
     ("bigint", "bigint", "timestamptz"),
     f"""WITH released AS (
             UPDATE {_A} SET status = '{RELEASED}' WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
             RETURNING 1)
-        SELECT status, (SELECT count(*) FROM released) FROM {_W} WHERE id = $2 FOR UPDATE""",
+        SELECT {_STATUS_IN_STUDY.format(study="$1", worker="$2")}, (SELECT count(*) FROM released)
+        FROM {_W} w WHERE w.id = $2 FOR UPDATE OF w""",
 )
 
 
@@ -285,6 +290,9 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin
         return None if row is None else row[0]
     status = Worker.objects.select_for_update().filter(pk=worker_id).values_list("status", flat=True).first()
     release_expired(study_id, now)
+    owner = Study.objects.filter(pk=study_id).values_list("owner_id", flat=True).first()
+    if status is not None and WorkerBlock.objects.filter(owner_id=owner, worker_id=worker_id).exists():
+        return Worker.Status.BLOCKED.value
     return status
 
 
@@ -293,7 +301,7 @@ _DONE = f"""(SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id =
              AND (NOT d.provisional OR d.provider_assignment_id = $6))"""
 _LIVE = f"(SELECT count(*) FROM {{_A}} a WHERE a.item_id = i.id AND a.status <> '{RELEASED}'{{only}})"
 _CANDIDATE_SQL = f"""
-    SELECT i.id, i.responses_needed, i.payload, i.is_gold, {_DONE}, (SELECT status FROM {_W} w WHERE w.id = $2)
+    SELECT i.id, i.responses_needed, i.payload, i.is_gold, {_DONE}, (SELECT {_STATUS_IN_STUDY.format(study="$1", worker="$2")} FROM {_W} w WHERE w.id = $2)
     FROM {_I} i
     WHERE i.study_id = $1 AND NOT i.retired {{open}}
       AND ($3::boolean IS NULL OR i.is_gold = $3)
@@ -335,7 +343,11 @@ _CANDIDATE = {
 }
 
 
-_WORKER_STATUS = Prepared("hatlab_worker_status", ("bigint",), f"SELECT status FROM {_W} WHERE id = $1")
+_WORKER_STATUS = Prepared(
+    "hatlab_worker_status",
+    ("bigint", "bigint"),
+    f"SELECT {_STATUS_IN_STUDY.format(study='$1', worker='$2')} FROM {_W} w WHERE w.id = $2",
+)
 
 
 def _lock_then_candidate(
@@ -361,7 +373,7 @@ def _lock_then_candidate(
         )
         row = cursor.fetchone()
         if row is None:  # no candidate: the status on its own
-            _WORKER_STATUS.execute(cursor, [worker_id])
+            _WORKER_STATUS.execute(cursor, [study_id, worker_id])
             status = cursor.fetchone()
             return (None if status is None else status[0]), None
     return row[5], _candidate_row(row)

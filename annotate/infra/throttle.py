@@ -19,20 +19,31 @@ import math
 import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import HttpRequest
 
 from annotate.infra import shared_cache
+from annotate.infra.edge import trusted_proxy
 
 
 def client_address(request: HttpRequest) -> str:
-    """The client's address: behind our TLS proxy (``DJANGO_BEHIND_TLS_PROXY``) the last one in
-    ``X-Forwarded-For``, which that proxy appended (earlier ones come from the client and may be forged);
-    else the peer the server saw (``REMOTE_ADDR``)."""
-    if settings.BEHIND_TLS_PROXY:
+    """The client's address: when the peer is our own proxy (``DJANGO_BEHIND_TLS_PROXY`` and the peer among
+    ``DJANGO_TRUSTED_PROXIES``) the last one in ``X-Forwarded-For``, which that proxy appended (earlier ones
+    come from the client and may be forged); else the peer the server saw (``REMOTE_ADDR``), whatever
+    headers it sent."""
+    peer = request.META.get("REMOTE_ADDR", "") or "unknown"
+    if settings.BEHIND_TLS_PROXY and trusted_proxy(peer):
         forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
         if forwarded:
             return forwarded[-1]
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+    return peer
+
+
+def _window(scope: str, ident: str, window: int) -> tuple[str, float, float]:
+    now = time.time()
+    start = math.floor(now / window) * window
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
+    return f"hatlab:throttle:{scope}:{digest}:{start}", start, now
 
 
 def hit(scope: str, ident: str, rate: tuple[int, int]) -> int | None:
@@ -41,12 +52,22 @@ def hit(scope: str, ident: str, rate: tuple[int, int]) -> int | None:
     if not settings.HATLAB_THROTTLES:
         return None
     limit, window = rate
-    now = time.time()
-    start = math.floor(now / window) * window
-    digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
-    key = f"hatlab:throttle:{scope}:{digest}:{start}"
+    key, start, now = _window(scope, ident, window)
     count = shared_cache.count(key, window + 1)
     if count is None or count <= limit:  # None: the store is down or hangs; the request goes through
+        return None
+    return max(1, math.ceil(start + window - now))
+
+
+def spent(scope: str, ident: str, rate: tuple[int, int]) -> int | None:
+    """Without counting: the seconds until the window ends when ``ident`` already used up ``rate`` under
+    ``scope``, else ``None`` (also when throttles are off or the cache is down)."""
+    if not settings.HATLAB_THROTTLES:
+        return None
+    limit, window = rate
+    key, start, now = _window(scope, ident, window)
+    count = shared_cache.call(lambda: cache.get(key, 0), None)  # None: the store is down or hangs
+    if not isinstance(count, int) or count < limit:
         return None
     return max(1, math.ceil(start + window - now))
 
@@ -57,6 +78,17 @@ def login_attempt(request: HttpRequest, username: str) -> int | None:
     by_account = hit("login-account", username.strip().lower(), settings.HATLAB_THROTTLE_LOGIN_ACCOUNT)
     waits = [w for w in (by_address, by_account) if w is not None]
     return max(waits) if waits else None
+
+
+def login_refused(request: HttpRequest, username: str) -> int | None:
+    """Whether sign-in failures from this address or for this account already reached their limit (nothing
+    is counted): the check before a password is tried where only failures count (HTTP Basic)."""
+    waits = [
+        spent("login-ip", client_address(request), settings.HATLAB_THROTTLE_LOGIN_IP),
+        spent("login-account", username.strip().lower(), settings.HATLAB_THROTTLE_LOGIN_ACCOUNT),
+    ]
+    found = [w for w in waits if w is not None]
+    return max(found) if found else None
 
 
 def new_worker(request: HttpRequest, study_uid) -> int | None:

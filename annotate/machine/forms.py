@@ -52,7 +52,10 @@ class ModelRunForm(forms.Form):
         max_length=500,
         required=False,
         label="Pre-trained checkpoint",
-        help_text="Transformer only: a model folder on the server or a Hugging Face hub name (org/model).",
+        help_text=(
+            "Transformer only: one of your transformer runs (run:<id>), a model of the server's model "
+            "folder, or a Hugging Face hub name (org/model) where this server may download."
+        ),
     )
     extra = forms.CharField(
         required=False,
@@ -64,6 +67,7 @@ class ModelRunForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
+        self.user = user
         datasets = Dataset.objects.all() if is_admin(user) else Dataset.objects.filter(owner=user)
         self.fields["dataset"].queryset = datasets.order_by("name")
         self.fields["architecture"].choices = [(a, a) for a in architecture_choices()]
@@ -114,7 +118,7 @@ class ModelRunForm(forms.Form):
         if "checkpoint" in self.fields:  # a transformer without one: the error goes on the field
             field_map["params.model.checkpoint"] = "checkpoint"
         try:
-            data["params"] = clean_params(data["architecture"], params)
+            data["params"] = clean_params(data["architecture"], params, self.user)
             check_trainable(data["dataset"])
         except MachineInputError as exc:
             if exc.field in field_map:

@@ -3,9 +3,13 @@
 A ``ModelRun`` stores the architecture and the training parameters (the fields of
 :class:`explain_engine.api.TrainConfig`, e.g. ``{"epochs": 3, "model": {"hidden_size": 50}}``);
 the engine's defaults, the hyper-parameters of the papers (Sen et al. 2020 §5.1), fill in whatever is
-left out. A transformer run names its pre-trained checkpoint in ``params.model.checkpoint`` (a model
-folder on the server or a hub name); it is offered only where the engine's optional extra
-``transformers`` is installed.
+left out. A transformer run names its pre-trained checkpoint in ``params.model.checkpoint``; it is offered
+only where the engine's optional extra ``transformers`` is installed. A researcher may name only what they may
+read: one of their own finished transformer runs (``run:<id>``; an admin any run), a model of the folder the
+admin configured (``HATLAB_MODEL_DIR``: a name in it, or its path), or a hub name where the deployment allows
+downloads (``HATLAB_HUB_DOWNLOADS``). Everything else gets one message, whether a folder of that name exists on
+the server or not. The worker reads the same: a run's own weights, the model folder's real path, or the hub's
+download (never a server folder that happens to carry the hub name).
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ import json
 import math
 import os
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from annotate.access import is_admin
+from annotate.infra import storage
 from annotate.machine.errors import MachineInputError
 from annotate.models import Dataset, Document, ModelRun
 from explain_engine import api as engine
@@ -137,7 +144,53 @@ def _check_model_sizes(model: dict) -> None:
         )
 
 
-def _check_pretrained(architecture: str, model: dict) -> None:
+RUN_PREFIX = "run:"
+
+
+def _checkpoint_run(value: str, user) -> ModelRun | None:
+    """The finished transformer run ``run:<id>`` names, when ``user`` may read it (theirs; an admin's: any)."""
+    number = value.removeprefix(RUN_PREFIX).strip()
+    if not number.isdigit() or len(number) > 18:
+        return None
+    runs = ModelRun.objects.filter(
+        pk=int(number), status=ModelRun.Status.DONE, architecture__in=engine.FROM_CHECKPOINT
+    ).exclude(artifact="")
+    if user is None or not is_admin(user):
+        runs = runs.filter(owner_id=getattr(user, "pk", None))
+    return runs.first()
+
+
+def model_roots() -> list[str]:
+    """The folders a researcher's checkpoint may come from: the admin's model folder, if configured."""
+    folder = getattr(settings, "HATLAB_MODEL_DIR", "") or ""
+    return [folder] if folder else []
+
+
+def check_user_checkpoint(checkpoint: object, user) -> str:
+    """The checkpoint as stored, when ``user`` may read it (see the module docstring); else a ValueError with
+    the one refusal message."""
+    if isinstance(checkpoint, str) and checkpoint.strip().startswith(RUN_PREFIX):
+        run = _checkpoint_run(checkpoint.strip(), user)
+        if run is None:
+            raise ValueError(engine.CHECKPOINT_REFUSED)
+        return f"{RUN_PREFIX}{run.pk}"
+    return engine.check_checkpoint(checkpoint, roots=model_roots(), hub=bool(settings.HATLAB_HUB_DOWNLOADS))
+
+
+def checkpoint_folder(checkpoint: str, owner) -> str:
+    """The folder the worker reads ``checkpoint`` from, checked again as ``owner`` (settings or runs may have
+    changed since the run was queued): a run's weights, a model folder's real path, or a hub download."""
+    value = check_user_checkpoint(checkpoint, owner)
+    if value.startswith(RUN_PREFIX):
+        run = _checkpoint_run(value, owner)
+        assert run is not None  # checked just above
+        return str(storage.local_artifact(run.artifact) / engine.PRETRAINED_FOLDER)
+    if Path(value).is_absolute():
+        return value
+    return engine.hub_snapshot(value)
+
+
+def _check_pretrained(architecture: str, model: dict, user) -> None:
     """A family built from a checkpoint: the checkpoint named (not loaded here), no other argument."""
     try:
         engine.require_extra(architecture)
@@ -149,18 +202,18 @@ def _check_pretrained(architecture: str, model: dict) -> None:
             f"params.model.{others[0]}", f"is not an argument of {architecture}; give only checkpoint"
         )
     try:
-        model["checkpoint"] = engine.check_checkpoint(model.get("checkpoint"))
+        model["checkpoint"] = check_user_checkpoint(model.get("checkpoint"), user)
     except ValueError as exc:
         raise MachineInputError("params.model.checkpoint", str(exc)) from None
 
 
-def clean_params(architecture: str, params: Any) -> dict:
+def clean_params(architecture: str, params: Any, user=None) -> dict:
     """Validate a run's architecture and training parameters; return the parameters as stored.
 
     Raises :class:`MachineInputError` naming the field (``architecture``, ``params`` or
     ``params.<key>``). Model constructor arguments (``params.model``) are checked by building
     the model once on a two-word vocabulary, except a transformer's checkpoint, which is only
-    checked to be a model folder here or a hub name (loading it is the worker's job).
+    checked to be one ``user`` may read (loading it is the worker's job).
     """
     if architecture not in engine.ARCHITECTURES:
         raise MachineInputError(
@@ -224,7 +277,7 @@ def clean_params(architecture: str, params: Any) -> dict:
         raise MachineInputError("params.model", "must be an object of model constructor arguments")
     if architecture in engine.FROM_CHECKPOINT:
         model = dict(model)
-        _check_pretrained(architecture, model)
+        _check_pretrained(architecture, model, user)
         cleaned["model"] = model
         return cleaned
     _check_model_sizes(model)
@@ -238,6 +291,13 @@ def clean_params(architecture: str, params: Any) -> dict:
 def train_config(model_run: ModelRun) -> TrainConfig:
     """The engine's training configuration for ``model_run`` (no console progress bar)."""
     params = dict(model_run.params)
+    model = params.get("model")
+    if model_run.architecture in engine.FROM_CHECKPOINT and isinstance(model, dict) and "checkpoint" in model:
+        try:
+            checkpoint = checkpoint_folder(model["checkpoint"], model_run.owner)
+        except ValueError as exc:
+            raise MachineInputError("params.model.checkpoint", str(exc)) from None
+        params["model"] = {**model, "checkpoint": checkpoint}
     if "fractions" in params:
         params["fractions"] = tuple(params["fractions"])
     return engine.TrainConfig(architecture=model_run.architecture, progress_bar=False, **params)
@@ -301,7 +361,7 @@ def create_model_run_once(
     run made under that key is returned instead when there is one and its request had the same ``digest``
     (:func:`request_digest`); a different request under a used key raises :class:`IdempotencyConflict`.
     Two requests racing under one key make one run (a unique constraint on owner and key)."""
-    cleaned = clean_params(architecture, params)
+    cleaned = clean_params(architecture, params, owner)
     check_trainable(dataset)
     name = (name or "").strip() or f"{architecture} on {dataset.name}"
     if len(name) > ModelRun._meta.get_field("name").max_length:

@@ -1,5 +1,6 @@
-"""The data model, split by concern: corpus, studies, crowd work, machine results, jobs."""
+"""The data model, split by concern: corpus, studies, crowd work, machine results, jobs, the change log."""
 
+from annotate.models.audit import ChangeLog
 from annotate.models.corpus import Dataset, Document
 from annotate.models.crowd import Assignment, Response, Worker
 from annotate.models.dashboards import DashboardCache
@@ -13,11 +14,12 @@ from annotate.models.providers import (
     PlatformSubmission,
     Publication,
 )
-from annotate.models.quality import GoldReview, QualityPolicy, WorkerTrust
+from annotate.models.quality import GoldReview, QualityPolicy, WorkerBlock, WorkerTrust
 from annotate.models.studies import Item, Study
 
 __all__ = [
     "Assignment",
+    "ChangeLog",
     "CrowdAction",
     "DashboardCache",
     "Dataset",
@@ -37,5 +39,6 @@ __all__ = [
     "Response",
     "Study",
     "Worker",
+    "WorkerBlock",
     "WorkerTrust",
 ]

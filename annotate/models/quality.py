@@ -7,6 +7,7 @@ Trust is the share of gold items a worker passed, kept with its Wilson interval 
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -124,6 +125,30 @@ class WorkerTrust(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker} in {self.study_id}: {self.golds_passed}/{self.golds_seen} ({self.status})"
+
+
+class WorkerBlock(models.Model):
+    """A researcher keeps ``worker`` out of every study they own (and only theirs): a block is the
+    blocking researcher's, and only they, or an admin, lift it. ``Worker.status`` is the site-wide block,
+    an admin's alone."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker_blocks"
+    )
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="blocks")
+    study = models.ForeignKey(
+        Study, on_delete=models.SET_NULL, null=True, blank=True, help_text="The study the block was made in."
+    )
+    reason = models.CharField(max_length=500, blank=True, default="")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "worker"], name="worker_block_unique_per_owner")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} blocked by {self.owner_id}"
 
 
 class GoldReview(models.Model):

@@ -9,10 +9,13 @@ gold items cannot judge anyone: every answer weighs 1.0.
 
 A worker whose trust falls under the study's threshold (after ``min_golds`` golds) is *excluded*: their
 answers leave the aggregated results at once. With a blocking policy they are also *blocked*: at once
-here (``Worker.status``, so they get no more items), and on the platform by the quality job
+here (a :class:`~annotate.models.WorkerBlock` of the study's owner, so they get no more items in that
+researcher's studies, and only theirs), and on the platform by the quality job
 (:mod:`annotate.crowd.blocks`: MTurk trust qualification or worker block, Prolific block-list), which needs
-the network and so never runs in a submission's request. A re-grade that lifts a worker's trust back over the threshold unblocks them; an
-admin may block or unblock anyone by hand, and that choice stands until the worker's status changes.
+the network and so never runs in a submission's request. A re-grade that lifts a worker's trust back over the threshold unblocks them; a
+study's owner (or an admin) may block or unblock a worker by hand, and that choice stands until the worker's
+status changes. A block is the owner's: another researcher can neither see it in their studies nor lift it.
+Every block and unblock is logged with who made it (:class:`~annotate.models.ChangeLog`).
 
 A worker may also be excluded for their risk score (:mod:`annotate.quality.risk`): automatically when
 the study's policy says so (``risk_action = "exclude"``, from ``risk_threshold`` on), or by a
@@ -27,7 +30,17 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotate.models import Item, QualityPolicy, Response, Study, Worker, WorkerTrust
+from annotate.models import (
+    ChangeLog,
+    Item,
+    QualityPolicy,
+    Response,
+    Study,
+    Worker,
+    WorkerBlock,
+    WorkerTrust,
+)
+from annotate.models.audit import record
 from annotate.quality.grading import TrustChange
 from annotate.quality.policy import policy_for
 from annotate.quality.risk import WorkerRisk
@@ -161,22 +174,73 @@ def counted_responses(study: Study):
     )
 
 
+def owner_of(study: Study) -> int:
+    """The study's owner id, read from the database when ``study`` is a slim copy without it (the
+    submission path's)."""
+    if study.owner_id is not None:
+        return study.owner_id
+    return Study.objects.values_list("owner_id", flat=True).get(pk=study.pk)
+
+
+def is_blocked(study: Study, worker_id: int) -> bool:
+    """Whether ``worker_id`` is kept out of ``study``: blocked site-wide by an admin (``Worker.status``), or by
+    the study's owner (a :class:`WorkerBlock`, which holds in that researcher's studies only)."""
+    return (
+        Worker.objects.filter(pk=worker_id, status=Worker.Status.BLOCKED).exists()
+        or WorkerBlock.objects.filter(owner_id=owner_of(study), worker_id=worker_id).exists()
+    )
+
+
+def block_here(study: Study, worker: Worker, actor=None, reason: str = AUTO_REASON) -> None:
+    """Block ``worker`` in every study of ``study``'s owner (and no one else's), and log who did it."""
+    owner = owner_of(study)
+    with transaction.atomic():
+        WorkerTrust.objects.get_or_create(study=study, worker=worker)
+        WorkerTrust.objects.filter(study=study, worker=worker).update(blocked=True)
+        _, made = WorkerBlock.objects.get_or_create(
+            owner_id=owner, worker=worker, defaults={"study_id": study.pk, "reason": reason[:500]}
+        )
+        if made:
+            record(actor, ChangeLog.Action.BLOCK, worker.anonymous_id, owner, study=study.pk, reason=reason)
+
+
+def unblock_here(study: Study, worker: Worker, actor=None, *, lift_owner_block: bool = True) -> bool:
+    """Lift ``worker``'s block in ``study``, and the owner's block with it (``lift_owner_block``: a person's
+    choice; a re-grade lifts it only when no other study of the owner still blocks the worker). Another
+    researcher's block is never touched. Returns whether the owner's block was lifted; logs it."""
+    owner = owner_of(study)
+    with transaction.atomic():
+        WorkerTrust.objects.get_or_create(study=study, worker=worker)
+        WorkerTrust.objects.filter(study=study, worker=worker).update(blocked=False)
+        still = WorkerTrust.objects.filter(worker=worker, study__owner_id=owner, blocked=True)
+        if not lift_owner_block and still.exists():
+            return False
+        if lift_owner_block:
+            still.update(blocked=False)
+        lifted, _ = WorkerBlock.objects.filter(owner_id=owner, worker=worker).delete()
+        if lifted:
+            record(actor, ChangeLog.Action.UNBLOCK, worker.anonymous_id, owner, study=study.pk)
+    return bool(lifted)
+
+
 def apply_local(study: Study, changes: Iterable[TrustChange]) -> QualitySummary:
-    """Block newly excluded workers here, and unblock those a re-grade lifted back (database only)."""
+    """Block newly excluded workers in the owner's studies, and unblock those a re-grade lifted back
+    (database only; the quality policy is the actor in the log)."""
     summary = QualitySummary(changes=list(changes))
     if policy_for(study).block_mode == "none":
         return summary
+    workers = Worker.objects.in_bulk([c.worker_id for c in summary.changes])
     for change in summary.changes:
+        worker = workers.get(change.worker_id)
+        if worker is None:
+            continue
         if change.after == EXCLUDED:
-            with transaction.atomic():
-                WorkerTrust.objects.filter(study=study, worker_id=change.worker_id).update(blocked=True)
-                Worker.objects.filter(pk=change.worker_id).update(status=Worker.Status.BLOCKED)
+            block_here(study, worker)
             summary.blocked.append(change.worker_id)
-        elif change.before == EXCLUDED:
-            with transaction.atomic():
-                if WorkerTrust.objects.filter(study=study, worker_id=change.worker_id, blocked=True).update(
-                    blocked=False
-                ):
-                    Worker.objects.filter(pk=change.worker_id).update(status=Worker.Status.ACTIVE)
-                    summary.unblocked.append(change.worker_id)
+        elif (
+            change.before == EXCLUDED
+            and WorkerTrust.objects.filter(study=study, worker=worker, blocked=True).exists()
+        ):
+            unblock_here(study, worker, lift_owner_block=False)
+            summary.unblocked.append(change.worker_id)
     return summary

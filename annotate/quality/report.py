@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from annotate.models import GoldReview, Item, Study, Worker, WorkerTrust
+from annotate.models import GoldReview, Item, Study, Worker, WorkerBlock, WorkerTrust
 from annotate.quality import gold_review
 from annotate.quality.exclusion import standing
 from annotate.quality.risk import WorkerRisk
@@ -29,6 +29,11 @@ def worker_rows(study: Study, risks: dict[int, WorkerRisk] | None = None) -> lis
     trust = {t.worker_id: t for t in WorkerTrust.objects.filter(study=study)}
     workers = list(Worker.objects.filter(pk__in=set(behaviour) | set(trust)).order_by("id"))
     excluded = standing(study, [w.pk for w in workers]).excluded
+    blocked = {w.pk for w in workers if w.status == Worker.Status.BLOCKED} | set(
+        WorkerBlock.objects.filter(owner_id=study.owner_id, worker__in=workers).values_list(
+            "worker_id", flat=True
+        )
+    )
     rows = []
     for worker in workers:
         t = trust.get(worker.pk)
@@ -46,7 +51,7 @@ def worker_rows(study: Study, risks: dict[int, WorkerRisk] | None = None) -> lis
                 "trust_low": _round(t.trust_low) if t else None,
                 "trust_high": _round(t.trust_high) if t else None,
                 "status": t.status if t else "pending",
-                "blocked": worker.status == Worker.Status.BLOCKED,
+                "blocked": worker.pk in blocked,
                 "responses": b.get("responses", 0),
                 "median_time_ms": b.get("median_time_ms"),
                 "fast": b.get("fast", 0),

@@ -3,7 +3,9 @@ way out."""
 
 from __future__ import annotations
 
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpResponse
 from django.shortcuts import render
 
 from annotate.handout.workers import forget_workers
@@ -28,6 +30,21 @@ class LoginView(auth_views.LoginView):
         response = render(request, self.template_name, context, status=429)
         response["Retry-After"] = str(wait)
         return response
+
+
+def admin_login(request):
+    """The Django admin's sign-in page with the sign-in throttle: each attempt (a POST) counts per client
+    address and per account name, as the login page's; past either limit a 429 with ``Retry-After``, and the
+    password is not checked."""
+    if request.method == "POST":
+        wait = throttle.login_attempt(request, request.POST.get("username", ""))
+        if wait is not None:
+            response = HttpResponse(
+                f"Too many sign-in attempts. Try again in {wait} s.\n", status=429, content_type="text/plain"
+            )
+            response["Retry-After"] = str(wait)
+            return response
+    return admin.site.login(request)
 
 
 class LogoutView(auth_views.LogoutView):

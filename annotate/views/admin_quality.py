@@ -154,9 +154,11 @@ def worker_action(request, uid, worker_id: int, action: str):
     worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
     errors: list[str] = []
     if action == "block":
-        errors = blocks.block(study, worker, request.POST.get("reason") or exclusion.AUTO_REASON)
+        errors = blocks.block(
+            study, worker, request.POST.get("reason") or exclusion.AUTO_REASON, actor=request.user
+        )
     elif action == "unblock":
-        errors = blocks.unblock(study, worker)
+        errors = blocks.unblock(study, worker, actor=request.user)
     elif action in ("exclude", "include"):
         exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
     elif action == "bonus":

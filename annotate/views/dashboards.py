@@ -63,7 +63,7 @@ def similarity_dashboard(request, uid):
         "errors": errors,
         "api_url": api_url,
         "max_selections": MAX_SELECTIONS,
-        "has_lexicon": lexicon_dir() is not None,
+        "has_lexicon": lexicon_dir(study.owner_id) is not None,
     }
     return render(request, "annotate/dashboards/similarity.html", context, status=400 if errors else 200)
 

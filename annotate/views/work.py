@@ -1,7 +1,8 @@
 """Annotator pages: the study entry ``/w/<study_uid>/`` and the completion page.
 
 The entry page asks the study's provider who the visitor is and whether it vouches for them
-(:func:`annotate.crowd.providers.admit`; a refused visitor gets a plain 403 page saying why), remembers the
+(:func:`annotate.crowd.providers.admit`; a refused visitor gets a plain 403 page saying why; an invite not yet
+started gets a start page whose button POSTs back, so a link preview binds nothing), remembers the
 worker's seat in a signed cookie (:mod:`annotate.handout.workers`) and serves the task kind's page template with
 ``task_json`` (rendered with ``json_script`` as ``hatlab-task``): the URLs of the annotator API, the CSRF
 token and the public study config (each item's page token comes with the item from the annotator API:
@@ -17,13 +18,16 @@ import uuid
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 
 from annotate.crowd.completion import completion_for
 from annotate.crowd.providers import admit, get_provider
+from annotate.crowd.providers.local.adapter import WITHDRAWN, revoked_seats
 from annotate.handout.assignment import held_assignment, work_left, worker_progress
 from annotate.handout.workers import Seat, remember_worker, session_seat, work_token
 from annotate.infra import throttle
 from annotate.models import Item, Study, Worker
+from annotate.quality.exclusion import is_blocked
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
 
@@ -114,22 +118,41 @@ def sample_page(request, study: Study, message: str = ""):
     return render(request, kind.template, context)
 
 
+@csrf_exempt  # the start button's POST: it may come from a platform's frame, where no CSRF cookie is sent;
+# forging it could only tie an invite the forger already holds to the victim's browser
 @crowd_frameable
 def entry(request, study_uid):
+    """The study's entry: GET shows the task page to an admitted worker (an invite not yet started gets the
+    start page, and binds nothing: a link preview does not take the invite); POST is the invitee's start."""
     study = get_object_or_404(Study, uid=study_uid)
-    if (refused := too_many_new_workers(request, study)) is not None:
+    may_create = get_provider(study.provider).may_create_worker(request)
+    if may_create and (refused := too_many_new_workers(request, study)) is not None:
         return refused
     kind = get_kind(study.kind)
     admission = admit(request, study)
     base = {"study": study, "config": kind.public_config(study), "provider": get_provider(study.provider)}
+    if admission is not None and admission.entry.start:
+        return render(request, "annotate/work/start.html", base)
     if admission is not None and admission.worker is None:
         refused = {**base, "reason": "refused", "refusal": admission.entry.refused}
         return render(request, "annotate/work/closed.html", refused, status=403)
+    if (
+        admission is not None and request.method == "POST"
+    ):  # started: the page comes by GET, on the seat cookie
+        response = redirect("work-entry", study_uid=study.uid)
+        response.status_code = 303
+        remember_worker(
+            request, response, study, admission.worker, admission.entry.ref, admission.entry.verified
+        )
+        return response
     if admission is not None:
         seat: Seat | None = Seat(admission.worker.pk, admission.entry.ref, admission.entry.verified)
         worker = admission.worker
     else:
         seat = session_seat(request, study.uid)
+        if seat is not None and revoked_seats({str(study.uid): seat}):
+            refusal = {**base, "reason": "refused", "refusal": WITHDRAWN}
+            return render(request, "annotate/work/closed.html", refusal, status=403)
         worker = None if seat is None else Worker.objects.filter(pk=seat.worker_id).first()
     if seat is None or worker is None:
         provider = base["provider"]
@@ -138,7 +161,7 @@ def entry(request, study_uid):
             if (sample := sample_page(request, study, accept)) is not None:
                 return sample
         return render(request, "annotate/work/preview.html", base)
-    if worker.status == Worker.Status.BLOCKED:
+    if is_blocked(study, worker.pk):
         return render(request, "annotate/work/closed.html", {**base, "reason": "blocked"}, status=403)
     if study.status == Study.Status.FINISHED:
         response = redirect("work-done", study_uid=study.uid)

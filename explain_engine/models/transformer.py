@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -45,12 +46,48 @@ def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def check_checkpoint(checkpoint: object) -> str:
+#: The one answer to a checkpoint a caller with ``roots`` may not use, whatever the reason (a folder outside
+#: the roots, missing or there, a name the hub may not be asked for): it tells nothing about the server.
+CHECKPOINT_REFUSED = (
+    "is not a checkpoint you may use: give one of your own transformer model runs (run:<id>), "
+    "a model of the server's model folder, or a hub name such as 'org/model' where this server may download"
+)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _allowed_folder(value: str, roots: Sequence[str | Path]) -> str | None:
+    """The real path of the model folder ``value`` names inside one of ``roots`` (a name relative to a root,
+    or an absolute path), links followed; None when it is outside them or holds no ``config.json``."""
+    for root in roots:
+        base = Path(root).expanduser().resolve()
+        candidate = (base / value).resolve()  # an absolute value stands as it is
+        if _inside(candidate, base) and (candidate / "config.json").is_file():
+            return str(candidate)
+    return None
+
+
+def check_checkpoint(checkpoint: object, roots: Sequence[str | Path] | None = None, hub: bool = True) -> str:
     """``checkpoint`` stripped, when it names a model folder here (with a ``config.json``) or has the
-    form of a hub name; else a ValueError saying what is wrong. Nothing is loaded or fetched."""
+    form of a hub name; else a ValueError saying what is wrong. Nothing is loaded or fetched.
+
+    With ``roots`` (a server's callers: the folders its users may read) a folder is accepted only inside
+    them, and returned as its real path; a hub name only with ``hub``; everything else gets the one
+    :data:`CHECKPOINT_REFUSED`, so the answer tells no folder that exists from one that does not."""
     if not isinstance(checkpoint, str) or not checkpoint.strip():
         raise ValueError("is required for a transformer: a model folder or a hub name such as 'org/model'")
     value = checkpoint.strip()
+    if roots is not None:
+        if "\x00" in value or len(value) > 500:
+            raise ValueError(CHECKPOINT_REFUSED)
+        allowed = _allowed_folder(value, roots)
+        if allowed is not None:
+            return allowed
+        if hub and _HUB_NAME.fullmatch(value) and ".." not in value:
+            return value
+        raise ValueError(CHECKPOINT_REFUSED)
     folder = Path(value).expanduser()
     if folder.is_dir():
         if not (folder / "config.json").is_file():
@@ -61,6 +98,21 @@ def check_checkpoint(checkpoint: object) -> str:
     if not _HUB_NAME.fullmatch(value):
         raise ValueError(f"{value!r} is neither a model folder nor a hub name such as 'org/model'")
     return value
+
+
+def hub_snapshot(name: str) -> str:
+    """The local folder of hub repository ``name``, fetched into the hub cache (or read from it when the hub
+    is off): the hub's own download, so a name is never read as a folder of the server."""
+    if not _HUB_NAME.fullmatch(name) or ".." in name:
+        raise ValueError(f"{name!r} is not a hub name such as 'org/model'")
+    hf_transformers()  # the extra, with its huggingface_hub
+    from huggingface_hub import snapshot_download
+
+    try:
+        return str(snapshot_download(repo_id=name, local_files_only=offline()))
+    except Exception as exc:  # the hub's errors have no common base worth naming
+        reason = " ".join(str(exc).split())[:300]
+        raise ValueError(f"the hub model {name!r} could not be fetched: {reason}") from None
 
 
 def checkpoint_error(checkpoint: str | Path, what: str, exc: Exception) -> ValueError:

@@ -32,7 +32,7 @@ class Annotator:
 
     def __init__(self, study: Study, invitee: str | None = None):
         self.client = Client(enforce_csrf_checks=True)
-        page = self.client.get(invite_path(study, make_invite(study, invitee)))
+        page = self.client.post(invite_path(study, make_invite(study, invitee)), follow=True)
         assert page.status_code == 200
         self.task = task_json(page.content.decode())
 
@@ -106,7 +106,7 @@ def test_secrets_never_reach_the_annotator(researcher):
     annotator = Annotator(study)
     raw = annotator.next().content.decode()
     assert "gold" not in raw and "secret" not in raw
-    page = Client().get(invite_path(study, make_invite(study))).content.decode()
+    page = Client().post(invite_path(study, make_invite(study)), follow=True).content.decode()
     assert "gold" not in page
 
 

@@ -11,10 +11,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.crowd.providers.local.adapter import invite_path, make_invite
-from annotate.models import Invite
+from annotate.crowd.providers.local.adapter import WITHDRAWN, invite_path, make_invite
+from annotate.handout.workers import WORKERS_COOKIE
+from annotate.models import EntryBinding, Invite, Response, Worker
 from tests.annotate.conftest import make_study
 from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
+from tests.annotate.test_api import Annotator, body_for
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ def test_invite_manager_creates_lists_and_revokes(page, researcher, dataset):
 
     used, revoked, _ = invites
     worker = Client()
-    assert worker.get(invite_path(study, used.token)).status_code == 200
+    assert worker.post(invite_path(study, used.token), follow=True).status_code == 200
     page.post(reverse("study-invite-revoke", args=[study.uid, revoked.pk]))
     assert states(study) == {used.invitee: "used", revoked.invitee: "revoked", invites[2].invitee: "unused"}
     refused = Client().get(invite_path(study, revoked.token))
@@ -106,3 +108,44 @@ def test_the_api_stores_its_invites_too(page, researcher, dataset):
     reply = page.post(f"/api/studies/{study.uid}/invites/", {"count": 2}, content_type="application/json")
     assert reply.status_code == 201
     assert Invite.objects.filter(study=study).count() == 2
+
+
+# --- a link preview, and revocation ----------------------------------------------------------------
+
+
+def test_a_link_preview_does_not_take_the_invite(researcher, dataset):
+    """The attack: a chat client fetches the link (a cookie-less GET) before the invitee opens it."""
+    study = make_study(researcher, dataset)
+    link = invite_path(study, make_invite(study, "erin"))
+    for _ in range(3):  # each preview fetch comes without cookies
+        preview = Client().get(link)
+        assert preview.status_code == 200 and b"data-invite-start" in preview.content
+        assert b"hatlab-task" not in preview.content and WORKERS_COOKIE not in preview.cookies
+    assert not EntryBinding.objects.exists() and not Worker.objects.exists()
+    invitee = Client(enforce_csrf_checks=True)
+    started = invitee.post(link)
+    assert started.status_code == 303 and started["Location"] == reverse("work-entry", args=[study.uid])
+    assert b"hatlab-task" in invitee.get(started["Location"]).content  # the invitee's page, on its seat
+    assert b"hatlab-task" in invitee.get(link).content  # and the link again in the same browser
+    assert Client().get(link).status_code == 403  # a later preview is refused and binds nothing new
+    assert EntryBinding.objects.count() == 1
+
+
+def test_revoking_an_invite_ends_its_browsers_access_at_once(page, researcher, dataset):
+    """The attack: the browser that opened the invite keeps calling the annotator API after revocation."""
+    study = make_study(researcher, dataset)
+    holder = Annotator(study, "frank")
+    first = holder.next().json()
+    assert "assignment" in first
+    invite = Invite.objects.get(study=study, invitee="frank")
+    page.post(reverse("study-invite-revoke", args=[study.uid, invite.pk]))
+    refused = holder.next()
+    assert refused.status_code == 403 and refused.json()["errors"]["worker"] == [WITHDRAWN]
+    stored = holder.submit(first["assignment"], body_for(first["item"]["payload"]))
+    assert stored.status_code == 404 and not Response.objects.exists()
+    entry = holder.client.get(reverse("work-entry", args=[study.uid]))  # the page from its cookie
+    assert entry.status_code == 403 and b"hatlab-task" not in entry.content
+    # another study's seat in the same browser is untouched
+    other = make_study(researcher, dataset, name="other")
+    other_link = invite_path(other, make_invite(other, "frank"))
+    assert holder.client.post(other_link, follow=True).status_code == 200

@@ -13,6 +13,7 @@ from annotate.machine import MachineInputError, clean_params, jobs, load_trained
 from annotate.machine.explaining import clean_explanation_params, run_explanations
 from annotate.machine.runs import architecture_choices
 from annotate.models import Explanation, ModelRun, Prediction
+from explain_engine.api import CHECKPOINT_REFUSED
 from tests.annotate.conftest import make_user, tiny_dataset, train_now
 from tests.engine.tiny_transformer import build_tiny_checkpoint
 
@@ -34,6 +35,8 @@ TEXTS = [
 def _media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.HATLAB_S3_BUCKET = ""
+    settings.HATLAB_MODEL_DIR = str(tmp_path)  # the admin's model folder, where the tiny checkpoint is built
+    settings.HATLAB_HUB_DOWNLOADS = True
 
 
 @pytest.fixture
@@ -102,8 +105,8 @@ def test_the_page_trains_a_transformer_from_a_checkpoint_folder(
     ("checkpoint", "message"),
     [
         ("", "is required for a transformer"),
-        ("/no/such/model-folder", "no such folder"),
-        ("not a name!", "neither a model folder nor a hub name"),
+        ("/no/such/model-folder", CHECKPOINT_REFUSED),
+        ("not a name!", CHECKPOINT_REFUSED),
     ],
 )
 def test_a_bad_checkpoint_is_shown_on_its_field(client, dataset, sent, checkpoint, message):
@@ -127,7 +130,7 @@ def test_clean_params_checks_the_checkpoint_without_loading_it(tmp_path):
         with pytest.raises(MachineInputError) as caught:
             clean_params("transformer", params)
         assert caught.value.field == field
-    # a hub name is accepted as it stands: the worker fetches it (or says it cannot)
+    # a hub name is accepted as it stands where the server may download: the worker fetches it
     assert clean_params("transformer", {"model": {"checkpoint": " org/model "}}) == {
         "model": {"checkpoint": "org/model"}
     }

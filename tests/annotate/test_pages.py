@@ -128,7 +128,7 @@ def test_study_page_progress_actions_and_invites(browser, researcher, dataset):
 
 def test_entry_page_serves_the_task_and_remembers_the_worker(study):
     client = Client()
-    page = client.get(invite_path(study, make_invite(study, "alice")))
+    page = client.post(invite_path(study, make_invite(study, "alice")), follow=True)
     assert page.status_code == 200
     assert [t.name for t in page.templates][0] == "annotate/work/_task_base.html"
     assert "hatlab/kinds/highlight.js" in page.content.decode()
@@ -162,7 +162,7 @@ def test_entry_page_without_identity_shows_instructions_only(study):
 def test_expired_invites_are_refused(study):
     Study.objects.filter(pk=study.pk).update(provider_config={"invite_max_age_s": -1})
     study.refresh_from_db()
-    page = Client().get(invite_path(study, make_invite(study)))
+    page = Client().post(invite_path(study, make_invite(study)), follow=True)
     assert "hatlab-task" not in page.content.decode()
 
 
@@ -185,7 +185,7 @@ def test_accounts_and_open_enrollment(study, annotator_user):
 
 def test_blocked_paused_and_finished(study):
     client = Client()
-    client.get(invite_path(study, make_invite(study, "bob")))
+    client.post(invite_path(study, make_invite(study, "bob")), follow=True)
     Study.objects.filter(pk=study.pk).update(status=Study.Status.PAUSED)
     paused = client.get(reverse("work-entry", args=[study.uid]))
     assert "paused" in paused.content.decode()
@@ -250,17 +250,18 @@ def test_dataset_page_pagination(browser, researcher):
 def test_an_invite_belongs_to_the_first_browser_or_account(study, annotator_user):
     link = invite_path(study, make_invite(study, "carol"))
     first = Client()
-    assert first.get(link).status_code == 200
+    assert first.post(link, follow=True).status_code == 200  # started
     assert first.get(link).status_code == 200  # the same browser again
     stranger = Client()
-    refused = stranger.get(link)
+    refused = stranger.post(link)
     assert refused.status_code == 403 and "already used by someone else" in refused.content.decode()
+    assert stranger.get(link).status_code == 403
     assert WORKERS_COOKIE not in refused.cookies
     # Signed in, an invite binds to the account, so the same account on another device may use it.
     link = invite_path(study, make_invite(study, "dave"))
     laptop, phone = Client(), Client()
     for device in (laptop, phone):
         device.force_login(annotator_user)
-        assert device.get(link).status_code == 200
+        assert device.post(link, follow=True).status_code == 200
     assert stranger.get(link).status_code == 403
     assert Worker.objects.filter(external_id__in=["invite:carol", "invite:dave"]).count() == 2

@@ -20,7 +20,7 @@ from annotate.crowd.providers.mturk import client as mturk_client
 from annotate.handout.assignment import next_assignment
 from annotate.handout.hooks import on_response_stored
 from annotate.handout.submission import submit
-from annotate.models import GoldReview, Item, QualityPolicy, Response, Worker, WorkerTrust
+from annotate.models import GoldReview, Item, QualityPolicy, Response, WorkerTrust
 from annotate.quality import aggregation, exclusion, gold_mixing, gold_review, grading, report, signals
 from annotate.quality.policy import policy_for
 from tests.annotate.conftest import make_worker
@@ -114,8 +114,7 @@ def test_worker_below_threshold_is_excluded_and_blocked_on_mturk(study, settings
     assert summary.blocked == [bad.pk] and not summary.errors
     assert sorted(summary.mirrored) == sorted([bad.pk, good.pk])
     assert again.mirrored == [] and again.blocked == []
-    bad.refresh_from_db()
-    assert bad.status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, bad.pk)
     assert WorkerTrust.objects.get(study=study, worker=bad).blocked
     assert exclusion.excluded_worker_ids(study) == {bad.pk}
     labels = aggregation.label_frame(study)
@@ -164,8 +163,7 @@ def test_worker_is_blocked_with_a_platform_block(study):
     finally:
         provider.use_client(None)
     assert summary.blocked == [bad.pk]
-    bad.refresh_from_db()
-    assert bad.status == Worker.Status.ACTIVE
+    assert not exclusion.is_blocked(study, bad.pk)
 
 
 def test_no_blocking_policy_only_excludes(study):
@@ -173,8 +171,7 @@ def test_no_blocking_policy_only_excludes(study):
     for gold in golds(study)[:4]:
         answer(study, bad, gold, correct=False)
     summary = blocks.apply_quality(study)
-    bad.refresh_from_db()
-    assert summary.blocked == [] and bad.status == Worker.Status.ACTIVE
+    assert summary.blocked == [] and not exclusion.is_blocked(study, bad.pk)
     assert exclusion.excluded_worker_ids(study) == {bad.pk}
 
 
@@ -184,8 +181,7 @@ def test_submission_hook_blocks_locally_at_once(study):
     responses = [answer(study, worker, gold, correct=False) for gold in golds(study)[:3]]
     summary = on_response_stored(Response.objects.select_related("study").get(pk=responses[-1].pk))
     assert summary.blocked == [worker.pk]
-    worker.refresh_from_db()
-    assert worker.status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, worker.pk)
     assert on_response_stored(answer(study, make_worker("x"), ordinary(study)[0])).blocked == []
 
 
@@ -516,11 +512,9 @@ def test_dashboard_actions(graded_study, admin_user, client):
     client.force_login(admin_user)
     base = f"/studies/{study.uid}/quality/"
     client.post(f"{base}workers/{sloppy.pk}/block/")
-    sloppy.refresh_from_db()
-    assert sloppy.status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, sloppy.pk)
     client.post(f"{base}workers/{sloppy.pk}/unblock/")
-    sloppy.refresh_from_db()
-    assert sloppy.status == Worker.Status.ACTIVE
+    assert not exclusion.is_blocked(study, sloppy.pk)
     gold = golds(study)[0]
     client.post(f"{base}golds/{gold.pk}/retire/", {"note": "ambiguous text"})
     assert Item.objects.get(pk=gold.pk).retired

@@ -126,7 +126,7 @@ def test_annotator_api_works_on_the_worker_cookie_alone(study):
 def test_sign_out_forgets_the_worker(study, annotator_user):
     client = Client()
     client.force_login(annotator_user)
-    page = client.get(invite_path(study, make_invite(study, "shared-computer")))
+    page = client.post(invite_path(study, make_invite(study, "shared-computer")), follow=True)
     task = task_json(page.content.decode())
     assert client.cookies[WORKERS_COOKIE].value
     out = client.post(reverse("logout"))
@@ -142,7 +142,7 @@ def test_sign_out_over_https_clears_the_partitioned_cookie(study, annotator_user
     settings.SESSION_COOKIE_SECURE = True
     client = Client()
     client.force_login(annotator_user)
-    client.get(invite_path(study, make_invite(study, "secure-computer")), secure=True)
+    client.post(invite_path(study, make_invite(study, "secure-computer")), secure=True, follow=True)
     out = client.post(reverse("logout"), secure=True).cookies[WORKERS_COOKIE]
     assert out.value == "" and out["max-age"] == 0 and out["samesite"] == "None"
     assert out.OutputString().endswith("; Partitioned")

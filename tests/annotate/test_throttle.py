@@ -65,17 +65,24 @@ def test_new_workers_per_address_and_study(settings, study, researcher):
     browsers = []
     for n in range(3):
         browser = Client(REMOTE_ADDR="10.1.0.1")
-        assert "hatlab-task" in browser.get(invite_path(study, make_invite(study, f"w{n}"))).content.decode()
+        assert (
+            "hatlab-task"
+            in browser.post(invite_path(study, make_invite(study, f"w{n}")), follow=True).content.decode()
+        )
         browsers.append(browser)
-    forged = Client(REMOTE_ADDR="10.1.0.1").get(invite_path(study, make_invite(study, "w3")))
+    forged = Client(REMOTE_ADDR="10.1.0.1").post(invite_path(study, make_invite(study, "w3")), follow=True)
     assert forged.status_code == 429 and int(forged["Retry-After"]) > 0
     assert "hatlab-task" not in forged.content.decode()
     # a browser that already has its worker goes on; another address and another study are not held back
     assert "hatlab-task" in browsers[0].get(reverse("work-entry", args=[study.uid])).content.decode()
-    other_address = Client(REMOTE_ADDR="10.1.0.2").get(invite_path(study, make_invite(study, "w4")))
+    other_address = Client(REMOTE_ADDR="10.1.0.2").post(
+        invite_path(study, make_invite(study, "w4")), follow=True
+    )
     assert "hatlab-task" in other_address.content.decode()
     second = make_study(researcher, make_dataset(researcher, name="second"), name="second")
-    same_address = Client(REMOTE_ADDR="10.1.0.1").get(invite_path(second, make_invite(second, "w5")))
+    same_address = Client(REMOTE_ADDR="10.1.0.1").post(
+        invite_path(second, make_invite(second, "w5")), follow=True
+    )
     assert "hatlab-task" in same_address.content.decode()
 
 
@@ -124,10 +131,11 @@ def test_behind_the_proxy_the_address_it_appends_counts(settings, study):
     X-Forwarded-For, not one the client wrote there itself."""
     settings.HATLAB_THROTTLE_NEW_WORKER = (1, 600)
     settings.BEHIND_TLS_PROXY = True
+    settings.TRUSTED_PROXIES = ["10.9.9.9"]
 
     def enter(name: str, forwarded: str):
         client = Client(REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR=forwarded)
-        return client.get(invite_path(study, make_invite(study, name)))
+        return client.post(invite_path(study, make_invite(study, name)), follow=True)
 
     assert enter("a", "203.0.113.1").status_code == 200
     assert enter("b", "203.0.113.2").status_code == 200  # another client behind the same proxy
@@ -135,3 +143,15 @@ def test_behind_the_proxy_the_address_it_appends_counts(settings, study):
     settings.BEHIND_TLS_PROXY = False
     assert enter("d", "203.0.113.3").status_code == 200  # the proxy's own address, counted once
     assert enter("e", "203.0.113.4").status_code == 429
+
+
+def test_looking_at_an_invite_link_uses_none_of_the_new_worker_budget(settings, study):
+    """A start page creates no worker, so link previews cannot spend an address's budget for the invitee."""
+    settings.HATLAB_THROTTLE_NEW_WORKER = (1, 600)
+    link = invite_path(study, make_invite(study, "looked-at"))
+    for _ in range(3):
+        assert Client(REMOTE_ADDR="10.3.0.1").get(link).status_code == 200
+    started = Client(REMOTE_ADDR="10.3.0.1").post(link, follow=True)
+    assert started.status_code == 200 and "hatlab-task" in started.content.decode()
+    second = Client(REMOTE_ADDR="10.3.0.1").post(invite_path(study, make_invite(study, "other")), follow=True)
+    assert second.status_code == 429  # the budget counts the workers it made

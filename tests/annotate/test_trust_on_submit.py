@@ -108,7 +108,7 @@ def test_trust_moves_as_golds_are_submitted_and_the_results_follow_without_a_job
     assert second.status_code == 201 and second.json()["next"] is None
     row = trust_of(study, b.worker_id)
     assert (row.status, row.golds_seen, row.golds_passed, row.blocked) == ("excluded", 2, 0, True)
-    assert Worker.objects.get(pk=b.worker_id).status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, b.worker_id)
     assert b.annotator.next().status_code == 403
 
     assert c.answer(True).status_code == 201  # one gold right, short of two
@@ -188,7 +188,7 @@ def test_trust_and_its_block_are_stored_together(study, monkeypatch):
     assert trust_of(study, b.worker_id) is None
     monkeypatch.undo()
     assert blocks.apply_quality(study, mirror=False).blocked == [b.worker_id]
-    assert Worker.objects.get(pk=b.worker_id).status == Worker.Status.BLOCKED
+    assert exclusion.is_blocked(study, b.worker_id)
 
 
 @PATHS
@@ -213,8 +213,9 @@ def test_a_provisional_gold_answer_waits_for_its_verification(study, monkeypatch
 
 # Queries of one ordinary submission through the HTTP API, as counted before the trust hook existed
 # (sessions and throttles live in the cache): the two statements of the PostgreSQL path, or the general
-# path's lock, insert and two updates, each inside the test's savepoint.
-ORDINARY_SUBMIT_QUERIES = {True: 4, False: 6}
+# path's lock, insert and two updates, each inside the test's savepoint; and, for an invite's seat, the one
+# query that finds no revoked invite of the study (annotate.crowd.providers.local.adapter.revoked_seats).
+ORDINARY_SUBMIT_QUERIES = {True: 5, False: 7}
 
 
 @PATHS

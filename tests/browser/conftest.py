@@ -175,3 +175,10 @@ def output_dir(request) -> Path:
     path = OUTPUT / name
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def start_invite(page, url: str) -> None:
+    """Open an invite link and press its start button, as the invitee does (a GET binds nothing)."""
+    page.goto(url)
+    with page.expect_navigation():
+        page.locator("[data-invite-start] button").click()

@@ -55,6 +55,7 @@ def test_the_task_works_in_a_cross_site_frame(live_server, settings, platform, b
     )
     page.goto(f"{platform}/?src={app}{invite_path(study, make_invite(study, 'framed'))}")
     frame = page.frame_locator("iframe")
+    frame.locator("[data-invite-start] button").click()  # the invitee's start, inside the platform's frame
     frame.locator("#hatlab-app[data-state='item']").wait_for()
     assignment = Assignment.objects.get(study=study)
     assert sent_cookies and all("hatlab_workers=" in c and "csrftoken=" not in c for c in sent_cookies)

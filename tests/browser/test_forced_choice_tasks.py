@@ -16,6 +16,7 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Item, Response, Study
 from annotate.studies.lifecycle import start_study
 from tests.annotate.kinds.forced_choice.test_generation import make_run, make_study, other, predict
+from tests.browser.conftest import start_invite
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -62,7 +63,7 @@ def open_study(context, live_server, study: Study, who: str):
     page.on("pageerror", lambda e: errors.append(str(e)))
     bodies: list[str] = []
     page.on("response", lambda r: bodies.append(r.text()) if "/api/work/" in r.url else None)
-    page.goto(live_server.url + invite_path(study, make_invite(study, who)))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, who)))
     page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your question 1 of 4')")
     return page, errors, bodies
 

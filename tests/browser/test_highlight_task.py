@@ -14,6 +14,7 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Item, Response, Study
 from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
+from tests.browser.conftest import start_invite
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -92,7 +93,7 @@ def test_annotator_answers_two_texts_with_mouse_and_keyboard(live_server, browse
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     bodies = api_bodies(page)
-    page.goto(live_server.url + invite_path(study, make_invite(study, "ann-1")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "ann-1")))
 
     # The page embeds its configuration and the instructions, and nothing of the items' secrets.
     config = json.loads(page.locator("#hatlab-task").text_content())
@@ -215,7 +216,7 @@ def test_annotator_answers_two_texts_with_mouse_and_keyboard(live_server, browse
 def test_phone_annotator_answers_by_tapping(live_server, mobile_context, output_dir):
     study = make_study("Lovely staff and tasty noodles , would return .")
     page = mobile_context.new_page()
-    page.goto(live_server.url + invite_path(study, make_invite(study, "phone-1")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "phone-1")))
     wait_for_item(page, 1, 1)
     words = page.locator(".hl-word")
 

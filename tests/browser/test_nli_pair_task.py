@@ -15,6 +15,7 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Response, Study
 from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
+from tests.browser.conftest import start_invite
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -94,7 +95,7 @@ def test_annotator_answers_with_mouse_then_keyboard(live_server, laptop, output_
     page = laptop.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(live_server.url + invite_path(study, make_invite(study, "ann-1")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "ann-1")))
     config = json.loads(page.locator("#hatlab-task").text_content())
     assert config["kind"] == "nli_pair" and "secret" not in json.dumps(config)
 
@@ -181,7 +182,7 @@ def test_phone_annotator_answers_by_tapping(live_server, phone, output_dir):
         ("A woman is playing the violin on a stage.", "The woman is performing at a famous concert hall.")
     )
     page = phone.new_page()
-    page.goto(live_server.url + invite_path(study, make_invite(study, "phone-1")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "phone-1")))
     wait_for_pair(page, 1, 1)
 
     def tap(locator) -> None:

@@ -14,6 +14,7 @@ from django.db import connection
 
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Response
+from tests.browser.conftest import start_invite
 from tests.browser.test_highlight_task import make_study, shown_map, wait_for_item
 from tests.services import database_url
 
@@ -67,7 +68,7 @@ def test_an_answer_submitted_during_a_database_outage_is_saved_once_without_a_se
             statuses.append((r.status, r.headers.get("retry-after", ""))) if "/submit/" in r.url else None
         ),
     )
-    page.goto(live_server.url + invite_path(study, make_invite(study, "ann-outage")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "ann-outage")))
     wait_for_item(page, 1, 2)
     page.get_by_role("button", name="positive").click()
     page.locator(".hl-word").nth(0).click()

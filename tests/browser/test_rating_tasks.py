@@ -16,6 +16,7 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Response, Study
 from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
+from tests.browser.conftest import start_invite
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -56,7 +57,7 @@ def test_rating_with_keyboard_and_mouse(live_server, browser_context, output_dir
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     bodies = api_bodies(page)
-    page.goto(live_server.url + invite_path(study, make_invite(study, "rater-1")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "rater-1")))
     assert "gold" not in page.content()
     page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your item 1 of 2')")
 
@@ -99,7 +100,7 @@ def test_marking_by_touch(live_server, mobile_context, output_dir):
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     bodies = api_bodies(page)
-    page.goto(live_server.url + invite_path(study, make_invite(study, "marker-1")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "marker-1")))
     page.wait_for_selector("#hatlab-app[data-state='item']")
     config = json.loads(page.locator("#hatlab-task").text_content())
     assert config["kind"] == "token_marking" and "gold" not in json.dumps(config)

@@ -15,6 +15,7 @@ from django.test import Client
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Response, Worker
 from annotate.quality import risk
+from tests.browser.conftest import start_invite
 from tests.browser.test_highlight_task import make_study, wait_for_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -58,7 +59,7 @@ def worker_risk(study) -> risk.WorkerRisk:
 def test_a_script_in_the_page_is_flagged_for_speed_and_no_input(live_server, browser_context):
     study = make_study(*TEXTS)
     page = browser_context.new_page()
-    page.goto(live_server.url + invite_path(study, make_invite(study, "bot")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "bot")))
     wait_for_item(page, 1, len(TEXTS))
     page.evaluate(BOT)
     page.wait_for_selector("#hatlab-app[data-state='done']")
@@ -73,7 +74,9 @@ def test_a_script_in_the_page_is_flagged_for_speed_and_no_input(live_server, bro
 def test_an_http_client_without_the_page_is_flagged():
     study = make_study(*TEXTS)
     client = Client(enforce_csrf_checks=True)
-    client.get(invite_path(study, make_invite(study, "http")))  # the worker cookie; the HTML is not read
+    link = invite_path(study, make_invite(study, "http"))
+    client.get(link)  # the start page: the CSRF cookie
+    client.post(link)  # the start: the worker cookie; the HTML is not read
     csrf = client.cookies["csrftoken"].value
     post = lambda url, body: client.post(  # noqa: E731
         url, json.dumps(body), content_type="application/json", HTTP_X_CSRFTOKEN=csrf
@@ -108,7 +111,7 @@ def test_an_http_client_without_the_page_is_flagged():
 def test_a_person_who_reads_is_not_flagged(live_server, browser_context):
     study = make_study(*TEXTS)
     page = browser_context.new_page()
-    page.goto(live_server.url + invite_path(study, make_invite(study, "person")))
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "person")))
     for number, text in enumerate(TEXTS, start=1):
         wait_for_item(page, number, len(TEXTS))
         time.sleep(len(text.split()) * 60 / PERSON_WPM)  # reading

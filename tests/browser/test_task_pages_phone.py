@@ -22,7 +22,7 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import Dataset, Document, Item, Study
 from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
-from tests.browser.conftest import FRONTEND, OUTPUT
+from tests.browser.conftest import FRONTEND, OUTPUT, start_invite
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -287,7 +287,7 @@ def test_task_page_for_a_new_worker(live_server, chromium, kind, size):
     page.on("pageerror", lambda e: errors.append(str(e)))
     problems: list[str] = []
     try:
-        page.goto(live_server.url + invite_path(study, make_invite(study, f"{kind}-{size}")))
+        start_invite(page, live_server.url + invite_path(study, make_invite(study, f"{kind}-{size}")))
         wait_item(page, kind, 1)
         FIRST_ITEM_MS[f"{kind} {size}"] = page.evaluate(
             "performance.getEntriesByName('hatlab-first-item')[0].startTime"
@@ -325,7 +325,7 @@ def test_task_page_for_a_new_worker(live_server, chromium, kind, size):
         # A new worker when nothing is free: "full for now", no thanks, no code.
         Item.objects.filter(study=study).update(retired=True)
         late = context.new_page()
-        late.goto(live_server.url + invite_path(study, make_invite(study, f"late-{kind}-{size}")))
+        start_invite(late, live_server.url + invite_path(study, make_invite(study, f"late-{kind}-{size}")))
         title = end_page(late, "full", problems, shots, f"{kind}_{size}")
         assert title == "This study is full for now." and late.locator(".ht-code").count() == 0
 
@@ -366,7 +366,7 @@ def test_each_new_item_starts_at_its_text_after_a_long_one(live_server, chromium
     context = chromium.new_context(locale="en-US", **PHONE)
     try:
         page = context.new_page()
-        page.goto(live_server.url + invite_path(study, make_invite(study, "long-1")))
+        start_invite(page, live_server.url + invite_path(study, make_invite(study, "long-1")))
         page.wait_for_selector("#hatlab-app[data-state='item']")
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
         assert page.evaluate("window.scrollY") > 300  # a long text scrolls on a phone

@@ -43,7 +43,7 @@ def admit(request, study) -> Admission | None:
     if not external_id:
         return None
     entry = provider.verify_entry(request, study, external_id)
-    if entry.refused:
+    if entry.refused or entry.start:
         return Admission(None, entry)
     worker, _ = Worker.objects.get_or_create(
         provider=provider.name,

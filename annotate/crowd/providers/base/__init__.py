@@ -112,12 +112,14 @@ class SubmissionRecord:
 @dataclass(frozen=True)
 class Entry:
     """A provider's word on a person arriving at the entry page: ``refused`` (a plain reason shown to
-    them, with HTTP 403) or admitted on the platform's unit of work ``ref`` (stored on the assignments
+    them, with HTTP 403), asked to ``start`` first (a page whose button POSTs back: nothing is bound or
+    created before that), or admitted on the platform's unit of work ``ref`` (stored on the assignments
     they get), their answers ``verified`` at once or provisional until reconciliation confirms them."""
 
     ref: str = ""
     verified: bool = True
     refused: str = ""
+    start: bool = False
 
     @classmethod
     def refuse(cls, reason: str) -> Entry:
@@ -198,6 +200,11 @@ class CrowdProvider:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+    def may_create_worker(self, request) -> bool:
+        """Whether this entry request may bring a new worker identity (the new-worker throttle counts only
+        those): every request, unless the provider creates none on a mere look at its link."""
+        return True
 
     def is_preview(self, request, study) -> bool:
         """Whether this request is a platform's preview of the task (MTurk before a worker accepts the

@@ -3,16 +3,20 @@
 An invite link carries a token made by :func:`django.core.signing.dumps` (HMAC with the secret key,
 timestamped) naming the study and an invitee; it is valid for the study's ``invite_max_age_s``
 (:mod:`annotate.crowd.providers.local.settings`) and belongs to the first account (or, signed out, the first
-browser) that opens it: anyone else opening the same link is refused. Without ``open_enrollment`` a study
+browser) that *starts* it: opening the link (a GET, as a chat or mail client's link preview does) shows a start
+page and binds nothing; the invitee's press of its button (a POST with the CSRF token) binds the invite.
+Anyone else opening the same link afterwards is refused. Without ``open_enrollment`` a study
 is invite-only, for signed-in accounts too; with it, a signed-in account is its own identity and any
 other visitor gets an anonymous identity kept in their session. Every invite made is stored
-(:class:`~annotate.models.Invite`): the study page lists it as unused, used or revoked, and a revoked one
-is refused at the entry page. A token made before invites were stored has no row and stays valid.
+(:class:`~annotate.models.Invite`): the study page lists it as unused, used or revoked; a revoked one
+is refused at the entry page, and the browser that held it loses its seat at once (:func:`revoked_seats`: the
+annotator API and the entry page stop serving it). A token made before invites were stored has no row and stays valid.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 from django.core import signing
@@ -21,13 +25,14 @@ from django.urls import reverse
 from annotate.crowd.providers import PROVIDERS
 from annotate.crowd.providers.base import CrowdProvider, Entry
 from annotate.crowd.providers.local.settings import LocalSettings
-from annotate.models import EntryBinding, Invite
+from annotate.models import EntryBinding, Invite, Worker
 
 NAME = "local"
 INVITE_SALT = "hatlab.invite"
 INVITE_PARAM = "invite"
 ANON_SESSION_KEY = "hatlab_anonymous"
 BROWSER_SESSION_KEY = "hatlab_browser"
+WITHDRAWN = "This invite link was withdrawn by the research team."
 
 
 def make_invite(study, invitee: str | None = None, created_by=None) -> str:
@@ -60,6 +65,31 @@ def used_invites(study) -> set[str]:
     return set(EntryBinding.objects.filter(study=study, provider=NAME).values_list("ref", flat=True))
 
 
+def revoked_seats(seats: Mapping[str, Any]) -> set[str]:
+    """The study uids among ``seats`` (``{study uid: seat with worker_id and ref}``) whose seat is a revoked
+    invite's. A platform's seat (it carries the platform's unit, ``ref``) is never an invite's: no query for
+    those; for the others one query when no invite of their studies is revoked (the common case), two
+    otherwise."""
+    local = {uid: seat for uid, seat in seats.items() if not getattr(seat, "ref", "")}
+    if not local:
+        return set()
+    revoked = list(
+        Invite.objects.filter(revoked_at__isnull=False, study__uid__in=list(local)).values_list(
+            "study__uid", "invitee"
+        )
+    )
+    if not revoked:
+        return set()
+    external = dict(
+        Worker.objects.filter(pk__in=[s.worker_id for s in local.values()], provider=NAME).values_list(
+            "pk", "external_id"
+        )
+    )
+    return {
+        str(uid) for uid, invitee in revoked if external.get(local[str(uid)].worker_id) == f"invite:{invitee}"
+    }
+
+
 def invite_path(study, token: str) -> str:
     """The entry-page path (with query string) an invite token opens."""
     return f"{reverse('work-entry', args=[study.uid])}?{INVITE_PARAM}={token}"
@@ -90,6 +120,10 @@ class LocalProvider(CrowdProvider):
     def open_enrollment(self, study) -> bool:
         return LocalSettings.from_dict(study.provider_config).open_enrollment
 
+    def may_create_worker(self, request) -> bool:
+        """A GET of an invite link shows the start page or the holder's own seat: it never makes a worker."""
+        return request.method == "POST" or INVITE_PARAM not in request.GET
+
     def identify(self, request, study) -> str | None:
         token = request.GET.get(INVITE_PARAM)
         if token:
@@ -106,8 +140,9 @@ class LocalProvider(CrowdProvider):
         return f"anon:{anonymous}"
 
     def verify_entry(self, request, study, external_id: str) -> Entry:
-        """A revoked invite is refused. An invite is bound to the first account that opens it (signed out: the first browser, by a
-        token in its session); another account or browser opening it is refused. Accounts and anonymous
+        """A revoked invite is refused. An invite is bound to the first account that starts it (a POST; signed
+        out: the first browser, by a token in its session); a GET of an unbound invite asks to start and binds
+        nothing; another account or browser opening a bound one is refused. Accounts and anonymous
         visitors of an open study need no check."""
         if not external_id.startswith("invite:"):
             return Entry()
@@ -120,12 +155,18 @@ class LocalProvider(CrowdProvider):
             holders.insert(0, f"user:{user.pk}")
         invitee = external_id.removeprefix("invite:")
         if Invite.objects.filter(study=study, invitee=invitee, revoked_at__isnull=False).exists():
-            return Entry.refuse("This invite link was withdrawn by the research team.")
-        binding, _ = EntryBinding.objects.get_or_create(
-            provider=self.name,
-            ref=invite_ref(study, invitee),
-            defaults={"study": study, "holder": holders[0]},
-        )
+            return Entry.refuse(WITHDRAWN)
+        if request.method == "POST":  # the invitee's explicit start
+            binding, _ = EntryBinding.objects.get_or_create(
+                provider=self.name,
+                ref=invite_ref(study, invitee),
+                defaults={"study": study, "holder": holders[0]},
+            )
+        else:  # a look at the link binds nothing
+            found = EntryBinding.objects.filter(provider=self.name, ref=invite_ref(study, invitee)).first()
+            if found is None:
+                return Entry(start=True)
+            binding = found
         if binding.holder not in holders:
             return Entry.refuse("This invite link was already used by someone else. Ask for your own link.")
         return Entry()

@@ -52,7 +52,7 @@ class Annotator:
 
     def __init__(self, study: Study, invitee: str | None = None):
         self.client = Client(enforce_csrf_checks=True)
-        page = self.client.get(invite_path(study, make_invite(study, invitee)))
+        page = self.client.post(invite_path(study, make_invite(study, invitee)), follow=True)
         assert page.status_code == 200
         self.html = page.content.decode()
         match = re.search(r'<script id="hatlab-task" type="application/json">(.*?)</script>', self.html, re.S)

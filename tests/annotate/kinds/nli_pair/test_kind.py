@@ -299,7 +299,7 @@ def answered(client: Client, token: dict, answer_for) -> list[dict]:
 
 
 def page_token(client: Client, study: Study, name: str) -> dict:
-    html = client.get(invite_path(study, make_invite(study, name))).content.decode()
+    html = client.post(invite_path(study, make_invite(study, name)), follow=True).content.decode()
     assert "hatlab/kinds/nli_pair.js" in html and "secret" not in html and "premise_map" not in html
     return json.loads(
         html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]

@@ -358,7 +358,7 @@ def test_results_page_with_model_chart(answered, researcher):
 def test_annotator_never_sees_a_gold_answer(researcher):
     study = make_rating_study(researcher, gold=True, judges=1)
     client = Client(enforce_csrf_checks=True)
-    page = client.get(invite_path(study, make_invite(study, "ann")))
+    page = client.post(invite_path(study, make_invite(study, "ann")), follow=True)
     html = page.content.decode()
     assert page.status_code == 200 and "hatlab/kinds/sentence_rating.js" in html
     assert "gold" not in html and "secret" not in html
@@ -403,7 +403,7 @@ def test_annotator_never_sees_a_gold_answer(researcher):
 def test_bad_rating_submission_is_a_400_naming_the_field(researcher):
     study = make_rating_study(researcher, judges=1)
     client = Client(enforce_csrf_checks=True)
-    html = client.get(invite_path(study, make_invite(study, "ann"))).content.decode()
+    html = client.post(invite_path(study, make_invite(study, "ann")), follow=True).content.decode()
     token = json.loads(
         html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]
     )

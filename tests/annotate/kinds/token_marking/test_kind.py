@@ -260,7 +260,7 @@ def test_results_page_and_csv(marked, researcher, other_researcher):
 def test_annotator_never_sees_a_gold_marking(researcher):
     study = make_marking_study(researcher, judges=1, gold=True)
     client = Client(enforce_csrf_checks=True)
-    html = client.get(invite_path(study, make_invite(study, "ann"))).content.decode()
+    html = client.post(invite_path(study, make_invite(study, "ann")), follow=True).content.decode()
     assert "hatlab/kinds/token_marking.js" in html and "gold" not in html and "secret" not in html
     token = json.loads(
         html.split('<script id="hatlab-task" type="application/json">')[1].split("</script>")[0]
