@@ -244,10 +244,18 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
         return refused
     # Who may submit is known before the body is read: a session with no worker never has it parsed.
     seats = session_seats(request)
-    for uid in revoked_seats(seats):  # a withdrawn invite's browser has no seat left
+    revoked = revoked_seats(seats)
+    for uid in revoked:  # a withdrawn invite's browser has no seat left
         del seats[uid]
     if not seats:
-        return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
+        return error(
+            403,
+            {
+                "worker": [
+                    WITHDRAWN if revoked else "open the study's link first: this session has no worker in it"
+                ]
+            },
+        )
     try:
         data = parse_submission(request.body)
         result = submit(

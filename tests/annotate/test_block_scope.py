@@ -96,7 +96,7 @@ def test_the_migration_turns_a_site_wide_block_into_the_blocking_owners(two_labs
     WorkerTrust.objects.create(study=a1, worker=worker, blocked=True)
     loner = make_worker("loner")
     Worker.objects.filter(pk=loner.pk).update(status=Worker.Status.BLOCKED)  # an admin's, with no study
-    migration = importlib.import_module("annotate.migrations.0011_scoped_blocks_change_log")
+    migration = importlib.import_module("annotate.migrations.0013_scoped_blocks_change_log")
     migration.scope_blocks(live_apps, None)
     assert Worker.objects.get(pk=worker.pk).status == Worker.Status.ACTIVE
     assert list(WorkerBlock.objects.values_list("owner_id", "worker_id")) == [(researcher.pk, worker.pk)]

@@ -142,7 +142,8 @@ def test_revoking_an_invite_ends_its_browsers_access_at_once(page, researcher, d
     refused = holder.next()
     assert refused.status_code == 403 and refused.json()["errors"]["worker"] == [WITHDRAWN]
     stored = holder.submit(first["assignment"], body_for(first["item"]["payload"]))
-    assert stored.status_code == 404 and not Response.objects.exists()
+    assert stored.status_code == 403 and stored.json()["errors"]["worker"] == [WITHDRAWN]
+    assert not Response.objects.exists()
     entry = holder.client.get(reverse("work-entry", args=[study.uid]))  # the page from its cookie
     assert entry.status_code == 403 and b"hatlab-task" not in entry.content
     # another study's seat in the same browser is untouched
