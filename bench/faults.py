@@ -9,6 +9,8 @@ that behave like the task page: a 503, a 502/504 or a network failure is retried
 with the load running:
 
 ``gunicorn-worker``  SIGKILL one gunicorn worker (the master starts another);
+``gunicorn-all``     SIGKILL every gunicorn worker at once: no web process is left until the master's new
+                     ones have started (how long that takes is what a web process imports);
 ``postgres``         stop PostgreSQL (fast: connections are cut), wait ``--outage`` s, start it again;
 ``redis``            stop Redis, start a training job meanwhile (``POST /api/model-runs/``), wait
                      ``--outage`` s, start Redis again: the job must run once it is back;
@@ -380,6 +382,13 @@ async def kill_gunicorn_worker(server: subprocess.Popen) -> dict:
     return {"killed_pid": victim}
 
 
+async def kill_gunicorn_workers(server: subprocess.Popen) -> dict:
+    victims = sorted(_children(server.pid))
+    for victim in victims:
+        os.kill(victim, signal.SIGKILL)
+    return {"killed_pids": victims}
+
+
 async def restart_postgres(pg: PrivatePostgres, outage: float) -> dict:
     await asyncio.to_thread(pg.stop)
     stopped = time.monotonic()
@@ -466,6 +475,7 @@ async def run_faults(
     faults = []
     plan = [
         ("gunicorn-worker", lambda: kill_gunicorn_worker(server)),
+        ("gunicorn-all", lambda: kill_gunicorn_workers(server)),
         ("postgres", lambda: restart_postgres(pg, args.outage)),
         ("redis", lambda: restart_redis(rd, args.outage, researcher)),
         ("celery-worker", lambda: kill_celery_worker(workers, env, workdir, researcher)),
