@@ -32,7 +32,8 @@ def handout() -> dict:
     owner = make_user("rita", RESEARCHER_GROUP)
     study = make_study(owner, make_dataset(owner, n=3))
     client = Client(enforce_csrf_checks=True)
-    task = task_json(client.get(invite_path(study, make_invite(study, "ann"))).content.decode())
+    started = client.post(invite_path(study, make_invite(study, "ann")))  # the invitee presses Start
+    task = task_json(client.get(started["Location"]).content.decode())
     given = client.post(
         task["next_url"], "{}", content_type="application/json", HTTP_X_CSRFTOKEN=task["csrf_token"]
     )

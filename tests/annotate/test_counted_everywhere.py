@@ -25,6 +25,7 @@ ALLOWED = {
         "regrade_item",
     ): "every answer is graded, so one verified later has its grade",
     ("annotate/kinds/highlight/yelphat.py", "_create_responses"): "creates the imported answers (verified)",
+    ("annotate/corpus/rationales.py", "_responses"): "creates a public rationale set's answers (verified)",
     ("annotate/exports/tables.py", "_answers"): "include_unverified asks for every answer, marked",
     (
         "annotate/kinds/nli_pair/results.py",

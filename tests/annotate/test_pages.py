@@ -58,7 +58,7 @@ def test_dataset_import_page_reports_the_line(browser):
         "t.jsonl", b'{"id": "a", "text": "ok", "label": "p"}\n{"id": "b", "label": "p"}\n'
     )
     page = browser.post(reverse("dataset-list"), {"name": "broken", "file": upload})
-    assert page.status_code == 200
+    assert page.status_code == 400  # the form again, with what was wrong
     assert "line 2, field &#x27;text&#x27;: missing" in page.content.decode()
     assert not Dataset.objects.filter(name="broken").exists()
 

@@ -376,11 +376,14 @@ def check_dashboard(data: dict, stored: dict[tuple[str, str], dict]) -> dict[str
     return figures
 
 
-def test_a_researcher_explains_a_transformer_and_compares_it_with_the_people(client, rita, eager, tmp_path):
+def test_a_researcher_explains_a_transformer_and_compares_it_with_the_people(
+    client, rita, eager, tmp_path, settings
+):
     dataset_pk = import_reviews(client)
     study = run_study(client, dataset_pk)
+    settings.HATLAB_MODEL_DIR = str(tmp_path / "models")  # the admin's model folder holds the checkpoint
     checkpoint = build_tiny_checkpoint(
-        tmp_path / "tiny-bert", [text for _, text, _ in REVIEWS], vocab_size=80, layers=LAYERS
+        tmp_path / "models" / "tiny-bert", [text for _, text, _ in REVIEWS], vocab_size=80, layers=LAYERS
     )
     run = train_transformer(client, eager, dataset_pk, checkpoint)
     methods = explain_everything(client, eager, run)
