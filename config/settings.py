@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "annotate.infra.query_guard.QueryStringGuard",
+    # a query parameter the API operation does not take (per its OpenAPI schema) is a 400
+    "annotate.api.query_params.UndocumentedQueryGuard",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # bodies over the caps answer 413 before a view (or the CSRF check) reads them
@@ -328,8 +330,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
 DATA_UPLOAD_MAX_NUMBER_FILES = 20
 
-# The Content-Security-Policy of every page (annotate.infra.edge): nothing inline, nothing from elsewhere; forms
-# may go to the crowd platforms (MTurk's externalSubmit). frame-ancestors is added per page.
+# The Content-Security-Policy of every page (annotate.infra.edge): nothing inline, nothing from elsewhere.
+# form-action (this site and MTurk's externalSubmit hosts) and frame-ancestors are added per response.
 HATLAB_CSP = "; ".join(
     [
         "default-src 'self'",
@@ -340,7 +342,6 @@ HATLAB_CSP = "; ".join(
         "connect-src 'self'",
         "object-src 'none'",
         "base-uri 'none'",
-        " ".join(["form-action 'self'", *HATLAB_FRAME_ANCESTORS]),
     ]
 )
 

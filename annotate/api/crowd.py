@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,10 +24,21 @@ class CrowdStudyAPI(APIView):
 
     permission_classes = [IsAuthenticated, IsResearcher]
 
-    @extend_schema(responses={200: dict}, description="Publications, submissions by state, spend.")
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "estimate", str, enum=["0", "1"], description="1: add the cost estimate and the balance."
+            )
+        ],
+        responses={200: dict},
+        description="Publications, submissions by state, spend.",
+    )
     def get(self, request, uid):
         study = _study(request, uid)
-        return Response(crowd_state(study, estimate=request.query_params.get("estimate") == "1"))
+        estimate = request.query_params.get("estimate", "0")
+        if estimate not in ("0", "1"):
+            raise ValidationError({"estimate": ["must be 0 or 1"]})
+        return Response(crowd_state(study, estimate=estimate == "1"))
 
 
 class CrowdActionAPI(APIView):

@@ -8,6 +8,7 @@ from django.urls import get_resolver, path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
+from rest_framework.exceptions import ValidationError
 
 from annotate.access import IsResearcher
 from annotate.api import work
@@ -16,6 +17,9 @@ _described = [
     path(f"api/{work.NEXT}", work.NextView.as_view()),
     path(f"api/{work.SUBMIT}", work.SubmitView.as_view()),
 ]
+
+#: The ``?format=`` values the schema view's renderers answer to.
+FORMATS = ("json", "yaml")
 
 
 def schema_patterns() -> list:
@@ -38,5 +42,8 @@ class SchemaView(SpectacularAPIView):
         description="This schema: YAML by default, JSON by content negotiation (``Accept``).",
     )
     def get(self, request, *args, **kwargs):
+        chosen = request.query_params.get("format")
+        if chosen is not None and chosen not in FORMATS:
+            raise ValidationError({"format": [f"must be one of: {', '.join(FORMATS)}"]})
         self.patterns = schema_patterns()
         return super().get(request, *args, **kwargs)

@@ -10,9 +10,11 @@ capped before anything reads them, and a Content-Security-Policy on every respon
   the body. The proxy caps bodies too (``client_max_body_size``); Django's own ``DATA_UPLOAD_MAX_*``
   settings cap what a form may hold.
 * :class:`ContentSecurityPolicy` sends ``HATLAB_CSP`` (scripts, styles, images and connections from this
-  site only, no plugins, forms sent here or to the crowd platforms); a page that may be framed by a crowd
-  platform (:func:`annotate.views.framing.crowd_frameable`) keeps its ``frame-ancestors``, every other page
-  gets ``frame-ancestors 'none'``.
+  site only, no plugins) with ``form-action`` naming this site and the hosts a finished MTurk page may post
+  its externalSubmit form to (:func:`annotate.crowd.providers.mturk.adapter.submit_hosts`: MTurk's, or
+  ``HATLAB_MTURK_SUBMIT_HOSTS``); a page that may be framed by a crowd platform
+  (:func:`annotate.views.framing.crowd_frameable`) keeps its ``frame-ancestors``, every other page gets
+  ``frame-ancestors 'none'``.
 """
 
 from __future__ import annotations
@@ -95,13 +97,22 @@ def _frame_ancestors(response: HttpResponse) -> str:
     return "frame-ancestors 'none'"
 
 
+def _form_action() -> str:
+    """Forms go to this site, or to where MTurk's externalSubmit is posted."""
+    from annotate.crowd.providers.mturk.adapter import submit_hosts
+
+    return " ".join(["form-action 'self'", *submit_hosts()])
+
+
 class ContentSecurityPolicy:
-    """Send ``HATLAB_CSP`` with every response, with the page's own ``frame-ancestors``."""
+    """Send ``HATLAB_CSP`` with every response, with ``form-action`` and the page's own ``frame-ancestors``."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        response["Content-Security-Policy"] = f"{settings.HATLAB_CSP}; {_frame_ancestors(response)}"
+        response["Content-Security-Policy"] = (
+            f"{settings.HATLAB_CSP}; {_form_action()}; {_frame_ancestors(response)}"
+        )
         return response
