@@ -161,6 +161,9 @@ X_FRAME_OPTIONS = "DENY"
 HATLAB_FRAME_ANCESTORS = os.environ.get(
     "HATLAB_FRAME_ANCESTORS", "https://www.mturk.com https://workersandbox.mturk.com"
 ).split()
+# Where a finished MTurk page may post its externalSubmit form (the MTurk adapter, and the CSP's form-action):
+# MTurk's worker sites (tests name a local stand-in).
+HATLAB_MTURK_SUBMIT_HOSTS = ["https://workersandbox.mturk.com", "https://www.mturk.com"]
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -11,8 +11,8 @@ capped before anything reads them, and a Content-Security-Policy on every respon
   settings cap what a form may hold.
 * :class:`ContentSecurityPolicy` sends ``HATLAB_CSP`` (scripts, styles, images and connections from this
   site only, no plugins) with ``form-action`` naming this site and the hosts a finished MTurk page may post
-  its externalSubmit form to (:func:`annotate.crowd.providers.mturk.adapter.submit_hosts`: MTurk's, or
-  ``HATLAB_MTURK_SUBMIT_HOSTS``); a page that may be framed by a crowd platform
+  its externalSubmit form to (``HATLAB_MTURK_SUBMIT_HOSTS``, as the MTurk adapter reads it: MTurk's worker
+  sites, or a local stand-in in tests); a page that may be framed by a crowd platform
   (:func:`annotate.views.framing.crowd_frameable`) keeps its ``frame-ancestors``, every other page gets
   ``frame-ancestors 'none'``.
 """
@@ -98,10 +98,9 @@ def _frame_ancestors(response: HttpResponse) -> str:
 
 
 def _form_action() -> str:
-    """Forms go to this site, or to where MTurk's externalSubmit is posted."""
-    from annotate.crowd.providers.mturk.adapter import submit_hosts
-
-    return " ".join(["form-action 'self'", *submit_hosts()])
+    """Forms go to this site, or to where MTurk's externalSubmit is posted (``HATLAB_MTURK_SUBMIT_HOSTS``,
+    the MTurk adapter's ``submit_hosts``)."""
+    return " ".join(["form-action 'self'", *(h.rstrip("/") for h in settings.HATLAB_MTURK_SUBMIT_HOSTS)])
 
 
 class ContentSecurityPolicy:

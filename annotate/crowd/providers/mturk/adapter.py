@@ -46,9 +46,7 @@ from annotate.crowd.providers.base import (
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.crowd.providers.base.settings import ID_PATTERN, checked_key
 from annotate.crowd.providers.mturk.client import (
-    LIVE_WORKER_SITE,
     PLATFORM,
-    SANDBOX_WORKER_SITE,
     MTurkClient,
     error_code,
     external_question,
@@ -84,10 +82,9 @@ REFUSED_CREDENTIALS = frozenset(
 
 
 def submit_hosts() -> tuple[str, ...]:
-    """Sites a finished page may post its externalSubmit form to: MTurk's own, unless the setting
-    ``HATLAB_MTURK_SUBMIT_HOSTS`` names others (a local endpoint in tests)."""
-    configured = getattr(settings, "HATLAB_MTURK_SUBMIT_HOSTS", None)
-    return tuple(h.rstrip("/") for h in configured) if configured else (SANDBOX_WORKER_SITE, LIVE_WORKER_SITE)
+    """Sites a finished page may post its externalSubmit form to: ``HATLAB_MTURK_SUBMIT_HOSTS`` (MTurk's
+    worker sites; a local endpoint in tests)."""
+    return tuple(h.rstrip("/") for h in settings.HATLAB_MTURK_SUBMIT_HOSTS)
 
 
 def submit_url(turk_submit_to: str, sandbox: bool) -> str:
