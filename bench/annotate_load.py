@@ -309,7 +309,10 @@ async def annotator(
 ) -> None:
     conn = Connection(port)
     try:
-        status, _ = await conn.request("GET", entry)
+        # the invitee presses Start (a POST binds the invite), then opens the task page it leads to
+        status, _ = await conn.request("POST", entry)
+        if status == 303:
+            status, _ = await conn.request("GET", f"/w/{entry.split('/')[2]}/")
     finally:
         tally.ready += 1
     if status != 200:

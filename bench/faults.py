@@ -268,7 +268,9 @@ async def send(conn: Connection, path: str, body: bytes, headers: dict, tally: T
 
 async def annotator(port: int, entry: str, stop_at: list, period: float, offset: float, tally: Tally) -> None:
     conn = OneShotConnection(port)
-    status, _ = await conn.request("GET", entry)
+    status, _ = await conn.request("POST", entry)  # the invitee presses Start, then opens the task page
+    if status == 303:
+        status, _ = await conn.request("GET", f"/w/{entry.split('/')[2]}/")
     if status != 200:
         tally.errors.append((time.monotonic(), f"entry {status}"))
         return
