@@ -32,6 +32,7 @@ from explain_engine.datasets.rationale_record import (
     RationaleFormatError,
     check_record,
     consensus,
+    jsonl_objects,
     map_to_spans,
     stable_split,
 )
@@ -172,25 +173,13 @@ def write_eraser(records: Iterable[dict], folder: str | Path, query: str = DEFAU
 
 def _read_annotations(path: Path) -> list[tuple[str, dict]]:
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RationaleFormatError(where, None, f"invalid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise RationaleFormatError(where, None, "expected a JSON object")
-            for field in ("annotation_id", "evidences"):
-                if field not in row:
-                    raise RationaleFormatError(where, field, "missing")
-            if not isinstance(row["evidences"], list) or not all(
-                isinstance(g, list) for g in row["evidences"]
-            ):
-                raise RationaleFormatError(where, "evidences", "must be a list of lists of evidence objects")
-            rows.append((where, row))
+    for where, row in jsonl_objects(path):
+        for field in ("annotation_id", "evidences"):
+            if field not in row:
+                raise RationaleFormatError(where, field, "missing")
+        if not isinstance(row["evidences"], list) or not all(isinstance(g, list) for g in row["evidences"]):
+            raise RationaleFormatError(where, "evidences", "must be a list of lists of evidence objects")
+        rows.append((where, row))
     return rows
 
 

@@ -30,6 +30,7 @@ from explain_engine.datasets.eraser import read_eraser
 from explain_engine.datasets.rationale_record import (
     RationaleFormatError,
     check_record,
+    jsonl_objects,
     record,
     spans_to_map,
     token_text,
@@ -165,27 +166,21 @@ def read_zaidan(path: str | Path, annotated_only: bool = True) -> list[dict]:
     """Zaidan et al. 2007's movie reviews (``movie_rationales.jsonl``) with their one annotator's map."""
     path = Path(path)
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RationaleFormatError(where, None, f"invalid JSON ({exc.msg})") from None
-            for field in ("text", "label"):
-                if not isinstance(row.get(field), str):
-                    raise RationaleFormatError(where, field, "missing or not a string")
-            spans = row.get("rationale_spans") or []
-            tokens = row["text"].split(" ")
-            if len(word_spans(row["text"])) != len(tokens):
-                raise RationaleFormatError(where, "text", "tokens must be separated by exactly one space")
-            values = spans_to_map(len(tokens), spans, where, "rationale_spans")
-            if annotated_only and not any(values):
-                continue
-            ann = [{"annotator": "zaidan2007", "label": row["label"], "map": values}]
-            out.append(record(str(row.get("id", lineno)), row["text"], row["label"], ann, None, {}))
+    for where, row in jsonl_objects(path):
+        for field in ("text", "label"):
+            if not isinstance(row.get(field), str):
+                raise RationaleFormatError(where, field, "missing or not a string")
+        spans = row.get("rationale_spans") or []
+        tokens = row["text"].split(" ")
+        if len(word_spans(row["text"])) != len(tokens):
+            raise RationaleFormatError(where, "text", "tokens must be separated by exactly one space")
+        values = spans_to_map(len(tokens), spans, where, "rationale_spans")
+        if annotated_only and not any(values):
+            continue
+        ann = [{"annotator": "zaidan2007", "label": row["label"], "map": values}]
+        out.append(
+            record(str(row.get("id", where.rsplit(":", 1)[1])), row["text"], row["label"], ann, None, {})
+        )
     return out
 
 

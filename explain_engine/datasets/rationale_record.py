@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from explain_engine.text import word_spans
@@ -130,13 +130,10 @@ def consensus(maps: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
     return cam, sam
 
 
-def read_records(path: str | Path) -> list[dict]:
-    """The rationale records of a JSON-lines file (``rationales import`` writes them; ``yelphat convert``'s
-    records are read too, their annotators numbered from 1); a bad line is refused with its field."""
-    if not Path(path).exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    out = []
-    with Path(path).open(encoding="utf-8") as fh:
+def jsonl_objects(path: Path) -> Iterator[tuple[str, dict]]:
+    """The JSON objects of a JSON-lines file, each with where it stands (``file:line``); blank lines are
+    skipped, and a line that is not a JSON object raises :class:`RationaleFormatError` naming it."""
+    with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -147,15 +144,25 @@ def read_records(path: str | Path) -> list[dict]:
                 raise RationaleFormatError(where, None, f"invalid JSON ({exc.msg})") from None
             if not isinstance(row, dict):
                 raise RationaleFormatError(where, None, "expected a JSON object")
-            for field in ("id", "text", "words", "annotations"):
-                if field not in row:
-                    raise RationaleFormatError(where, field, "missing")
-            row["id"] = str(row["id"])
-            row.setdefault("label", None)
-            for k, ann in enumerate(row["annotations"]):
-                ann.setdefault("annotator", str(k + 1))
-            check_record(row, where)
-            out.append(row)
+            yield where, row
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The rationale records of a JSON-lines file (``rationales import`` writes them; ``yelphat convert``'s
+    records are read too, their annotators numbered from 1); a bad line is refused with its field."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    out = []
+    for where, row in jsonl_objects(Path(path)):
+        for field in ("id", "text", "words", "annotations"):
+            if field not in row:
+                raise RationaleFormatError(where, field, "missing")
+        row["id"] = str(row["id"])
+        row.setdefault("label", None)
+        for k, ann in enumerate(row["annotations"]):
+            ann.setdefault("annotator", str(k + 1))
+        check_record(row, where)
+        out.append(row)
     return out
 
 
