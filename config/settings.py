@@ -163,7 +163,9 @@ HATLAB_FRAME_ANCESTORS = os.environ.get(
 ).split()
 # Where a finished MTurk page may post its externalSubmit form (the MTurk adapter, and the CSP's form-action):
 # MTurk's worker sites (tests name a local stand-in).
-HATLAB_MTURK_SUBMIT_HOSTS = ["https://workersandbox.mturk.com", "https://www.mturk.com"]
+HATLAB_MTURK_SUBMIT_HOSTS = os.environ.get(
+    "HATLAB_MTURK_SUBMIT_HOSTS", "https://workersandbox.mturk.com https://www.mturk.com"
+).split()
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
