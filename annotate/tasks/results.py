@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar
@@ -83,16 +84,16 @@ class BadQuery(ValueError):
         self.field = field
 
 
-class QueryField:
+class QueryField(ABC):
     """One query parameter of a results page: read from the request into :attr:`ResultsPage.query`
     (in declaration order, so a field may depend on the ones before it) and carried into the page's
     table links."""
 
     name: str = ""
 
+    @abstractmethod
     def read(self, page: ResultsPage, raw: str | None) -> Any:
         """The value of the parameter ``raw`` (``None`` when absent); :class:`BadQuery` when refused."""
-        raise NotImplementedError
 
     def show(self, value: Any) -> str | None:
         """``value`` as it appears in a link; ``None`` leaves the parameter out."""
