@@ -21,13 +21,10 @@ from pathlib import Path
 import pytest
 
 from bench.faults import PrivatePostgres
+from tests.conftest import require_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = "tests.annotate.handout_crash_steps"
-pytestmark = pytest.mark.skipif(
-    shutil.which("pg_ctl") is None and not Path("/usr/lib/postgresql").exists(),
-    reason="needs PostgreSQL's server binaries (initdb, pg_ctl) to make a private cluster",
-)
 
 
 def _step(env: dict, name: str, stdin: str = "") -> dict:
@@ -46,6 +43,10 @@ def _step(env: dict, name: str, stdin: str = "") -> dict:
 
 @pytest.fixture
 def cluster():
+    require_tool(
+        shutil.which("pg_ctl") is not None or Path("/usr/lib/postgresql").exists(),
+        "needs PostgreSQL's server binaries (initdb, pg_ctl) to make a private cluster",
+    )
     folder = Path(tempfile.mkdtemp(prefix="hatlab-crash-"))
     folder.chmod(0o755)  # the postgres user runs the server when the tests run as root
     server = PrivatePostgres(folder / "pg", options="-c wal_writer_delay=10000 -c fsync=on")

@@ -29,13 +29,9 @@ from tests.annotate.crowd_helpers import MTURK_CONFIG, crowd_study
 from tests.annotate.test_api import Annotator
 from tests.annotate.test_forged_workers import Browser
 from tests.annotate.test_job_recovery import closed_port_url, point_broker
+from tests.conftest import require_tool
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(
-        shutil.which("redis-server") is None, reason="needs redis-server to start a private Redis"
-    ),
-]
+pytestmark = pytest.mark.django_db
 
 #: How long a call may take before the test gives up on it (it would hang for ever without read timeouts).
 BOUND_S = 20.0
@@ -49,6 +45,7 @@ def redis_cache(url: str, settings) -> dict:
 
 @pytest.fixture
 def redis_server() -> Iterator[PrivateRedis]:
+    require_tool(shutil.which("redis-server") is not None, "needs redis-server to start a private Redis")
     server = PrivateRedis()
     server.start()
     try:

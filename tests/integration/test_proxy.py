@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import require_tool
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "nginx"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -49,8 +51,7 @@ def free_port() -> int:
 def nginx_prefix(tmp_path: Path, upstream: str, mode: str, port: int) -> Path:
     """A runnable copy of the shipped configuration (mode ``http`` or ``https``) on ``port``, in front of
     ``upstream``; returns its main file."""
-    if not Path(NGINX).exists():
-        pytest.skip("nginx is not installed (apt-get install nginx-light)")
+    require_tool(Path(NGINX).exists(), "nginx is not installed (apt-get install nginx-light)")
     conf = tmp_path / "hatlab"
     conf.mkdir()
     for name in ("upstream.conf", "locations.conf", f"{mode}.conf"):
