@@ -97,7 +97,7 @@ for arch in lstm bilstm_attention gru; do
     [ "$arch" = bilstm_attention ] && methods=$methods,attention
     [ "$arch" = bilstm_attention ] || methods=$methods,cell_decomposition
     step "pointing-sst2-$arch" 150 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
-        --subset validation --methods "$methods" --device "$DEVICE" ${LIMIT:+--limit $LIMIT}
+        --subset validation --methods "$methods" --device "$DEVICE" --progress ${LIMIT:+--limit $LIMIT}
 done
 # The soft oracle (Prasad et al. 2021 §3.3) on whole movie reviews, with a target trained to convergence.
 step informed-twin 240 $PY -m explain_engine informed-twin --data "$MOVIES" --model cnn --out "$WORK/twin" \
