@@ -13,6 +13,7 @@ asks the kind through these hooks and never tests a kind's name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.utils.module_loading import import_string
@@ -92,6 +93,9 @@ class TaskKind(ABC):
     #: (for a form module that imports the kinds); ``create_form`` when ``None``.
     edit_form: ClassVar[type | str | None] = None
     config_serializer: ClassVar[type[serializers.Serializer]] = BaseConfigSerializer
+    #: The seconds one answer takes when no stored answer says (:mod:`annotate.studies.plan` measures the
+    #: median from stored answers first): hatlab's default for the kind, not a measured figure.
+    default_answer_s: ClassVar[float] = 60.0
 
     #: The columns of a gold import file that give the answer, with what each holds (shown on the import
     #: page). Rows find their item by ``item`` (its number on the golds page) or by :attr:`gold_key_columns`.
@@ -167,6 +171,21 @@ class TaskKind(ABC):
     @abstractmethod
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         """The category of ``answer`` (one of :meth:`categories`), or ``None`` when it has none."""
+
+    def worker_share(self, study, documents: Sequence[int | None]) -> int:
+        """The most items one worker may be given among items showing ``documents`` (one entry per item:
+        its document's id) under the kind's share rules, before ``max_items_per_worker``: every item, by
+        default (a worker answers an item once)."""
+        return len(documents)
+
+    def share_rule(self, study) -> str:
+        """The kind's share rule in words, when it gives a worker fewer than every item."""
+        return ""
+
+    def plan_warnings(self, study) -> list[str]:
+        """Settings of ``study`` that its plan cannot meet, each a sentence naming the setting to change
+        (shown on the study form and page before anything starts); none by default."""
+        return []
 
     def reading_words(self, payload: dict[str, Any]) -> int:
         """How many words an annotator reads to answer an item with ``payload`` (0: none to time)."""

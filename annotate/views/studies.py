@@ -22,6 +22,7 @@ from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Study
 from annotate.studies import lifecycle
 from annotate.studies import service as study_service
+from annotate.studies.plan import study_plan
 from annotate.studies.progress import study_progress
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
 from annotate.tasks.study_form import add_api_errors
@@ -131,6 +132,7 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         "public_config": kind.public_config(study),
         "answer_labels": answer_labels(kind.public_config(study)),
         "progress": study_progress(study),
+        "plan": study_plan(study),
         "entry_url": request.build_absolute_uri(reverse("work-entry", args=[study.uid])),
         "access": access,
         "invite_form": invite_form or InviteForm(),

@@ -1,0 +1,224 @@
+"""A study's plan before it starts (:mod:`annotate.studies.plan`): answers and workers needed under each
+kind's share rules, time from measured answers, cost per platform with its fee rule, the warnings, and
+the worker's "item i of q" and the study's "answers received of needed" that agree with it. Every number
+here is worked out by hand in the comment beside it."""
+
+from __future__ import annotations
+
+import html
+import re
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+
+from annotate.crowd.publishing import crowd_state
+from annotate.handout.assignment import next_with_progress, worker_progress
+from annotate.kinds.sentence_rating.demo import seed_demo as seed_rating_demo
+from annotate.models import Item, Response, Study
+from annotate.studies.plan import Shape, plan_numbers, study_plan
+from annotate.studies.progress import study_progress
+from annotate.tasks import get_kind
+from tests.annotate.conftest import make_dataset, make_study, make_worker
+from tests.annotate.crowd_helpers import MTURK_CONFIG, answer
+from tests.annotate.kinds.forced_choice.test_scoring import POS, study_with_items
+
+METHODS = ("occ_1", "lrp", "gradcam", "deeplift")
+
+
+def text_of(response) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())).split())
+
+
+# --- the numbers, by hand ------------------------------------------------------------------------------
+
+
+def test_forced_choice_four_texts_four_methods_three_answers_needs_twelve_workers():
+    # 16 questions × 3 = 48 answers; one method per text: a worker answers at most 4 questions;
+    # 48 / 4 = 12 workers. At 30 s an answer: 2 minutes a worker, 48 × 30 s = 24 minutes in all.
+    plan = plan_numbers(Shape(items=16, golds=0, per_item=3, share=4), 30.0)
+    assert (plan.answers, plan.per_worker, plan.workers) == (48, 4, 12)
+    assert (plan.worker_minutes, plan.total_s) == (2.0, 1440.0)
+    assert plan.warnings == ()
+
+
+def test_golds_count_at_the_workers_per_item():
+    # 6 items + 2 golds, 3 workers each: 24 answers, 6 of them to golds; a worker may answer all 8
+    # items, so the 3 workers an item needs hold the 24 answers.
+    plan = plan_numbers(Shape(items=6, golds=2, per_item=3, share=8), 60.0)
+    assert (plan.answers, plan.gold_answers, plan.per_worker, plan.workers) == (24, 6, 8, 3)
+
+
+def test_golds_open_to_every_worker_take_room_in_every_share():
+    # 4 items a worker (the cap); both golds are in every share, so 2 ordinary items a worker:
+    # 6 × 3 = 18 ordinary answers / 2 = 9 workers; they give 18 + 9 × 2 = 36 answers, 36 × 10 s.
+    plan = plan_numbers(Shape(items=6, golds=2, per_item=3, share=8, cap=4, golds_to_all=True), 10.0)
+    assert (plan.answers, plan.per_worker, plan.workers, plan.total_s) == (24, 4, 9, 360.0)
+
+
+def test_the_cap_on_items_per_worker_raises_the_workers_needed():
+    # 10 items × 3 = 30 answers, 2 a worker: 15 workers.
+    plan = plan_numbers(Shape(items=10, golds=0, per_item=3, share=10, cap=2), 60.0)
+    assert (plan.per_worker, plan.workers) == (2, 15)
+
+
+def test_shares_full_of_golds_leave_no_room_and_say_so():
+    plan = plan_numbers(Shape(items=6, golds=3, per_item=3, share=9, cap=3, golds_to_all=True), 10.0)
+    assert plan.workers is None
+    assert any("no share has room for an ordinary item" in w for w in plan.warnings)
+
+
+def test_too_few_invites_and_places_are_warnings():
+    # 8 items × 3 = 24 answers, all 8 to one worker: 3 workers; 2 invites and 2 places are too few.
+    plan = plan_numbers(Shape(items=8, golds=0, per_item=3, share=8, invites=2), 60.0)
+    assert plan.warnings == (
+        "The plan needs 3 workers but only 2 invite links are open: create 1 more in Access below, "
+        "or turn on open enrollment.",
+    )
+    placed = plan_numbers(Shape(items=8, golds=0, per_item=3, share=8, places=2), 60.0)
+    assert "publish 2 places but the plan needs 3 workers" in placed.warnings[0]
+
+
+# --- per kind, from a study ------------------------------------------------------------------------------
+
+
+def fc_study(owner, kind: str = "justify", texts: int = 4):
+    questions = [(t, m, "correct", POS) for t in range(texts) for m in METHODS]
+    study, items = study_with_items(owner, kind, questions, n_docs=texts)
+    study.annotators_per_item = 3
+    study.provider_config = {"open_enrollment": True}
+    study.save()
+    Item.objects.filter(study=study).update(responses_needed=3)
+    return study, items
+
+
+@pytest.mark.parametrize("kind", ["justify", "investigate", "reveal_model"])
+def test_forced_choice_plan_follows_the_share_rule(researcher, kind):
+    study, _ = fc_study(researcher, kind)
+    plan = study_plan(study)
+    assert (plan.answers, plan.per_worker, plan.workers) == (48, 4, 12)
+    assert plan.shape.share_rule == "a worker answers one method per text"
+    # 30 s an answer (the family's default: no stored answers), 4 answers a worker: 2 minutes.
+    assert (plan.answer_s, plan.worker_minutes) == (30.0, 2.0)
+    assert "default" in plan.answer_source
+    study.config = {**study.config, "one_method_per_text_per_worker": False}
+    study.save()
+    assert (study_plan(study).per_worker, study_plan(study).workers) == (16, 3)
+
+
+def test_highlight_plan_of_a_draft_builds_nothing(researcher):
+    dataset = make_dataset(researcher, n=8, gold_every=2)  # documents 0, 2, 4, 6 carry golds
+    study = make_study(researcher, dataset, start=False, annotators_per_item=3)
+    plan = study_plan(study)
+    # 4 items + 4 golds, × 3: 24 answers, 12 to golds; one worker may answer all 8: 3 workers.
+    assert (plan.shape.items, plan.shape.golds, plan.answers, plan.gold_answers) == (4, 4, 24, 12)
+    assert (plan.per_worker, plan.workers) == (8, 3)
+    assert not Item.objects.filter(study=study).exists()  # the plan saved nothing
+    assert plan.answer_s == get_kind("highlight").default_answer_s == 60.0
+    # invite-only on the local crowd: 3 workers need 3 invites, none made yet
+    assert any("only 0 invite links are open: create 3 more" in w for w in plan.warnings)
+
+
+def test_sentence_rating_threshold_above_the_workers_is_a_warning(researcher):
+    (study,) = seed_rating_demo(researcher, 10)
+    assert study.config["min_judges"] == 4 and study.annotators_per_item == 4
+    assert get_kind("sentence_rating").plan_warnings(study) == []
+    study.annotators_per_item = 3
+    (warning,) = get_kind("sentence_rating").plan_warnings(study)
+    assert "Minimum judges is 4 but each sentence gets 3 workers per item" in warning
+    plan = study_plan(study)
+    items = Item.objects.filter(study=study, retired=False)
+    golds = items.filter(is_gold=True).count()
+    assert plan.answers == sum(i.responses_needed for i in items.filter(is_gold=False)) + golds * 3
+    assert warning in plan.warnings
+
+
+def test_the_median_answer_time_is_measured_from_stored_answers(researcher):
+    dataset = make_dataset(researcher, n=6)
+    study = make_study(researcher, dataset, annotators_per_item=1)
+    items = list(Item.objects.filter(study=study).order_by("position"))
+    for i, item in enumerate(items[:5]):  # 5 + (10, 20, 30, 40, 50) s: the median is 35 s
+        answer(study, make_worker(f"w{i}"), item, answer_ms=(i + 1) * 10000)
+    plan = study_plan(study)
+    assert plan.answer_s == 35.0 and plan.answer_source == "the median of 5 answers in this study"
+    later = make_study(researcher, dataset, annotators_per_item=1, name="later")
+    assert study_plan(later).answer_source == "the median of 5 answers in your earlier studies of this kind"
+
+
+def test_costs_use_each_platforms_fee_rule(researcher):
+    dataset = make_dataset(researcher, n=4)
+    study = make_study(researcher, dataset, annotators_per_item=3, provider="mturk",
+                       provider_config=dict(MTURK_CONFIG))  # fmt: skip
+    plan = study_plan(study)
+    costs = {c.platform: c for c in plan.costs}
+    # 3 workers: MTurk at the study's reward 0.50, 20 % fee on HITs of 3: 1.50 + 0.30
+    mturk = costs["mturk"].estimate
+    assert (mturk.places, mturk.reward, mturk.rewards, mturk.fees, mturk.total) == (
+        3, Decimal("0.50"), Decimal("1.50"), Decimal("0.30"), Decimal("1.80"))  # fmt: skip
+    assert costs["mturk"].reward_source == "the reward in the study's crowd settings"
+    # Prolific has no reward set: 12.00 an hour for 4 items × 60 s = 4 minutes: 0.80 a place,
+    # 2.40 in rewards, 33.33 % fee: 0.80.
+    prolific = costs["prolific"].estimate
+    assert (prolific.reward, prolific.rewards, prolific.fees, prolific.currency) == (
+        Decimal("0.80"), Decimal("2.40"), Decimal("0.80"), "GBP")  # fmt: skip
+    assert "per hour of expected work" in costs["prolific"].reward_source
+
+
+# --- counts that add up --------------------------------------------------------------------------------
+
+
+def test_answers_needed_on_a_platform_leave_the_gold_capacity_out(researcher):
+    dataset = make_dataset(researcher, n=8, gold_every=4)  # 2 golds
+    study = make_study(researcher, dataset, annotators_per_item=3, provider="mturk",
+                       provider_config=dict(MTURK_CONFIG))  # fmt: skip
+    from annotate.quality.gold_mixing import GOLD_CAPACITY, prepare_gold_items
+
+    prepare_gold_items(study)  # what publishing does: golds open to every worker
+    assert Item.objects.filter(study=study, is_gold=True, responses_needed=GOLD_CAPACITY).count() == 2
+    progress = study_progress(study)
+    assert progress["responses_needed"] == 8 * 3 == study_plan(study).answers
+    gold = Item.objects.filter(study=study, is_gold=True).first()
+    for name in ("a", "b", "c"):
+        answer(study, make_worker(name), gold)
+    Item.objects.filter(pk=gold.pk).update(responses_done=3)
+    assert study_progress(study)["items_done"] == 1  # a gold with its 3 answers is done
+
+
+# --- the worker's q ------------------------------------------------------------------------------------
+
+
+def test_a_forced_choice_worker_is_told_the_questions_they_will_get(researcher):
+    study, _ = fc_study(researcher)
+    worker = make_worker("fc")
+    assignment, progress = next_with_progress(study, worker.pk)
+    assert assignment is not None and progress == {"done": 0, "total": 4}
+    assert worker_progress(study, worker.pk) == {"done": 0, "total": 4}
+
+
+# --- the pages -----------------------------------------------------------------------------------------
+
+
+def test_study_page_shows_the_plan_before_start(researcher):
+    study, _ = fc_study(researcher)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.DRAFT)
+    client = Client()
+    client.force_login(researcher)
+    shown = text_of(client.get(f"/studies/{study.uid}/"))
+    assert "Answers needed 48" in shown and "Workers needed 12" in shown and "Items per worker 4" in shown
+    assert "a worker answers one method per text" in shown
+    assert "30.0 s per answer, hatlab's default for this kind" in shown
+    assert "Amazon Mechanical Turk" in shown and "Prolific" in shown  # a cost per platform
+    crowd = text_of(client.get(f"/studies/{study.uid}/crowd/"))
+    assert "Workers needed 12" in crowd
+    assert Response.objects.count() == 0
+
+
+def test_crowd_state_lists_the_preconditions(researcher, settings):
+    settings.HATLAB_PUBLIC_URL = "http://127.0.0.1:8000"
+    dataset = make_dataset(researcher, n=4)
+    study = make_study(researcher, dataset, start=False, provider="mturk", provider_config=dict(MTURK_CONFIG))
+    checks = {c["name"]: c for c in crowd_state(study)["preconditions"]}
+    assert checks["Settings"]["ok"] is True
+    assert checks["HTTPS task address"]["ok"] is False
+    assert "set HATLAB_PUBLIC_URL" in checks["HTTPS task address"]["sentence"]
+    assert checks["Balance"]["ok"] is None
