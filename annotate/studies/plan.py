@@ -38,6 +38,7 @@ from annotate.crowd.providers import PROVIDERS, get_provider
 from annotate.crowd.providers.base import CostEstimate
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.models import Invite, Item, Response, Study
+from annotate.studies.service import StudyInvalid, validate_study
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY
 
@@ -309,7 +310,12 @@ def study_plan(study: Study) -> Plan:
     return Plan(**{**plan.__dict__, "costs": costs, "problem": problem})
 
 
-def settings_warnings(study: Study) -> list[str]:
-    """What the settings alone (before any item is built) tell the plan cannot meet: the study form's
-    warnings."""
-    return list(get_kind(study.kind).plan_warnings(study))
+def settings_warnings(user, data: dict) -> list[str]:
+    """What a study form's settings ``data`` (as the study rule takes them) alone tell the plan cannot
+    meet, before anything is saved or built: the form's warnings. Settings the study rule refuses have
+    none here (the form shows its errors)."""
+    try:
+        cleaned = validate_study(user, data)
+    except StudyInvalid:
+        return []
+    return list(get_kind(cleaned["kind"]).plan_warnings(Study(owner=user, **cleaned)))

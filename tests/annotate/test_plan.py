@@ -16,12 +16,14 @@ from annotate.crowd.publishing import crowd_state
 from annotate.handout.assignment import next_with_progress, worker_progress
 from annotate.kinds.sentence_rating.demo import seed_demo as seed_rating_demo
 from annotate.models import Item, Response, Study
+from annotate.quality.gold_mixing import GOLD_CAPACITY, prepare_gold_items
 from annotate.studies.plan import Shape, plan_numbers, study_plan
 from annotate.studies.progress import study_progress
 from annotate.tasks import get_kind
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, answer
 from tests.annotate.kinds.forced_choice.test_scoring import POS, study_with_items
+from tests.annotate.test_study_management import rating_dataset
 
 METHODS = ("occ_1", "lrp", "gradcam", "deeplift")
 
@@ -171,8 +173,6 @@ def test_answers_needed_on_a_platform_leave_the_gold_capacity_out(researcher):
     dataset = make_dataset(researcher, n=8, gold_every=4)  # 2 golds
     study = make_study(researcher, dataset, annotators_per_item=3, provider="mturk",
                        provider_config=dict(MTURK_CONFIG))  # fmt: skip
-    from annotate.quality.gold_mixing import GOLD_CAPACITY, prepare_gold_items
-
     prepare_gold_items(study)  # what publishing does: golds open to every worker
     assert Item.objects.filter(study=study, is_gold=True, responses_needed=GOLD_CAPACITY).count() == 2
     progress = study_progress(study)
@@ -222,3 +222,22 @@ def test_crowd_state_lists_the_preconditions(researcher, settings):
     assert checks["HTTPS task address"]["ok"] is False
     assert "set HATLAB_PUBLIC_URL" in checks["HTTPS task address"]["sentence"]
     assert checks["Balance"]["ok"] is None
+
+
+def test_a_threshold_the_workers_cannot_meet_is_a_warning_on_the_form(researcher):
+    client = Client()
+    client.force_login(researcher)
+    dataset = rating_dataset(researcher)
+    url = "/studies/new/?kind=sentence_rating"
+    form = {"kind": "sentence_rating", "name": "ratings", "dataset": dataset.pk, "aspects": "overall",
+            "rating_max": 5, "gold_tolerance": 0, "min_judges": 4, "annotators_per_item": 3,
+            "time_limit_min": 10, "provider": "local"}  # fmt: skip
+    warned = client.post(url, form)
+    assert warned.status_code == 200 and not Study.objects.exists()  # shown before anything is saved
+    shown = text_of(warned)
+    assert "Minimum judges is 4 but each sentence gets 3 workers per item" in shown
+    assert "Create with these warnings" in shown
+    assert client.post(url, {**form, "annotators_per_item": 4}).status_code == 302  # met: no warning
+    assert client.post(url, {**form, "name": "as is", "accept_warnings": "yes"}).status_code == 302
+    study = Study.objects.get(name="as is")
+    assert "Minimum judges is 4" in text_of(client.get(f"/studies/{study.uid}/"))  # still said before Start
