@@ -136,7 +136,13 @@ def precondition_rows(study: Study, provider, state: dict[str, Any]) -> list[dic
     elif state.get("balance_error"):
         checks.append(Precondition("Balance", None, state["balance_error"]))
     else:
-        checks.append(Precondition("Balance", None, "Not asked yet: ask the platform for the balance."))
+        checks.append(
+            Precondition(
+                "Balance",
+                None,
+                "Not asked yet: “Check the balance” at the top of the page asks the platform.",
+            )
+        )
     return [{"name": c.name, "ok": c.ok, "sentence": c.sentence, "field": c.field} for c in checks]
 
 
