@@ -30,6 +30,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
+from typing import Any
 
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
@@ -101,6 +102,35 @@ class Plan:
     @property
     def total_hours(self) -> float:
         return round(self.total_s / 3600, 1)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as plain data (the study API's ``plan``)."""
+        return {
+            "answers": self.answers,
+            "gold_answers": self.gold_answers,
+            "items": self.shape.items,
+            "golds": self.shape.golds,
+            "workers_per_item": self.shape.per_item,
+            "items_per_worker": self.per_worker,
+            "share_rule": self.shape.share_rule,
+            "workers": self.workers,
+            "answer_s": self.answer_s,
+            "answer_source": self.answer_source,
+            "worker_s": self.worker_s,
+            "total_s": self.total_s,
+            "warnings": list(self.warnings),
+            "problem": self.problem,
+            "costs": [
+                {
+                    "platform": c.platform,
+                    "title": c.title,
+                    **c.estimate.as_dict(),
+                    "reward_source": c.reward_source,
+                    "fee_rule": c.fee_rule,
+                }
+                for c in self.costs
+            ],
+        }
 
 
 @dataclass(frozen=True)

@@ -241,3 +241,16 @@ def test_a_threshold_the_workers_cannot_meet_is_a_warning_on_the_form(researcher
     assert client.post(url, {**form, "name": "as is", "accept_warnings": "yes"}).status_code == 302
     study = Study.objects.get(name="as is")
     assert "Minimum judges is 4" in text_of(client.get(f"/studies/{study.uid}/"))  # still said before Start
+
+
+def test_the_study_api_gives_the_plan_to_its_owner_only(researcher, other_researcher):
+    study, _ = fc_study(researcher)
+    client = Client()
+    client.force_login(researcher)
+    body = client.get(f"/api/studies/{study.uid}/plan/").json()
+    assert (body["answers"], body["workers"], body["items_per_worker"], body["items"]) == (48, 12, 4, 16)
+    assert {c["platform"] for c in body["costs"]} == {"mturk", "prolific"}
+    assert client.get(f"/api/studies/{study.uid}/progress/").json()["responses_needed"] == 48
+    other = Client()
+    other.force_login(other_researcher)
+    assert other.get(f"/api/studies/{study.uid}/plan/").status_code == 404
