@@ -34,11 +34,13 @@ from typing import Any
 
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
+from rest_framework.exceptions import ValidationError
 
 from annotate.crowd.providers import PROVIDERS, get_provider
 from annotate.crowd.providers.base import CostEstimate
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.models import Invite, Item, Response, Study
+from annotate.studies.lifecycle import StudyStateError
 from annotate.studies.service import StudyInvalid, validate_study
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY
@@ -219,7 +221,7 @@ def item_rows(study: Study) -> tuple[list[tuple[int | None, bool, int]], str]:
         return stored, ""
     try:
         built = get_kind(study.kind).build_items(study)
-    except Exception as exc:  # noqa: BLE001 - a kind's refusal is shown, whatever its type
+    except (ValidationError, StudyStateError, ValueError) as exc:  # the kind's refusal, shown as a sentence
         return [], _sentence(exc)
     return [(i.document_id, bool(i.is_gold), i.responses_needed) for i in built], ""
 

@@ -14,7 +14,10 @@ from django.test import Client
 
 from annotate.crowd.publishing import crowd_state
 from annotate.handout.assignment import next_with_progress, worker_progress
+from annotate.kinds.highlight.demo import seed_demo as highlight_demo
+from annotate.kinds.nli_pair.demo import seed_demo as nli_demo
 from annotate.kinds.sentence_rating.demo import seed_demo as seed_rating_demo
+from annotate.kinds.token_marking.demo import seed_demo as token_demo
 from annotate.models import Item, Response, Study
 from annotate.quality.gold_mixing import GOLD_CAPACITY, prepare_gold_items
 from annotate.studies.plan import Shape, plan_numbers, study_plan
@@ -164,6 +167,27 @@ def test_costs_use_each_platforms_fee_rule(researcher):
     assert (prolific.reward, prolific.rewards, prolific.fees, prolific.currency) == (
         Decimal("0.80"), Decimal("2.40"), Decimal("0.80"), "GBP")  # fmt: skip
     assert "per hour of expected work" in costs["prolific"].reward_source
+
+
+@pytest.mark.parametrize(
+    ("kind", "seed", "expected"),
+    [
+        # 40 reviews, every 10th a gold: 36 + 4 golds × 3 = 120 answers; a worker may answer all 40:
+        # 3 workers; 60 s (the default) × 40 = 40 minutes a worker, 120 × 60 s = 2 hours in all.
+        ("highlight", highlight_demo, (36, 4, 3, 120, 40, 3, 40.0, 2.0)),
+        # 8 pairs, the first a gold, 2 workers each: 16 answers; 8 a worker: 2 workers; 30 s × 8 = 4 min.
+        ("nli_pair", nli_demo, (7, 1, 2, 16, 8, 2, 4.0, 0.1)),
+        # 8 reviews, 2 of them golds (every 5th with marks), 3 each: 24 answers; 3 workers; 40 s × 8 = 5.3 min.
+        ("token_marking", token_demo, (6, 2, 3, 24, 8, 3, 5.3, 0.3)),
+    ],
+)
+def test_the_demo_studies_plans(researcher, kind, seed, expected):
+    (study,) = seed(researcher, 40)
+    plan = study_plan(study)
+    assert study.kind == kind
+    assert (plan.shape.items, plan.shape.golds, plan.shape.per_item, plan.answers, plan.per_worker,
+            plan.workers, plan.worker_minutes, plan.total_hours) == expected  # fmt: skip
+    assert plan.warnings == ()  # open to anyone with the link: no invites to count
 
 
 # --- counts that add up --------------------------------------------------------------------------------
