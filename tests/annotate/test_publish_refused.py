@@ -18,6 +18,7 @@ from annotate.crowd.providers.mturk import client as mturk_client
 from annotate.models import CrowdAction, Item, Publication, Study
 from tests.annotate.conftest import make_dataset, make_study
 from tests.annotate.crowd_helpers import MTURK_CONFIG, PROLIFIC_CONFIG
+from tests.annotate.test_publish_page import no_aws  # noqa: F401 (a fixture)
 
 
 def text_of(response) -> str:
@@ -112,3 +113,12 @@ def test_a_batch_partly_on_the_platform_is_kept(page, researcher, stubbed):
     study.refresh_from_db()
     assert study.status == Study.Status.RUNNING  # HITA is on MTurk: what was made there is kept here
     assert list(Publication.objects.exclude(external_id="").values_list("external_id", flat=True)) == ["HITA"]
+
+
+def test_credentials_are_looked_for_not_assumed_from_a_built_client(researcher, no_aws):  # noqa: F811
+    study = draft(researcher, "mturk", dict(MTURK_CONFIG))
+    provider = get_provider("mturk")
+    assert provider.client is not None  # built from the settings, as a page asking the balance does
+    checks = {c.name: c for c in provider.publish_preconditions(study)}
+    assert checks["Credentials"].ok is False
+    assert "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in checks["Credentials"].sentence

@@ -363,6 +363,8 @@ class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
 
     def __init__(self) -> None:
         self._client: C | None = None
+        #: Whether the client was given (:meth:`use_client`) rather than built from the settings.
+        self.client_given = False
 
     @abstractmethod
     def make_client(self) -> C:
@@ -381,6 +383,7 @@ class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
     def use_client(self, client: C | None) -> None:
         """Use ``client`` instead of one built from the settings (``None`` goes back to the settings)."""
         self._client = client
+        self.client_given = client is not None
 
     def settings_of(self, study) -> S:
         return self.parse_settings(study.provider_config)

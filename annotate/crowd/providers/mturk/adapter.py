@@ -215,7 +215,7 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
         return self.estimate_for(places, reward, per_hit)
 
     def credentials_precondition(self) -> Precondition:
-        if self._client is not None or local_credentials():
+        if self.client_given or local_credentials():
             return Precondition("Credentials", True)
         return Precondition(
             "Credentials", False, self.explain_error(NoCredentialsError()) or "", "credentials"

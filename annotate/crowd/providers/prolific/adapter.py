@@ -214,7 +214,7 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
         return self.estimate_for(places, reward, self.own_settings(study))
 
     def credentials_precondition(self) -> Precondition:
-        if self._client is not None or settings.PROLIFIC_API_TOKEN:
+        if self.client_given or settings.PROLIFIC_API_TOKEN:
             return Precondition("Credentials", True)
         return Precondition(
             "Credentials",
