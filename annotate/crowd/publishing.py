@@ -54,11 +54,12 @@ ACTIONS = (
 
 
 class ActionError(Exception):
-    """An action refused: ``status`` (400, 409, 502) and ``{field: [message]}``."""
+    """An action refused: ``status`` (400, 409, 502) and ``{field: [message]}``; ``sentence``: the message
+    says it all, field included (pages show it as it is)."""
 
-    def __init__(self, status_code: int, field: str, message: str):
+    def __init__(self, status_code: int, field: str, message: str, *, sentence: bool = False):
         super().__init__(message)
-        self.status_code, self.errors = status_code, {field: [message]}
+        self.status_code, self.errors, self.sentence = status_code, {field: [message]}, sentence
 
 
 def new_key() -> str:
@@ -293,7 +294,7 @@ def publish(study: Study, provider, key: str) -> dict[str, Any]:
         raise ActionError(409, "study", "the study is finished; nothing more can be published")
     unmet = unmet_preconditions(study, provider)
     if unmet:
-        raise ActionError(400, unmet[0].field, " ".join(check.sentence for check in unmet))
+        raise ActionError(400, unmet[0].field, " ".join(c.sentence for c in unmet), sentence=True)
     before, failure = study.status, None
     try:
         with transaction.atomic():

@@ -81,7 +81,7 @@ def _message(action: str, exc: ActionError) -> str:
     parts = []
     for field, problems in exc.errors.items():
         text = " ".join(problems)
-        parts.append(text if field == "credentials" else f"{field.replace('_', ' ')} {text}")
+        parts.append(text if field == "credentials" or exc.sentence else f"{field.replace('_', ' ')} {text}")
     return f"{action}: {'; '.join(parts)}"
 
 

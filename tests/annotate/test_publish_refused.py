@@ -70,7 +70,11 @@ def test_mturk_without_https_is_refused_before_anything_changes(page, researcher
     done = text_of(
         page.post(f"/studies/{study.uid}/crowd/publish/", {"key": "k1", "confirmed": "yes"}, follow=True)
     )
-    assert "set HATLAB_PUBLIC_URL in the server's environment" in done and "http://127.0.0.1:8000/w/" in done
+    assert (
+        "publish: MTurk shows only HTTPS task pages and the task's address is http://127.0.0.1:8000/w/"
+        in done
+    )
+    assert "set HATLAB_PUBLIC_URL in the server's environment" in done
     assert CrowdAction.objects.get(study=study).outcome == "refused"
     assert_still_a_draft(page, study)  # no call reached the Stubber either
 
