@@ -11,9 +11,12 @@ from django.contrib.auth.models import Group, User
 
 from annotate.access import RESEARCHER_GROUP
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
-from annotate.models import Dataset, Document, Response, Study
+from annotate.models import Dataset, Document, Publication, Response, Study
+from tests.annotate.crowd_helpers import MTURK_CONFIG
 from tests.annotate.kinds.forced_choice.test_generation import make_run, make_study, other, predict
 from tests.browser.conftest import start_invite
+from tests.browser.test_crowd_publish import researcher_and_study
+from tests.browser.test_dashboards import signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -102,4 +105,34 @@ def test_the_plan_before_start_and_the_workers_question_count(
 
     page.reload()
     assert "4 of 48" in page.locator("#verification-counts").text_content()
+    assert not errors
+
+
+def test_a_refused_publish_leaves_the_draft_as_it_was(live_server, browser_context, settings, output_dir):
+    """MTurk without an HTTPS address: the crowd page says so before the confirm step, the confirm page
+    says publishing would be refused, and confirming changes nothing: the draft keeps Edit and Delete."""
+    settings.HATLAB_PUBLIC_URL = "http://127.0.0.1:8000"
+    owner, study = researcher_and_study("mturk")
+    Study.objects.filter(pk=study.pk).update(provider_config={**MTURK_CONFIG, "trust_qualification": False})
+    page, errors = signed_in(browser_context, live_server, owner)
+    page.goto(live_server.url + f"/studies/{study.uid}/crowd/")
+    assert page.locator("#preconditions li[data-check='HTTPS task address'][data-ok='no']").count() == 1
+    assert "MTurk shows only HTTPS task pages" in page.locator("#preconditions").inner_text()
+    page.locator("#preconditions").screenshot(path=str(output_dir / "preconditions.png"))
+    page.get_by_role("button", name="Publish…").click()
+    page.wait_for_selector("#unmet")
+    assert "Publishing would be refused, and nothing would change" in page.locator("#unmet").inner_text()
+    page.screenshot(path=str(output_dir / "confirm_refused.png"), full_page=True)
+    page.click("#confirm-button")
+    page.wait_for_selector(".messages")
+    assert "set HATLAB_PUBLIC_URL" in page.locator(".messages").inner_text()
+    page.goto(live_server.url + f"/studies/{study.uid}/")
+    assert page.locator("h1 .badge.draft").count() == 1
+    assert (
+        page.get_by_role("link", name="Edit").count() == 1
+        and page.get_by_role("link", name="Delete").count() == 1
+    )
+    page.screenshot(path=str(output_dir / "still_a_draft.png"), full_page=True)
+    study.refresh_from_db()
+    assert study.status == Study.Status.DRAFT and not Publication.objects.exists()
     assert not errors
