@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 
+from annotate.crowd.completion import share_done
 from annotate.crowd.publishing import crowd_state
 from annotate.handout.assignment import next_with_progress, worker_progress
 from annotate.kinds.highlight.demo import seed_demo as highlight_demo
@@ -26,6 +27,7 @@ from annotate.tasks import get_kind
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, answer
 from tests.annotate.kinds.forced_choice.test_scoring import POS, study_with_items
+from tests.annotate.kinds.forced_choice.test_scoring import answer as fc_answer
 from tests.annotate.test_study_management import rating_dataset
 
 METHODS = ("occ_1", "lrp", "gradcam", "deeplift")
@@ -217,6 +219,19 @@ def test_a_forced_choice_worker_is_told_the_questions_they_will_get(researcher):
     assignment, progress = next_with_progress(study, worker.pk)
     assert assignment is not None and progress == {"done": 0, "total": 4}
     assert worker_progress(study, worker.pk) == {"done": 0, "total": 4}
+
+
+def test_a_forced_choice_worker_who_answered_one_question_per_text_has_done_their_share(researcher):
+    study, items = fc_study(researcher)
+    worker = make_worker("fc-all")
+    by_text = {}
+    for item in items:
+        by_text.setdefault(item.document_id, item)
+    for item in by_text.values():  # the 4 questions the share rule lets one worker have
+        fc_answer(study, item, worker, POS, True)
+    progress = worker_progress(study, worker.pk)
+    assert progress == {"done": 4, "total": 4} and share_done(progress)
+    assert next_with_progress(study, worker.pk)[0] is None  # and nothing more is handed out
 
 
 # --- the pages -----------------------------------------------------------------------------------------
