@@ -39,6 +39,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.crowd.providers import PROVIDERS, get_provider
 from annotate.crowd.providers.base import CostEstimate
 from annotate.crowd.providers.base.retry import ProviderConfigError
+from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Item, Response, Study
 from annotate.studies.lifecycle import StudyStateError
 from annotate.studies.service import StudyInvalid, validate_study
@@ -156,7 +157,9 @@ def plan_numbers(shape: Shape, answer_s: float, answer_source: str = "") -> Plan
     warnings = list(shape.kind_warnings)
     golds_each = min(shape.golds, q) if shape.golds_to_all else 0
     room = q - golds_each
-    if shape.golds_to_all:
+    if q == 0:
+        workers, given = None, 0
+    elif shape.golds_to_all:
         workers = _workers(ordinary, room, shape.per_item) if ordinary else shape.per_item
         given = ordinary + golds_each * (workers or 0)
     else:
@@ -171,7 +174,7 @@ def plan_numbers(shape: Shape, answer_s: float, answer_source: str = "") -> Plan
         )
     if workers and shape.invites is not None and shape.invites < workers:
         warnings.append(
-            f"The plan needs {workers} workers but only {shape.invites} invite links are open: create "
+            f"The plan needs {workers} workers but only {shape.invites} invite links are made (not revoked): create "
             f"{workers - shape.invites} more in Access below, or turn on open enrollment."
         )
     if workers and shape.places is not None and shape.places < workers:
@@ -230,20 +233,7 @@ def _sentence(exc: Exception) -> str:
     detail = getattr(exc, "detail", None)
     if detail is None:
         return str(exc)
-    parts: list[str] = []
-
-    def walk(value) -> None:
-        if isinstance(value, dict):
-            for inner in value.values():
-                walk(inner)
-        elif isinstance(value, list):
-            for inner in value:
-                walk(inner)
-        else:
-            parts.append(str(value))
-
-    walk(detail)
-    return " ".join(parts)
+    return "; ".join(message for messages in flatten_errors(detail).values() for message in messages)
 
 
 def shape_of(study: Study, rows: Sequence[tuple[int | None, bool, int]]) -> Shape:

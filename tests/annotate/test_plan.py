@@ -19,13 +19,15 @@ from annotate.kinds.highlight.demo import seed_demo as highlight_demo
 from annotate.kinds.nli_pair.demo import seed_demo as nli_demo
 from annotate.kinds.sentence_rating.demo import seed_demo as seed_rating_demo
 from annotate.kinds.token_marking.demo import seed_demo as token_demo
-from annotate.models import Item, Response, Study
+from annotate.models import Dataset, Document, Item, Response, Study
 from annotate.quality.gold_mixing import GOLD_CAPACITY, prepare_gold_items
 from annotate.studies.plan import Shape, plan_numbers, study_plan
 from annotate.studies.progress import study_progress
 from annotate.tasks import get_kind
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, answer
+from tests.annotate.kinds.forced_choice.test_generation import make_run, other, predict
+from tests.annotate.kinds.forced_choice.test_generation import make_study as fc_make_study
 from tests.annotate.kinds.forced_choice.test_scoring import POS, study_with_items
 from tests.annotate.kinds.forced_choice.test_scoring import answer as fc_answer
 from tests.annotate.test_study_management import rating_dataset
@@ -79,7 +81,7 @@ def test_too_few_invites_and_places_are_warnings():
     # 8 items × 3 = 24 answers, all 8 to one worker: 3 workers; 2 invites and 2 places are too few.
     plan = plan_numbers(Shape(items=8, golds=0, per_item=3, share=8, invites=2), 60.0)
     assert plan.warnings == (
-        "The plan needs 3 workers but only 2 invite links are open: create 1 more in Access below, "
+        "The plan needs 3 workers but only 2 invite links are made (not revoked): create 1 more in Access below, "
         "or turn on open enrollment.",
     )
     placed = plan_numbers(Shape(items=8, golds=0, per_item=3, share=8, places=2), 60.0)
@@ -123,7 +125,7 @@ def test_highlight_plan_of_a_draft_builds_nothing(researcher):
     assert not Item.objects.filter(study=study).exists()  # the plan saved nothing
     assert plan.answer_s == get_kind("highlight").default_answer_s == 60.0
     # invite-only on the local crowd: 3 workers need 3 invites, none made yet
-    assert any("only 0 invite links are open: create 3 more" in w for w in plan.warnings)
+    assert any("only 0 invite links are made (not revoked): create 3 more" in w for w in plan.warnings)
 
 
 def test_sentence_rating_threshold_above_the_workers_is_a_warning(researcher):
@@ -293,3 +295,29 @@ def test_the_study_api_gives_the_plan_to_its_owner_only(researcher, other_resear
     other = Client()
     other.force_login(other_researcher)
     assert other.get(f"/api/studies/{study.uid}/plan/").status_code == 404
+
+
+def test_a_draft_whose_items_cannot_be_built_says_why(researcher):
+    dataset = Dataset.objects.create(owner=researcher, name="four", labels=["negative", "positive"])
+    texts = ["good food here", "bad cold soup", "not good at all", "not bad really"]
+    Document.objects.bulk_create(
+        [
+            Document.from_text(dataset, f"d{i}", t, label=["positive", "negative"][i % 2])
+            for i, t in enumerate(texts)
+        ]
+    )
+    run = make_run(researcher, dataset)
+    for i, doc in enumerate(dataset.documents.order_by("id")):
+        predict(run, doc, doc.label if i < 2 else other(doc.label), 0.9)
+    study = fc_make_study(researcher, dataset, "justify", {"model_run": run.pk, "n_texts": 10}, annotators=3)
+    plan = study_plan(study)
+    assert plan.answers == 0 and plan.workers is None
+    assert (
+        "the study needs 5 correctly predicted and 5 misclassified texts" in plan.problem
+    )  # the kind's words
+    assert "The study has no items for a worker: check its dataset and settings." in plan.warnings
+    client = Client()
+    client.force_login(researcher)
+    assert "The items cannot be built from these settings yet" in text_of(
+        client.get(f"/studies/{study.uid}/")
+    )

@@ -71,7 +71,9 @@ def test_the_plan_before_start_and_the_workers_question_count(
     assert page.locator("#plan-share").text_content() == "4"
     assert "a worker answers one method per text" in plan.text_content()
     warning = page.locator(".plan-warning").first.text_content()
-    assert "The plan needs 12 workers but only 0 invite links are open: create 12 more" in warning
+    assert (
+        "The plan needs 12 workers but only 0 invite links are made (not revoked): create 12 more" in warning
+    )
     assert page.locator("#plan-costs tbody tr").count() == 2  # MTurk and Prolific, each with its fee rule
     plan.screenshot(path=str(output_dir / "plan_laptop.png"))
     page.screenshot(path=str(output_dir / "study_page_laptop.png"), full_page=True)
