@@ -14,7 +14,8 @@ platforms' fee rules for a study.
 * **Workers needed**: at least the workers per item, and enough shares to hold the answers. Golds open
   to every worker (mixed in at a rate, or published on a platform: :func:`golds_to_all`) take their
   place in every share, so only the rest of a share holds ordinary items.
-* **Time**: the median seconds of an answer, measured from stored answers (the study's own, else its
+* **Time**: the median seconds of an answer (from handing the item out to receiving it, as the risk score
+  times it), measured from stored answers (the study's own, else its
   owner's earlier studies of the kind, at least :data:`MIN_MEASURED` of them), else the kind's default
   (:attr:`annotate.tasks.base.TaskKind.default_answer_s`); the plan says which.
 * **Cost**: one place per worker needed on each platform, at the study's own reward when it is set up for
@@ -32,8 +33,6 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
-from django.db.models import F, Value
-from django.db.models.functions import Coalesce
 from rest_framework.exceptions import ValidationError
 
 from annotate.crowd.providers import PROVIDERS, get_provider
@@ -41,6 +40,7 @@ from annotate.crowd.providers.base import CostEstimate
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Item, Response, Study
+from annotate.quality.risk import time_taken_ms
 from annotate.studies.lifecycle import StudyStateError
 from annotate.studies.service import StudyInvalid, validate_study
 from annotate.tasks import get_kind
@@ -267,27 +267,25 @@ def _open_enrollment(study: Study) -> bool:
 
 
 def answer_time(study: Study) -> tuple[float, str]:
-    """The median seconds of an answer and where it comes from (see the module docstring)."""
-    spent = Coalesce(F("read_ms"), Value(0)) + Coalesce(F("answer_ms"), Value(0))
+    """The median seconds of an answer and where it comes from (see the module docstring); an answer's
+    time as the risk score takes it (:func:`annotate.quality.risk.time_taken_ms`: from handing the item
+    out to receiving the answer, else the page's reading and answering times)."""
     sources = (
-        (Response.objects.filter(study_id=study.pk), "this study"),
+        (Response.objects.counted().filter(study_id=study.pk), "this study"),
         (
-            Response.objects.filter(study__owner_id=study.owner_id, study__kind=study.kind).exclude(
-                study_id=study.pk
-            ),
+            Response.objects.counted()
+            .filter(study__owner_id=study.owner_id, study__kind=study.kind)
+            .exclude(study_id=study.pk),
             "your earlier studies of this kind",
         ),
     )
     for answers, where in sources:
         if where == "this study" and study.pk is None:
             continue
-        values = list(
-            answers.counted()
-            .annotate(spent=spent)
-            .filter(spent__gt=0)
-            .order_by("-id")
-            .values_list("spent", flat=True)[:MEASURED_LIMIT]
+        rows = answers.order_by("-id").values_list(
+            "assignment__assigned_at", "created", "read_ms", "answer_ms"
         )
+        values = [ms for row in rows[:MEASURED_LIMIT] if (ms := time_taken_ms(*row))]
         if len(values) >= MIN_MEASURED:
             seconds = statistics.median(values) / 1000
             return round(seconds, 1), f"the median of {len(values)} answers in {where}"

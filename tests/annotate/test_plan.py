@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -19,7 +20,7 @@ from annotate.kinds.highlight.demo import seed_demo as highlight_demo
 from annotate.kinds.nli_pair.demo import seed_demo as nli_demo
 from annotate.kinds.sentence_rating.demo import seed_demo as seed_rating_demo
 from annotate.kinds.token_marking.demo import seed_demo as token_demo
-from annotate.models import Dataset, Document, Item, Response, Study
+from annotate.models import Assignment, Dataset, Document, Item, Response, Study
 from annotate.quality.gold_mixing import GOLD_CAPACITY, prepare_gold_items
 from annotate.studies.plan import Shape, plan_numbers, study_plan
 from annotate.studies.progress import study_progress
@@ -146,10 +147,12 @@ def test_the_median_answer_time_is_measured_from_stored_answers(researcher):
     dataset = make_dataset(researcher, n=6)
     study = make_study(researcher, dataset, annotators_per_item=1)
     items = list(Item.objects.filter(study=study).order_by("position"))
-    for i, item in enumerate(items[:5]):  # 5 + (10, 20, 30, 40, 50) s: the median is 35 s
-        answer(study, make_worker(f"w{i}"), item, answer_ms=(i + 1) * 10000)
+    for i, item in enumerate(items[:5]):  # handed out 10, 20, 30, 40, 50 s before the answer came: 30 s
+        response = answer(study, make_worker(f"w{i}"), item, answer_ms=1000)
+        handed = response.created - timedelta(seconds=(i + 1) * 10)
+        Assignment.objects.filter(pk=response.assignment_id).update(assigned_at=handed)
     plan = study_plan(study)
-    assert plan.answer_s == 35.0 and plan.answer_source == "the median of 5 answers in this study"
+    assert plan.answer_s == 30.0 and plan.answer_source == "the median of 5 answers in this study"
     later = make_study(researcher, dataset, annotators_per_item=1, name="later")
     assert study_plan(later).answer_source == "the median of 5 answers in your earlier studies of this kind"
 
