@@ -6,10 +6,11 @@ canonical words), ``offsets`` (their ``[start, end)`` characters), ``label``, ``
 2.4, 2.5) and ``metadata`` (JSON text); a natural-language-inference pair adds ``hypothesis``,
 ``hypothesis_words``, ``hypothesis_offsets``, ``hypothesis_cam`` and ``hypothesis_sam``. ``README.md`` is
 the dataset card: YAML front matter naming the splits' files (``configs``), so that
-``datasets.load_dataset(folder)`` finds them, and then the datasheet given.
+``datasets.load_dataset(folder)`` finds them, and then the datasheet given. ``croissant.json`` describes
+the same files as Croissant metadata (:mod:`explain_engine.datasets.croissant`).
 
-Parquet is written with ``pyarrow`` (the optional extra ``parquet``); the ``datasets`` library itself is
-only needed to read the folder back.
+Parquet is written with ``pyarrow`` and the Croissant file with ``mlcroissant`` (the optional extra
+``parquet``); the ``datasets`` library itself is only needed to read the folder back.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from explain_engine.datasets import croissant
 from explain_engine.datasets.rationale_record import SPLITS, check_record, consensus, stable_split
 from explain_engine.extras import optional
 from explain_engine.text import words_of
@@ -101,6 +103,10 @@ def write_hf_folder(
         table = pa.Table.from_pylist(by_split[split], schema=schema)
         pq.write_table(table, out / "data" / f"{split}-00000-of-00001.parquet")
     (out / "README.md").write_text(card(written, datasheet, pretty_name), encoding="utf-8")
+    description = (
+        f"{pretty_name}: texts with human rationale maps, one row per text; README.md is the datasheet."
+    )
+    croissant.write(out, written, pair=bool(pair), name=pretty_name, description=description)
     return written
 
 

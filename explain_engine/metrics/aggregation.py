@@ -23,6 +23,10 @@ from typing import Any
 
 import numpy as np
 
+#: Per-answer columns: a sequence or a NumPy array (a data frame's column as ``to_numpy`` gives it).
+Column = Sequence[Hashable] | np.ndarray
+WeightColumn = Sequence[float] | np.ndarray
+
 EPS = 1e-10
 
 
@@ -53,9 +57,7 @@ class _Coded:
     label: np.ndarray
 
 
-def _encode(
-    tasks: Sequence[Hashable], workers: Sequence[Hashable], labels: Sequence[Hashable], categories
-) -> _Coded:
+def _encode(tasks: Column, workers: Column, labels: Column, categories) -> _Coded:
     tasks_a, workers_a = np.asarray(tasks), np.asarray(workers)
     if not (len(tasks_a) == len(workers_a) == len(labels)):
         raise ValueError("tasks, workers and labels need one entry per answer")
@@ -106,12 +108,12 @@ def _vote_table(coded: _Coded, weights: np.ndarray) -> np.ndarray:
 
 
 def majority_vote(
-    tasks: Sequence[Hashable],
-    workers: Sequence[Hashable],
-    labels: Sequence[Hashable],
-    weights: Sequence[float] | None = None,
+    tasks: Column,
+    workers: Column,
+    labels: Column,
+    weights: WeightColumn | None = None,
     categories: Sequence[Hashable] | None = None,
-    tie_weights: Sequence[float] | None = None,
+    tie_weights: WeightColumn | None = None,
 ) -> Aggregation:
     """Per task, the share of the answers (or of the answer ``weights``, e.g. the trust of the worker
     who gave each answer) behind each category, and the category with the largest share.
@@ -140,9 +142,9 @@ def majority_vote(
 
 
 def dawid_skene(
-    tasks: Sequence[Hashable],
-    workers: Sequence[Hashable],
-    labels: Sequence[Hashable],
+    tasks: Column,
+    workers: Column,
+    labels: Column,
     categories: Sequence[Hashable] | None = None,
     n_iter: int = 100,
     tol: float = 1e-5,

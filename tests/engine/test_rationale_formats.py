@@ -244,6 +244,45 @@ def test_hf_folder_reads_back_with_the_datasets_library(tmp_path, monkeypatch):
         assert got["annotations"] == rec["annotations"]
 
 
+def _croissant_rows(folder: Path, split: str) -> list[dict]:
+    """The rows of one split as the Croissant reference library reads them from ``croissant.json``."""
+    mlc = pytest.importorskip("mlcroissant", reason="mlcroissant comes with the parquet extra")
+    dataset = mlc.Dataset(jsonld=str(folder / "croissant.json"))
+    assert not dataset.metadata.issues.errors, dataset.metadata.issues.report()
+
+    def plain(value):
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k.rsplit("/", 1)[-1]: plain(v) for k, v in value.items()}
+        return value
+
+    return [plain(row) for row in dataset.records(f"rationales_{split}")]
+
+
+def test_hf_folder_croissant_metadata_reads_back_the_same_maps(tmp_path):
+    records = _records()
+    written = write_hf_folder(records, tmp_path / "hf", "# Datasheet", pretty_name="t")
+    document = json.loads((tmp_path / "hf" / "croissant.json").read_text())
+    assert {d["contentUrl"] for d in document["distribution"]} == {
+        f"data/{s}-00000-of-00001.parquet" for s in written
+    }
+    for rec in records:
+        (row,) = [r for r in _croissant_rows(tmp_path / "hf", rec["split"]) if r["id"] == rec["id"]]
+        assert row["text"] == rec["text"] and row["label"] == rec["label"]
+        assert [a["map"] for a in row["annotations"]] == [a["map"] for a in rec["annotations"]]
+        assert [a["annotator"] for a in row["annotations"]] == [a["annotator"] for a in rec["annotations"]]
+        assert (row["cam"], row["sam"]) == tuple(consensus([a["map"] for a in rec["annotations"]]))
+    # a file changed after the export no longer matches its checksum
+    parquet = tmp_path / "hf" / "data" / f"{records[0]['split']}-00000-of-00001.parquet"
+    parquet.write_bytes(parquet.read_bytes() + b"\0")
+    with pytest.raises(Exception) as refused:
+        _croissant_rows(tmp_path / "hf", records[0]["split"])
+    assert "Hash of downloaded file" in str(refused.value.__cause__)
+
+
 def test_hf_folder_of_pairs_and_mixed_records_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     write_hf_folder(_pairs(), tmp_path / "hf", "pairs")
@@ -251,6 +290,9 @@ def test_hf_folder_of_pairs_and_mixed_records_refused(tmp_path, monkeypatch):
     assert row["hypothesis_words"] == ["A", "man", "plays", "music."]
     assert [a["hypothesis_map"] for a in row["annotations"]] == [[0, 1, 1, 0], [0, 0, 1, 1]]
     assert row["hypothesis_cam"] == [0, 0, 1, 0] and row["hypothesis_sam"] == [0, 1, 1, 1]
+    (pair,) = _croissant_rows(tmp_path / "hf", "test")
+    assert pair["hypothesis_words"] == ["A", "man", "plays", "music."]
+    assert [a["hypothesis_map"] for a in pair["annotations"]] == [[0, 1, 1, 0], [0, 0, 1, 1]]
     with pytest.raises(ValueError, match="do not mix"):
         write_hf_folder(_records() + _pairs(), tmp_path / "mixed", "x")
 
