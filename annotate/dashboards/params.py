@@ -53,7 +53,9 @@ def options_for(user, study: Study, *, duplicates: bool = False) -> list[dict]:
 
 
 def clean_target(value: str | None) -> str:
-    target = value or TARGET_PREDICTED
+    """The explained class a dashboard shows: ``predicted`` when the parameter is absent; an empty or other
+    value is refused (the schema's enum), not read as the default."""
+    target = TARGET_PREDICTED if value is None else value
     if target not in TARGETS:
         raise ValidationError({"target": [f"must be one of {list(TARGETS)}"]})
     return target

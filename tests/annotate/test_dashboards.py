@@ -779,6 +779,12 @@ def test_text_drill_down(answered, client, researcher):
     assert grad["target"] == prediction.label
     gold = client.get(url, {"select": f"{run.pk}:grad_l2_1s", "target": "gold"}).json()["machine"][0]
     assert gold["target"] == item.document.label
+    # a target outside the schema's enum, the empty one included, is refused rather than read as the default
+    for bad in ("", "both"):
+        refused = client.get(url, {"select": f"{run.pk}:grad_l2_1s", "target": bad})
+        assert refused.status_code == 400 and refused.json()["target"] == [
+            "must be one of ['predicted', 'gold']"
+        ]
     assert (
         gold["scores"]
         == Explanation.objects.get(model_run=run, document=item.document, target=item.document.label).scores
