@@ -26,7 +26,7 @@ from explain_engine.datasets.public_rationales import FORMATS, read_rationales
 from explain_engine.datasets.rationale_record import consensus, read_records
 from explain_engine.jsonsafe import json_safe
 from explain_engine.metrics.bootstrap import N_BOOT, Estimate
-from explain_engine.metrics.plausibility import eraser_plausibility
+from explain_engine.metrics.plausibility import eraser_plausibility, ferret_plausibility
 
 REFERENCES = ("each", "cam", "sam")
 
@@ -71,11 +71,32 @@ def human_references(records: list[dict], reference: str) -> tuple[list[int], li
     return index, maps
 
 
+#: The plausibility sets by name: (figure key, column heading) and what the table's title says of them.
+SETS = {
+    "eraser": (
+        (("token_f1", "token F1"), ("iou_f1", "IOU F1"), ("auprc", "AUPRC")),
+        "plausibility as ERASER defines it (DeYoung et al. 2020)",
+    ),
+    "ferret": (
+        (("token_f1", "token F1"), ("token_iou", "token IOU"), ("auprc", "AUPRC")),
+        "plausibility as ferret defines it (Attanasio et al. 2023; top-K words, K the mean human rationale size)",
+    ),
+}
+
+
 def plausibility_table(records: list[dict], scores: dict[str, list], ids: list[str], args) -> dict:
-    """Per method ERASER's plausibility figures against ``args.reference`` maps of the explained texts."""
+    """Per method the plausibility figures of ``args.set`` against ``args.reference`` maps of the explained texts."""
     position = {rec["id"]: i for i, rec in enumerate(records)}
     explained = [records[position[i]] for i in ids]
     index, human = human_references(explained, args.reference)
+    chosen = getattr(args, "set", "eraser")
+    if chosen == "ferret":
+        return {
+            method: ferret_plausibility(
+                human, [per_text[i] for i in index], n_boot=args.n_boot, seed=args.seed
+            )
+            for method, per_text in scores.items()
+        }
     return {
         method: eraser_plausibility(
             human, [per_text[i] for i in index], args.select, n_boot=args.n_boot, seed=args.seed
@@ -97,13 +118,12 @@ def _plausibility(args: argparse.Namespace) -> int:
         }
         print(json.dumps(json_safe({"texts": len(ids), "reference": args.reference, "methods": out})))
         return 0
-    print(
-        f"{len(ids)} texts; human maps: {args.reference}; plausibility as ERASER defines it (DeYoung et al. 2020)"
-    )
-    head = f"  {'method':<18} {'token F1':<28} {'IOU F1':<28} {'AUPRC':<28}"
+    columns, title = SETS[args.set]
+    print(f"{len(ids)} texts; human maps: {args.reference}; {title}")
+    head = f"  {'method':<18} " + " ".join(f"{heading:<28}" for _, heading in columns)
     print(head + ("  comprehensiveness AOPC        sufficiency AOPC" if faith else ""))
     for method, figures in table.items():
-        cells = [f"{_short(figures[k]):<28}" for k in ("token_f1", "iou_f1", "auprc")]
+        cells = [f"{_short(figures[k]):<28}" for k, _ in columns]
         if faith:
             cells += [
                 f"{_short(Estimate.from_dict(faith[method][k])):<28}"
@@ -148,13 +168,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exp.add_argument("--out", required=True, help="output folder")
     exp.add_argument("--datasheet", help="Markdown file for the dataset card (hf)")
     exp.set_defaults(func=_export)
-    pla = sub.add_parser("plausibility", help="token F1, IOU F1, AUPRC of explanations against human maps")
+    pla = sub.add_parser(
+        "plausibility", help="plausibility of explanations against human maps (ERASER's or ferret's set)"
+    )
     pla.add_argument("--maps", required=True, help="rationale records (JSON lines)")
     pla.add_argument("--explanations", required=True, help="JSON lines written by the explain command")
     pla.add_argument(
         "--reference", choices=REFERENCES, default="each", help="which human maps (default: each annotator's)"
     )
-    pla.add_argument("--select", choices=("top_k", "binary"), default="top_k", help="machine word selection")
+    pla.add_argument(
+        "--select", choices=("top_k", "binary"), default="top_k", help="machine word selection (eraser)"
+    )
+    pla.add_argument(
+        "--set",
+        choices=tuple(SETS),
+        default="eraser",
+        help="which plausibility set: ERASER's (token F1, IOU F1, AUPRC; k per text) or ferret's (token F1, "
+        "token IOU, AUPRC; one K, the mean human rationale size)",
+    )
     pla.add_argument("--model", help="trained model folder: also comprehensiveness and sufficiency")
     pla.add_argument("--device", help="cpu / cuda (default: CUDA when available)")
     pla.add_argument("--n-boot", type=int, default=N_BOOT, help="bootstrap resamples (0: no intervals)")

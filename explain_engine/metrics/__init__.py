@@ -92,6 +92,28 @@ def eraser_auprc(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int 
     return plausibility.eraser_plausibility(human, machine, "top_k", n_boot=n_boot, seed=seed)["auprc"]
 
 
+def _ferret(key: str, human: Maps, machine: Maps, n_boot: int, seed: int | None) -> Estimate:
+    return plausibility.ferret_plausibility(human, machine, n_boot=n_boot, seed=seed)[key]
+
+
+@METRICS.register("ferret_token_f1", compares="maps", source="Attanasio et al. 2023 §3.2")
+def ferret_token_f1(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """ferret's token F1: the machine's top-K words, K the data set's mean human rationale size."""
+    return _ferret("token_f1", human, machine, n_boot, seed)
+
+
+@METRICS.register("ferret_token_iou", compares="maps", source="Attanasio et al. 2023 §3.2")
+def ferret_token_iou(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """ferret's token IOU: the machine's top-K words, K the data set's mean human rationale size."""
+    return _ferret("token_iou", human, machine, n_boot, seed)
+
+
+@METRICS.register("ferret_auprc", compares="maps", source="Attanasio et al. 2023 §3.2")
+def ferret_auprc(human: Maps, machine: Maps, *, n_boot: int = N_BOOT, seed: int | None = 0) -> Estimate:
+    """ferret's AUPRC soft score: the per-text trapezoidal area under the precision–recall curve."""
+    return _ferret("auprc", human, machine, n_boot, seed)
+
+
 @METRICS.register("pearson_r", compares="values", source="Pappas & Popescu-Belis 2016 §2")
 def pearson(
     human: Sequence[float], machine: Sequence[float], *, n_boot: int = N_BOOT, seed: int | None = 0

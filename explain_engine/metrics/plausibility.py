@@ -245,3 +245,48 @@ def eraser_plausibility(
         ),
         "auprc": mean_estimate(pr_curve_area_per_text(h, m), n_boot, level, seed),
     }
+
+
+def ferret_k(human: Ragged | Sequence[Sequence[float]]) -> int:
+    """ferret's K for its hard plausibility scores: the average size of the human rationales of the data
+    set (Attanasio et al. 2023 §3.2, after DeYoung et al. 2020), over the texts with a marked word,
+    rounded, at least 1."""
+    sizes = _binary(human).sums()
+    marked = sizes[sizes > 0]
+    return max(1, round(float(marked.mean()))) if marked.size else 1
+
+
+def ferret_plausibility(
+    human: Ragged | Sequence[Sequence[float]],
+    machine: Ragged | Sequence[Sequence[float]],
+    k: int | None = None,
+    only_positive: bool = False,
+    n_boot: int = N_BOOT,
+    level: float = LEVEL,
+    seed: int | None = 0,
+) -> dict[str, Estimate]:
+    """ferret's plausibility set (Attanasio et al. 2023 §3.2), with bootstrap intervals over texts.
+
+    The machine map's hard rationale is its ``k`` highest words for every text (``k`` one number for the
+    data set, :func:`ferret_k` by default; with ``only_positive`` only words scored above 0 among them),
+    unlike :func:`plausibility`'s k per text:
+
+    * ``token_f1``: the mean per-text F1 of that rationale against the human words (texts where both
+      sides are empty left out);
+    * ``token_iou``: the mean per-text intersection over union of the two word sets;
+    * ``auprc``: the mean per-text area under the precision–recall curve of the raw scores, the same
+      trapezoidal area as ERASER's (:func:`pr_curve_area_per_text`).
+    """
+    h, m = as_ragged(human), as_ragged(machine)
+    h.same_shape(m, "human and machine maps")
+    k = ferret_k(h) if k is None else k
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    pred = top_k_mask(m, np.full(len(m), k, dtype=np.int64))
+    if only_positive:
+        pred = pred.with_values(pred.values & (m.values > 0))
+    return {
+        "token_f1": mean_estimate(token_prf(h, pred)["f1"], n_boot, level, seed, k=k),
+        "token_iou": mean_estimate(iou_per_text(h, pred), n_boot, level, seed, k=k),
+        "auprc": mean_estimate(pr_curve_area_per_text(h, m), n_boot, level, seed),
+    }

@@ -203,6 +203,24 @@ def _label_index(labels: Sequence[str], label_map: Mapping[str, str] | None) -> 
     return index
 
 
+def _playable(
+    documents: Sequence[dict], predicted: np.ndarray, kind: str, index: Callable[[Any], int | None]
+) -> list[int]:
+    """The documents the game is played on: a hybrid document with a word of the predicted class, a manual
+    one classified correctly with relevant words, an agreement one whose label the model knows."""
+    kept = []
+    for i, (d, p) in enumerate(zip(documents, predicted, strict=True)):
+        if kind == "hybrid":
+            ok = any(index(label) == p for label in set(d["word_labels"]))
+        elif kind == "manual":
+            ok = index(d["label"]) == p and bool(d["relevant"])
+        else:
+            ok = index(d["label"]) is not None
+        if ok:
+            kept.append(i)
+    return kept
+
+
 def last_word(n_words: int) -> np.ndarray:
     """The ``last`` baseline of the agreement paradigm: all relevance on the word just before the verb."""
     scores = np.zeros(n_words)
@@ -240,16 +258,7 @@ def pointing_game(
     documents = [d.to_dict() if isinstance(d, HybridDocument) else d for d in documents]
     texts = [d["text"] for d in documents]
     predicted = bundle.scores(texts, batch_size=max(batch_size, 64)).argmax(1) if texts else np.zeros(0, int)
-    keep = []
-    for d, p in zip(documents, predicted, strict=True):
-        if kind == "hybrid":
-            ok = any(index(label) == p for label in set(d["word_labels"]))
-        elif kind == "manual":
-            ok = index(d["label"]) == p and bool(d["relevant"])
-        else:
-            ok = index(d["label"]) is not None
-        keep.append(ok)
-    kept = [i for i, ok in enumerate(keep) if ok]
+    kept = _playable(documents, predicted, kind, index)
     game = PointingGame(kind, len(kept), len(documents) - len(kept))
     game.ids = [str(documents[i].get("id", i)) for i in kept]
     if kind == "agreement":

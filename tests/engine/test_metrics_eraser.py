@@ -151,3 +151,59 @@ def test_intervals_bracket_the_figures_and_differ_from_average_precision():
     area = pr_curve_area_per_text(human, machine)
     assert area.shape == (120,) and not np.allclose(area, average_precision_per_text(human, machine))
     assert np.isnan(pr_curve_area_per_text([[0, 0]], [[0.1, 0.2]])[0])
+
+
+# ----------------------------------------------------------------- ferret's plausibility set, from its definitions
+
+
+def _ferret_reference(human, scores, k, only_positive=False):
+    """ferret's hard and soft plausibility scores per Attanasio et al. 2023 §3.2, on index sets: the top-k
+    scored tokens (ties to the earlier token), token F1 and IOU of the sets, macro over texts; AUPRC as
+    scikit-learn's auc of the precision–recall curve of the scores."""
+    f1s, ious, areas = [], [], []
+    for h, s in zip(human, scores, strict=True):
+        order = sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
+        chosen = {i for i in order if not only_positive or s[i] > 0}
+        truth = {i for i, v in enumerate(h) if v}
+        if truth or chosen:
+            f1s.append(2 * len(truth & chosen) / (len(truth) + len(chosen)))
+            ious.append(len(truth & chosen) / len(truth | chosen))
+        if truth:
+            precision, recall, _ = precision_recall_curve(h, s)
+            areas.append(auc(recall, precision))
+    return np.mean(f1s), np.mean(ious), np.mean(areas)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ferrets_set_equals_its_definitions_on_the_same_inputs(seed):
+    from explain_engine.metrics.plausibility import ferret_k, ferret_plausibility
+
+    human, machine = _case(seed)
+    k = ferret_k(human)
+    sizes = [sum(h) for h in human if sum(h)]
+    assert k == max(1, round(sum(sizes) / len(sizes)))  # one K for the data set: the mean rationale size
+    for only_positive in (False, True):
+        shifted = [[v - 1.0 for v in m] for m in machine]  # some scores negative, for only_positive
+        got = ferret_plausibility(human, shifted, only_positive=only_positive, n_boot=0)
+        f1, iou, area = _ferret_reference(human, shifted, k, only_positive)
+        assert got["token_f1"].value == pytest.approx(f1)
+        assert got["token_iou"].value == pytest.approx(iou)
+        assert got["auprc"].value == pytest.approx(area)
+    # a K for the data set differs from the per-text K of Sen et al. 2020 §4.2 whenever sizes differ
+    per_text = eraser_plausibility(human, machine, n_boot=0)["token_f1"].value
+    assert len(set(sizes)) == 1 or ferret_plausibility(human, machine, n_boot=0)["token_f1"].value != per_text
+
+
+def test_ferrets_set_is_a_metric_by_name_with_an_interval():
+    from explain_engine.metrics import METRICS
+    from explain_engine.metrics.plausibility import ferret_plausibility
+
+    human, machine = _case(9)
+    figures = ferret_plausibility(human, machine, n_boot=200)
+    assert METRICS["ferret_token_f1"](human, machine, n_boot=200).value == figures["token_f1"].value
+    assert METRICS["ferret_token_iou"](human, machine, n_boot=0).value == figures["token_iou"].value
+    assert METRICS["ferret_auprc"](human, machine, n_boot=0).value == figures["auprc"].value
+    low, high = figures["token_iou"].ci_low, figures["token_iou"].ci_high
+    assert low <= figures["token_iou"].value <= high and low < high
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        ferret_plausibility(human, machine, k=0)

@@ -44,6 +44,12 @@ def test_movie_rationales_end_to_end(tmp_path, capsys):
     assert main(side_by_side[:-1]) == 0
     table = capsys.readouterr().out
     assert "token F1" in table and "IOU F1" in table and "comprehensiveness AOPC" in table
+    # ferret's set on the same explanations: token IOU in place of IOU F1, one K for all texts
+    assert main([*side_by_side[:-1][:10], "--set", "ferret", "--n-boot", "0", "--json"]) == 0
+    ferret = json.loads(capsys.readouterr().out)["methods"]["grad_dot_1s"]
+    assert {"token_f1", "token_iou", "auprc"} <= set(ferret) and "iou_f1" not in ferret
+    assert ferret["token_iou"]["k"] >= 1
+    assert ferret["auprc"]["value"] == pytest.approx(report["methods"]["grad_dot_1s"]["auprc"]["value"])
 
     game = ["pointing-game", "--model", str(run), "--data", str(maps), "--methods", methods, "--json",
             "--device", "cpu"]  # fmt: skip
