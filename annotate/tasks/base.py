@@ -24,6 +24,8 @@ from annotate.tasks.page_words import payload_words
 
 #: The study config's key of the share of hand-outs that are gold items (:mod:`annotate.quality.gold_mixing`).
 GOLD_RATE_KEY = "gold_rate"
+#: The study config's key of the redundancy policy: fixed or adaptive (:mod:`annotate.quality.redundancy`).
+REDUNDANCY_KEY = "redundancy"
 
 
 class BaseConfigSerializer(serializers.Serializer):
@@ -92,6 +94,9 @@ class TaskKind(ABC):
     #: (for a form module that imports the kinds); ``create_form`` when ``None``.
     edit_form: ClassVar[type | str | None] = None
     config_serializer: ClassVar[type[serializers.Serializer]] = BaseConfigSerializer
+    #: The stopping rules an adaptive study of this kind may use (:data:`explain_engine.api.STOPPING_RULES`),
+    #: over what :meth:`stop_answer` reads of an answer.
+    stopping_rules: ClassVar[tuple[str, ...]] = ("label_share", "label_posterior", "ci_width")
 
     #: The columns of a gold import file that give the answer, with what each holds (shown on the import
     #: page). Rows find their item by ``item`` (its number on the golds page) or by :attr:`gold_key_columns`.
@@ -167,6 +172,11 @@ class TaskKind(ABC):
     @abstractmethod
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         """The category of ``answer`` (one of :meth:`categories`), or ``None`` when it has none."""
+
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """What a stopping rule reads of ``answer`` (:class:`explain_engine.api.CountedAnswer`'s ``label``,
+        ``map``, ``value``): by default its :meth:`agreement_value` as the label."""
+        return {"label": self.agreement_value(answer)}
 
     def reading_words(self, payload: dict[str, Any]) -> int:
         """How many words an annotator reads to answer an item with ``payload`` (0: none to time)."""
