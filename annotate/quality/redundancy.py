@@ -218,3 +218,79 @@ def refresh_study(study: Study) -> int:
         return 0
     items = Item.objects.filter(study=study, is_gold=False, responses_done__gt=0).values_list("id", flat=True)
     return refresh_items(study, list(items))
+
+
+#: How many items the study page lists with their answers and why they stopped.
+PAGE_ITEMS = 200
+
+
+def stop_kind(reason: str) -> str:
+    """``"rule"``, ``"max"`` or ``"open"`` for an item's ``stop_reason``."""
+    if not reason:
+        return "open"
+    return "max" if reason.startswith("maximum") else "rule"
+
+
+def redundancy_summary(study: Study, limit: int = PAGE_ITEMS) -> dict[str, Any] | None:
+    """What the study page shows of an adaptive study (``None`` for a fixed one): the policy in words, items
+    stopped by their rule, at the maximum and still open, answers per stopped item, the answers saved
+    against a fixed design of ``max`` answers per item, and the first ``limit`` items with their answers
+    and why each stopped."""
+    policy = policy_of(study)
+    if policy.stopping is None:
+        return None
+    rows = list(
+        Item.objects.filter(study=study, is_gold=False, retired=False)
+        .order_by("position", "id")
+        .values_list("id", "position", "document__external_id", "responses_done", "stop_reason")
+    )
+    kinds = [stop_kind(r[4]) for r in rows]
+    stopped = [r[3] for r, k in zip(rows, kinds, strict=True) if k != "open"]
+    per_answers: dict[int, int] = defaultdict(int)
+    for n in stopped:
+        per_answers[n] += 1
+    return {
+        "policy": policy.describe(study.annotators_per_item),
+        "items": len(rows),
+        "by_rule": kinds.count("rule"),
+        "at_max": kinds.count("max"),
+        "open": kinds.count("open"),
+        "answers_per_stopped_item": sum(stopped) / len(stopped) if stopped else None,
+        "distribution": sorted(per_answers.items()),
+        "saved": policy.stopping.maximum * len(stopped) - sum(stopped),
+        "fixed_max": policy.stopping.maximum,
+        "rows": [
+            {
+                "item": r[0],
+                "position": r[1],
+                "document": r[2] or "",
+                "answers": r[3],
+                "stop": k,
+                "reason": r[4],
+            }
+            for r, k in zip(rows[:limit], kinds[:limit], strict=True)
+        ],
+    }
+
+
+def cost_range(study: Study, per_answer: float) -> dict[str, float] | None:
+    """An adaptive study's cost at ``per_answer`` (reward and fee of one answer): ``min`` (every item stops
+    at its minimum), ``max`` (every item at its maximum), ``expected`` (the answers per stopped item so far,
+    else halfway) and ``saved`` so far against a fixed design of ``max`` answers per item. ``None`` for a
+    fixed study."""
+    summary = redundancy_summary(study, limit=0)
+    if summary is None:
+        return None
+    s = policy_of(study).stopping
+    assert s is not None
+    items = summary["items"]
+    expected = summary["answers_per_stopped_item"] or (s.minimum + s.maximum) / 2
+    return {
+        "min": round(items * s.minimum * per_answer, 2),
+        "max": round(items * s.maximum * per_answer, 2),
+        "expected": round(items * expected * per_answer, 2),
+        "expected_from": "answers per stopped item so far"
+        if summary["answers_per_stopped_item"]
+        else "halfway",
+        "saved": round(summary["saved"] * per_answer, 2),
+    }

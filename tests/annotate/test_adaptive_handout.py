@@ -198,3 +198,52 @@ def test_under_load_no_item_gets_more_than_its_maximum_nor_one_worker_twice():
     stopped = dict(Item.objects.filter(study=study).values_list("id", "stop_reason"))
     assert all(stopped.values())  # every item stopped: by its rule or at its maximum
     assert all(per_item[i] == 2 for i in agreeing)  # agreeing items stopped at their minimum
+
+
+def test_the_study_page_exports_and_datasheet_show_each_items_answers_and_why_it_stopped(researcher, client):
+    from django.urls import reverse
+
+    from annotate.exports.datasheet import datasheet
+    from annotate.exports.tables import response_columns, response_rows
+
+    study = adaptive_study(researcher, n=2)
+    first, second = Item.objects.filter(study=study).order_by("position", "id")
+    for i, label in enumerate(["positive", "positive"]):
+        answer(study, make_worker(f"p{i}"), label)  # item 1 agrees and stops at 2
+    second_answers = ["positive", "negative"]
+    for i, label in enumerate(second_answers):
+        assert answer(study, make_worker(f"q{i}"), label) == second.pk
+    client.force_login(researcher)
+    page = client.get(reverse("study-detail", args=[study.uid])).content.decode()
+    assert "adaptive: 2 to 4 answers per item, an item stops when label_share is at least 0.9" in page
+    assert 'id="stopped-by-rule">1<' in page and 'id="still-open">1<' in page
+    assert "label_share 1.000 &gt;= 0.9 at 2 answers" in page
+    names = [name for name, _ in response_columns(study)]
+    assert names[-2:] == ["item_answers", "item_stop_reason"]
+    rows = {r["item"]: (r["item_answers"], r["item_stop_reason"]) for r in response_rows(study)}
+    assert rows[first.pk][0] == 2 and rows[first.pk][1].startswith("label_share")
+    assert rows[second.pk] == (2, "")
+    sheet = datasheet(study)
+    assert "- Redundancy: adaptive: 2 to 4 answers per item" in sheet
+    assert "Items stopped by their rule: 1; at the maximum: 0; still collecting: 1" in sheet
+    # a fixed study's exports are as they were
+    fixed = create_study(
+        researcher,
+        {"name": "f", "dataset": study.dataset_id, "kind": "highlight", "annotators_per_item": 2},
+    )
+    assert "item_stop_reason" not in [name for name, _ in response_columns(fixed)]
+    assert "- Redundancy: fixed: 2 answers per item" in datasheet(fixed)
+
+
+def test_the_cost_is_a_range_with_the_expected_value_and_the_saving(researcher):
+    from annotate.quality.redundancy import cost_range
+
+    study = adaptive_study(researcher, n=4)
+    fresh = cost_range(study, 0.5)
+    assert fresh == {"min": 4.0, "max": 8.0, "expected": 6.0, "expected_from": "halfway", "saved": 0.0}
+    for i in range(2):
+        answer(study, make_worker(f"c{i}"), "positive")
+    stopped = cost_range(study, 0.5)
+    assert stopped is not None
+    assert stopped["expected"] == 4.0 and stopped["expected_from"] == "answers per stopped item so far"
+    assert stopped["saved"] == 1.0  # one item stopped at 2 answers instead of 4: 2 × 0.5
