@@ -57,7 +57,7 @@ def format_table(title: str, base: dict[str, float], rows: Sequence[ReplayRow]) 
     return "\n".join(lines)
 
 
-def _as_dict(title: str, base: dict[str, float], rows: Sequence[ReplayRow]) -> dict:
+def as_dict(title: str, base: dict[str, float], rows: Sequence[ReplayRow]) -> dict:
     return {
         "design": title,
         "fixed": base,
@@ -118,13 +118,13 @@ def _run(args: argparse.Namespace) -> int:
     results = []
     title = f"YELP-HAT real answers, fixed N=3, {len(real)} texts, {len(seeds)} orders (crowd accuracy {accuracy:.3f})"
     base, rows = replay_table(real, policies(3), 3, seeds, accuracy)
-    results.append(_as_dict("real, max 3", base, rows))
+    results.append(as_dict("real, max 3", base, rows))
     text = [format_table(title, base, rows)]
     for maximum in args.simulate:
         simulated = simulate(real, maximum, seed=args.seed)
         title = f"Simulated annotators fitted to YELP-HAT, fixed N={maximum}, {len(real)} texts"
         base, rows = replay_table(simulated, policies(maximum), maximum, seeds)
-        results.append(_as_dict(f"simulated, max {maximum}", base, rows))
+        results.append(as_dict(f"simulated, max {maximum}", base, rows))
         text.append(format_table(title, base, rows))
     if args.plot:
         plot(results, args.plot)
