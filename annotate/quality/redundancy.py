@@ -294,3 +294,14 @@ def cost_range(study: Study, per_answer: float) -> dict[str, float] | None:
         else "halfway",
         "saved": round(summary["saved"] * per_answer, 2),
     }
+
+
+def share_over(study: Study, worker_id: int) -> bool:
+    """Whether an adaptive study has nothing more for ``worker_id``, ever: every ordinary item they did not
+    answer has stopped (so they are done, not waiting for places to come free). ``False`` for a fixed study."""
+    if not policy_of(study).adaptive:
+        return False
+    left = Item.objects.filter(study=study, is_gold=False, retired=False, stop_reason="").exclude(
+        responses__worker_id=worker_id
+    )
+    return not left.exists()
