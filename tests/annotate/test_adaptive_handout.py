@@ -247,3 +247,23 @@ def test_the_cost_is_a_range_with_the_expected_value_and_the_saving(researcher):
     assert stopped is not None
     assert stopped["expected"] == 4.0 and stopped["expected_from"] == "answers per stopped item so far"
     assert stopped["saved"] == 1.0  # one item stopped at 2 answers instead of 4: 2 × 0.5
+
+
+def test_a_researcher_excluding_a_worker_reopens_the_items_their_answers_stopped(researcher, client):
+    from django.urls import reverse
+
+    study = adaptive_study(researcher, n=1)
+    item = Item.objects.get(study=study)
+    w1, w2 = make_worker("r1"), make_worker("r2")
+    answer(study, w1, "positive")
+    answer(study, w2, "positive")
+    item.refresh_from_db()
+    assert item.stop_reason.startswith("label_share")
+    client.force_login(researcher)
+    url = reverse("quality-worker", kwargs={"uid": study.uid, "worker_id": w2.pk, "action": "exclude"})
+    assert client.post(url).status_code == 302
+    item.refresh_from_db()
+    assert item.stop_reason == "" and item.responses_needed == 3
+    client.post(reverse("quality-worker", kwargs={"uid": study.uid, "worker_id": w2.pk, "action": "include"}))
+    item.refresh_from_db()
+    assert item.stop_reason.startswith("label_share 1.000 >= 0.9 at 2")
