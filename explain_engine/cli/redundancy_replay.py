@@ -79,8 +79,8 @@ def as_dict(title: str, base: dict[str, float], rows: Sequence[ReplayRow]) -> di
 
 
 def plot(results: list[dict], path: str) -> None:
-    """Answers saved against the error in the label majority and in the human–human AUC, one marker per
-    policy, one colour per design."""
+    """Answers saved against the error in the label majority, the human–human AUC and CAM k: one point per
+    policy, a colour per design, a marker per rule."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,18 +92,21 @@ def plot(results: list[dict], path: str) -> None:
         ("hh_auc", "|Δ human-human AUC|", abs),
         ("cam_k", "|Δ CAM k| (words)", abs),
     )
+    markers = {"label_share": "o", "label_posterior": "s", "map_agreement": "^", "ci_width": "D"}
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (key, label, error) in zip(axes, panels, strict=True):
-        for result in results:
-            xs = [p["saved"] for p in result["policies"]]
-            ys = [
-                error(p["figures"][key] if key == "majority_same" else p["change"][key])
-                for p in result["policies"]
-            ]
-            ax.scatter(xs, ys, label=result["design"], s=22)
+        for colour, result in zip(colours, results, strict=False):
+            for rule, marker in markers.items():
+                chosen = [p for p in result["policies"] if p["rule"] == rule]
+                xs = [p["saved"] for p in chosen]
+                ys = [
+                    error(p["figures"][key] if key == "majority_same" else p["change"][key]) for p in chosen
+                ]
+                ax.scatter(xs, ys, label=f"{result['design']}: {rule}", s=24, color=colour, marker=marker)
         ax.set_xlabel("answers saved against fixed N")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=6, ncol=2)
     fig.suptitle("Adaptive redundancy on YELP-HAT: cost against error")
     fig.tight_layout()
     fig.savefig(path)
