@@ -195,8 +195,9 @@ _WRITE = Prepared(
             WHERE id = $1 AND EXISTS (SELECT 1 FROM r)
         ), counted AS (
             UPDATE {_I} SET responses_done = responses_done + 1 WHERE id = $3 AND EXISTS (SELECT 1 FROM r)
+            RETURNING responses_done, responses_needed
         )
-        SELECT id FROM r""",
+        SELECT r.id, c.responses_done, c.responses_needed FROM r LEFT JOIN counted c ON true""",
 )
 
 
@@ -273,7 +274,8 @@ def _submit_fast(
     with together, connection.cursor() as cursor:
         _WRITE.execute(cursor, args)
         stored = cursor.fetchone()
-        if stored is not None and adaptive:
+        # An item still short of the places it asked for has nothing to decide (its rule needs them all).
+        if stored is not None and adaptive and stored[1] >= stored[2]:
             refresh_items(study, [item_id])
     return None if stored is None else Submitted(stored[0], True, study, worker_id, grade, seat.verification)
 

@@ -182,7 +182,7 @@ def refresh_items(study: Study, item_ids: Iterable[int]) -> int:
     ids = sorted(set(item_ids))
     if stopping is None or not ids:
         return 0
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         items = list(
             Item.objects.select_for_update()
             .filter(pk__in=ids, study_id=study.pk, is_gold=False, retired=False)

@@ -267,3 +267,44 @@ def test_a_researcher_excluding_a_worker_reopens_the_items_their_answers_stopped
     client.post(reverse("quality-worker", kwargs={"uid": study.uid, "worker_id": w2.pk, "action": "include"}))
     item.refresh_from_db()
     assert item.stop_reason.startswith("label_share 1.000 >= 0.9 at 2")
+
+
+def test_a_sentence_rating_study_made_on_its_form_stops_items_whose_ratings_agree(researcher, client):
+    """The create form carries the policy; ci_width over the ratings: two equal ratings stop an item at its
+    minimum, two far apart ask for more."""
+    from django.urls import reverse
+
+    from tests.annotate.test_study_management import page_text, rating_dataset
+
+    dataset = rating_dataset(researcher)
+    client.force_login(researcher)
+    url = reverse("study-create") + "?kind=sentence_rating"
+    assert "Adaptive: stopping rule" in client.get(url).content.decode()
+    form = {
+        "kind": "sentence_rating", "name": "ratings", "dataset": dataset.pk, "aspects": "overall",
+        "rating_max": 5, "gold_tolerance": 1, "min_judges": 3, "annotators_per_item": 3, "time_limit_min": 10,
+        "provider": "local", "redundancy": "adaptive", "redundancy_min": 2, "redundancy_max": 4,
+        "redundancy_rule": "map_agreement", "redundancy_threshold": 1.5,
+    }  # fmt: skip
+    bad = page_text(client.post(url, form))
+    assert "is not a rule of this kind; use one of label_share, label_posterior, ci_width" in bad
+    assert not Study.objects.exists()
+    assert client.post(url, {**form, "redundancy_rule": "ci_width"}).status_code == 302
+    study = Study.objects.get()
+    assert study.config["redundancy"] == {
+        "mode": "adaptive", "min": 2, "max": 4, "rule": "ci_width", "threshold": 1.5,
+    }  # fmt: skip
+    assert study.annotators_per_item == 4
+    start_study(study)
+    items = list(Item.objects.filter(study=study).order_by("position", "id"))
+    assert {i.responses_needed for i in items} == {2}
+    ratings = {items[0].pk: [4, 4], items[1].pk: [1, 5]}
+    for n in range(2):
+        worker = make_worker(f"rater{n}")
+        for _ in items[:2]:
+            a = next_assignment(study, worker)
+            submit(a.uid, {worker.pk}, uuid.uuid4(), {"rating": ratings[a.item_id][n]}, {"read_ms": 3000})
+    items[0].refresh_from_db()
+    items[1].refresh_from_db()
+    assert items[0].stop_reason.startswith("ci_width 0.000 <= 1.5 at 2")
+    assert items[1].stop_reason == "" and items[1].responses_needed == 3
