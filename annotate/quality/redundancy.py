@@ -274,7 +274,8 @@ def redundancy_summary(study: Study, limit: int = PAGE_ITEMS) -> dict[str, Any] 
 
 
 def cost_range(study: Study, per_answer: float) -> dict[str, float] | None:
-    """An adaptive study's cost at ``per_answer`` (reward and fee of one answer): ``min`` (every item stops
+    """An adaptive study's places (``places_min`` .. ``places_max``: its ordinary items times ``min`` and
+    ``max``) and cost at ``per_answer`` (reward and fee of one answer): ``min`` (every item stops
     at its minimum), ``max`` (every item at its maximum), ``expected`` (the answers per stopped item so far,
     else halfway) and ``saved`` so far against a fixed design of ``max`` answers per item. ``None`` for a
     fixed study."""
@@ -286,6 +287,8 @@ def cost_range(study: Study, per_answer: float) -> dict[str, float] | None:
     items = summary["items"]
     expected = summary["answers_per_stopped_item"] or (s.minimum + s.maximum) / 2
     return {
+        "places_min": items * s.minimum,
+        "places_max": items * s.maximum,
         "min": round(items * s.minimum * per_answer, 2),
         "max": round(items * s.maximum * per_answer, 2),
         "expected": round(items * expected * per_answer, 2),

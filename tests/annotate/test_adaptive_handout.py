@@ -238,9 +238,12 @@ def test_the_study_page_exports_and_datasheet_show_each_items_answers_and_why_it
 def test_the_cost_is_a_range_with_the_expected_value_and_the_saving(researcher):
     from annotate.quality.redundancy import cost_range
 
-    study = adaptive_study(researcher, n=4)
+    study = adaptive_study(researcher, n=4)  # 2 .. 4 answers per item
     fresh = cost_range(study, 0.5)
-    assert fresh == {"min": 4.0, "max": 8.0, "expected": 6.0, "expected_from": "halfway", "saved": 0.0}
+    assert fresh == {
+        "places_min": 8, "places_max": 16, "min": 4.0, "max": 8.0, "expected": 6.0, "expected_from": "halfway",
+        "saved": 0.0,
+    }  # fmt: skip
     for i in range(2):
         answer(study, make_worker(f"c{i}"), "positive")
     stopped = cost_range(study, 0.5)
@@ -308,3 +311,36 @@ def test_a_sentence_rating_study_made_on_its_form_stops_items_whose_ratings_agre
     items[1].refresh_from_db()
     assert items[0].stop_reason.startswith("ci_width 0.000 <= 1.5 at 2")
     assert items[1].stop_reason == "" and items[1].responses_needed == 3
+
+
+def test_forced_choice_answers_agree_on_the_option_whatever_the_confidence():
+    from annotate.tasks import get_kind
+
+    kind = get_kind("justify")
+    sure, unsure = {"choice": "A", "confident": True}, {"choice": "A", "confident": False}
+    assert kind.agreement_value(sure) != kind.agreement_value(unsure)
+    assert kind.stop_answer(sure) == kind.stop_answer(unsure) == {"label": "A"}
+    assert "label_share" in kind.stopping_rules and "map_agreement" not in kind.stopping_rules
+
+
+def test_the_publish_page_shows_the_places_and_cost_as_a_range(researcher, client):
+    import re
+
+    from tests.annotate.crowd_helpers import MTURK_CONFIG
+
+    dataset = make_dataset(researcher, n=2, name="paid")
+    study = create_study(
+        researcher,
+        {
+            "name": "paid", "dataset": dataset.pk, "kind": "highlight", "config": {"redundancy": ADAPTIVE},
+            "provider": "mturk", "provider_config": dict(MTURK_CONFIG),
+        },
+    )  # fmt: skip
+    start_study(study)
+    client.force_login(researcher)
+    shown = " ".join(
+        re.sub(r"<[^>]+>", " ", client.get(f"/studies/{study.uid}/crowd/").content.decode()).split()
+    )
+    assert "6 × 0.50 USD" in shown and "3.60 USD" in shown  # the platform's places, 0.60 an answer with fees
+    assert "Places the policy needs 4 … 8" in shown  # 2 items × 2 .. 4 answers
+    assert "2.4 … 4.8 USD, expected 3.6 (halfway)" in shown
