@@ -6,7 +6,7 @@ stops when its label share reaches 0.9), and has ``--workers`` annotators answer
 (no HTTP): each turn times ``next_assignment`` (the hand-out) and ``submit`` (which, in the adaptive
 study, decides the item's stopping rule in the same transaction). Answers are "positive" with probability
 ``--agree`` so some items disagree and ask for more. It also prints the plan of the hand-out's candidate
-query in each study (the queue index ``item_queue_idx`` is what keeps it one indexed query).
+query in each study before it starts (the queue index ``item_queue_idx`` is what keeps it one indexed query).
 
 Printed: per study, hand-outs, p50 / p99 milliseconds of each call, answers per item; the last line is one
 JSON object. Usage: ``.venv/bin/python bench/handout_adaptive.py [--items 300] [--workers 30] [--turns 30]``.
@@ -159,8 +159,8 @@ def main() -> None:
         rows, plans = [], {}
         for name, redundancy in (("fixed", None), ("adaptive", ADAPTIVE)):
             study = seed(args.items, redundancy, name)
+            plans[name] = plan(study)  # with every item open, as a study runs
             rows.append(drive(study, args.workers, args.turns, args.agree, random.Random(7)))
-            plans[name] = plan(study)
     finally:
         if "django" in sys.modules and sys.modules["django"].apps is not None:
             from django.db import connections
