@@ -344,3 +344,29 @@ def test_the_publish_page_shows_the_places_and_cost_as_a_range(researcher, clien
     assert "6 × 0.50 USD" in shown and "3.60 USD" in shown  # the platform's places, 0.60 an answer with fees
     assert "Places the policy needs 4 … 8" in shown  # 2 items × 2 .. 4 answers
     assert "2.4 … 4.8 USD, expected 3.6 (halfway)" in shown
+
+
+def test_a_provisional_answer_stops_nothing_until_the_platform_verifies_it(researcher):
+    from annotate.handout.hooks import on_verification_changed
+    from annotate.handout.workers import Seat
+
+    study = adaptive_study(researcher, n=1)
+    item = Item.objects.get(study=study)
+    answer(study, make_worker("v1"), "positive")
+    unconfirmed = make_worker("u1", provider="mturk")
+    a = next_assignment(study, unconfirmed, ref="unit-1", provisional=True)
+    assert a is not None and a.item_id == item.pk
+    ans, timings = good_answer(a.item, "positive")
+    submit(a.uid, {str(study.uid): Seat(unconfirmed.pk, "unit-1", False)}, uuid.uuid4(), ans, timings)
+    item.refresh_from_db()
+    # two answers agree, but one waits for the platform: the item does not stop
+    assert item.stop_reason == "" and item.responses_done == item.responses_needed == 2
+    # a confirmed worker still gets a place (an unconfirmed holder keeps nobody out), and the two verified
+    # answers decide
+    assert answer(study, make_worker("v2"), "positive") == item.pk
+    item.refresh_from_db()
+    assert item.responses_done == 3 and item.stop_reason.startswith("label_share 1.000 >= 0.9 at 2 answers")
+    Response.objects.filter(worker=unconfirmed).update(verification=Response.Verification.VERIFIED)
+    on_verification_changed(study, [unconfirmed.pk])
+    item.refresh_from_db()
+    assert item.stop_reason.startswith("label_share 1.000 >= 0.9 at 3 answers")
