@@ -23,6 +23,11 @@ asks :func:`explain_engine.api.item_stopped`:
   their places), and ``round`` (``responses_needed`` beyond ``min``) orders the queue: items still
   collecting their minimum come first.
 
+``label_posterior`` takes a worker's gold trust as their accuracy where the study has gold items, else
+:data:`explain_engine.redundancy.DEFAULT_ACCURACY`. An unconfirmed worker's provisional answer holds its
+place but decides nothing until it is verified; as in a fixed study, a confirmed worker still gets a place
+meanwhile, so an item can end with one verified answer more than its rule needed.
+
 A study ends when every item has stopped (every item's ``responses_done`` reaches its
 ``responses_needed``, as in a fixed study). Gold items keep their own rules: the policy never touches them.
 """
