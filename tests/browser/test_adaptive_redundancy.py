@@ -1,7 +1,8 @@
-"""Adaptive redundancy in the browser, highlight kind: three annotators answer through their invite links;
-the text the first two agree on stops at its minimum of two answers, the one they split on is handed to the
-third annotator (who never sees the stopped one), and the researcher's study page says how many answers each
-text took and why it stopped."""
+"""Adaptive redundancy in the browser. Highlight: three annotators answer through their invite links; the
+text the first two agree on stops at its minimum of two answers, the one they split on is handed to the third
+annotator (who never sees the stopped one and is told they are done), and the researcher's study page says
+how many answers each text took and why it stopped. Sentence rating: the same with the confidence interval of
+the ratings as the rule."""
 
 from __future__ import annotations
 
@@ -100,3 +101,56 @@ def test_a_split_text_gets_a_third_answer_and_an_agreed_one_stops_at_two(live_se
     section.screenshot(path=str(output_dir / "study_page_adaptive.png"))
     page.screenshot(path=str(output_dir / "study_page.png"), full_page=True)
     context.close()
+
+
+REVIEW = "The narrator was superb and warm. The plot dragged in the middle."
+
+
+def test_sentence_ratings_that_agree_stop_and_split_ones_go_to_a_third_rater(
+    live_server, chromium, output_dir
+):
+    """ci_width over the ratings: two equal ratings stop a sentence at its minimum; 1 and 5 ask for more."""
+    owner = User.objects.create_user("rosa", password=PASSWORD)
+    dataset = Dataset.objects.create(name="audiobooks", owner=owner)
+    Document.from_text(dataset, "doc-1", REVIEW, metadata={"perf": 4}).save()
+    policy = {"mode": "adaptive", "min": 2, "max": 3, "rule": "ci_width", "threshold": 1.5}
+    aspects = [{"name": "performance", "title": "Performance", "rating_field": "perf"}]
+    study = create_study(
+        owner,
+        {
+            "name": "Adaptive ratings", "dataset": dataset.pk, "kind": "sentence_rating",
+            "config": {"aspects": aspects, "redundancy": policy}, "instructions": "Rate each sentence.",
+            "time_limit_s": 900,
+        },
+    )  # fmt: skip
+    start_study(study)
+    first, second = Item.objects.filter(study=study).order_by("position", "id")
+    plan = {"rater-1": ("4", "1"), "rater-2": ("4", "5")}
+    for name, keys in plan.items():
+        context = chromium.new_context(viewport={"width": 1100, "height": 800})
+        page = context.new_page()
+        start_invite(page, live_server.url + invite_path(study, make_invite(study, name)))
+        for number, key in enumerate(keys, start=1):
+            page.wait_for_selector(f".ht-progress-text:text-is('Your item {number} of 2')")
+            page.keyboard.press(key)
+            page.keyboard.press("Enter")
+        page.wait_for_selector("#hatlab-app[data-state='done']")
+        context.close()
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.stop_reason.startswith("ci_width 0.000 <= 1.5 at 2") and second.stop_reason == ""
+
+    context = chromium.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    start_invite(page, live_server.url + invite_path(study, make_invite(study, "rater-3")))
+    page.wait_for_selector("#hatlab-app[data-state='item']")
+    assert page.locator("mark.rt-target").text_content() == "The plot dragged in the middle."
+    page.screenshot(path=str(output_dir / "third_rater_gets_the_split_sentence.png"), full_page=True)
+    page.keyboard.press("3")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#hatlab-app[data-state='done']")
+    page.screenshot(path=str(output_dir / "third_rater_done.png"), full_page=True)
+    context.close()
+    second.refresh_from_db()
+    assert second.responses_done == 3 and second.stop_reason.startswith("maximum of 3 answers")
+    assert sorted(Response.objects.filter(item=second).values_list("answer__rating", flat=True)) == [1, 3, 5]
