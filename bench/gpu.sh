@@ -8,6 +8,7 @@
 #   QUICK=1 bash bench/gpu.sh        # a smoke run on the CPU: tiny models, a few texts
 #   ONLY="convert yelphat-methods-cnn" bash bench/gpu.sh   # only the named steps
 #   MODELS=DIR bash bench/gpu.sh     # YELP-HAT models already trained: DIR/yelp-ARCH (train's --out)
+#   LIMIT_PERCENT=180 bash bench/gpu.sh   # every step's limit scaled (steps sharing one GPU run slower)
 #
 # On an H100 the whole run takes about 20 minutes; the steps' limits are the longest each may take.
 #
@@ -38,7 +39,7 @@ if [ "$QUICK" = 1 ]; then
     done
     MOVIES=$WORK/movies.jsonl TWIN="--max-words 60 --epochs 1 --n-boot 100"
 else
-    DEVICE=cuda PER_PART=15 EPOCHS="" SIZE="" RNN_SIZE="" LIMIT=""
+    DEVICE=cuda PER_PART=15 EPOCHS="" SIZE="" RNN_SIZE="" LIMIT=${LIMIT:-}
     BENCH="--cuda-only" EXPLAIN="--no-cpu --repeat 2" BERT=base EXPLAIN_ARCHS="cnn bilstm_attention"
     ARCHS="--archs $($PY -c 'from explain_engine.models import ARCHITECTURES as A; print(*sorted(set(A) - {"transformer"}))')"
     SST2=$DATA/sst2-glue
@@ -46,7 +47,7 @@ else
 fi
 
 step() { # step NAME SECONDS COMMAND...
-    local name=$1 limit=$2 started=$SECONDS
+    local name=$1 limit=$(($2 * ${LIMIT_PERCENT:-100} / 100)) started=$SECONDS
     shift 2
     if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then
         return 0
@@ -96,7 +97,7 @@ for arch in lstm bilstm_attention gru; do
     [ "$arch" = bilstm_attention ] && methods=$methods,attention
     [ "$arch" = bilstm_attention ] || methods=$methods,cell_decomposition
     step "pointing-sst2-$arch" 150 $PY -m explain_engine pointing-game --model "$WORK/sst2-$arch" --data "$SST2" \
-        --subset validation --methods "$methods" --device "$DEVICE" ${LIMIT:+--limit $LIMIT}
+        --subset validation --methods "$methods" --device "$DEVICE" --progress ${LIMIT:+--limit $LIMIT}
 done
 # The soft oracle (Prasad et al. 2021 §3.3) on whole movie reviews, with a target trained to convergence.
 step informed-twin 240 $PY -m explain_engine informed-twin --data "$MOVIES" --model cnn --out "$WORK/twin" \

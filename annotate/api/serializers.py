@@ -163,9 +163,48 @@ class ProgressSerializer(serializers.Serializer):
     verified = serializers.IntegerField(help_text="Answers that count in results.")
     provisional = serializers.IntegerField(help_text="Answers waiting for the platform to confirm them.")
     set_aside = serializers.IntegerField(help_text="Answers the platform never confirmed.")
-    responses_needed = serializers.IntegerField()
+    responses_needed = serializers.IntegerField(
+        help_text="Answers the items need, golds counted at the workers per item: the plan's answers needed."
+    )
     open_assignments = serializers.IntegerField()
     annotators = ProgressAnnotatorSerializer(many=True)
+
+
+class PlanCostSerializer(serializers.Serializer):
+    platform = serializers.CharField()
+    title = serializers.CharField()
+    places = serializers.IntegerField(help_text="One place per worker needed.")
+    reward = serializers.CharField()
+    rewards = serializers.CharField()
+    fees = serializers.CharField()
+    total = serializers.CharField()
+    currency = serializers.CharField()
+    reward_source = serializers.CharField(help_text="Where the reward per place comes from.")
+    fee_rule = serializers.CharField()
+
+
+class PlanSerializer(serializers.Serializer):
+    answers = serializers.IntegerField(help_text="Answers needed: items × workers per item, golds included.")
+    gold_answers = serializers.IntegerField()
+    items = serializers.IntegerField(help_text="Ordinary (not gold) items.")
+    golds = serializers.IntegerField()
+    workers_per_item = serializers.IntegerField()
+    items_per_worker = serializers.IntegerField(
+        help_text="The most items one worker is given (share rule, cap)."
+    )
+    share_rule = serializers.CharField(help_text="The kind's share rule in words (empty: none).")
+    workers = serializers.IntegerField(allow_null=True, help_text="Workers needed; null: no share has room.")
+    answer_s = serializers.FloatField(help_text="Median seconds of an answer.")
+    answer_source = serializers.CharField(
+        help_text="Where the median comes from (measured, or the kind's default)."
+    )
+    worker_s = serializers.FloatField(help_text="Expected seconds of one worker's share.")
+    total_s = serializers.FloatField(help_text="Expected seconds of all the work.")
+    warnings = serializers.ListField(child=serializers.CharField())
+    problem = serializers.CharField(
+        help_text="Why the items cannot be built from the settings yet (empty: they can)."
+    )
+    costs = PlanCostSerializer(many=True)
 
 
 class InviteRequestSerializer(serializers.Serializer):

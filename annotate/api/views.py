@@ -21,6 +21,7 @@ from annotate.api.serializers import (
     ImportResultSerializer,
     InviteRequestSerializer,
     InviteResultSerializer,
+    PlanSerializer,
     ProgressSerializer,
     StudySerializer,
 )
@@ -30,6 +31,7 @@ from annotate.exports.rationales import rationale_zip, rationale_zip_name
 from annotate.exports.tables import UnknownExport
 from annotate.models import Dataset, Study
 from annotate.studies import lifecycle
+from annotate.studies.plan import study_plan
 from annotate.studies.progress import study_progress
 
 RESEARCHER = [IsAuthenticated, IsResearcher, IsOwnerOrAdmin]
@@ -114,6 +116,13 @@ class StudyViewSet(
     def progress(self, request, uid=None):
         """Items done of total, and responses per anonymised annotator."""
         return Response(ProgressSerializer(study_progress(self.get_object())).data)
+
+    @extend_schema(responses={200: PlanSerializer})
+    @action(detail=True, methods=["get"])
+    def plan(self, request, uid=None):
+        """What the study will take: answers and workers needed under its kind's share rules, expected
+        time, cost on each platform, and the settings it cannot meet."""
+        return Response(PlanSerializer(study_plan(self.get_object()).as_dict()).data)
 
     @extend_schema(
         parameters=[

@@ -1,9 +1,10 @@
 """What a worker is told when the hand-out has nothing more for them: the provider's completion (a
 code, the form back to the platform) only once they have done their share, otherwise what is left.
 
-A worker has done their share when they answered, themselves, as many items as they may (the study's
-items, or ``max_items_per_worker``): their own answers, on their own platform unit
-(:func:`annotate.handout.assignment.worker_progress`). Items that others hold or finished never count
+A worker has done their share when they answered, themselves, as many items as they may (the items the
+kind's share rule gives one worker, one question per text in the forced-choice tasks, at most
+``max_items_per_worker``: :func:`annotate.handout.assignment.worker_share`): their own answers, on their own
+platform unit (:func:`annotate.handout.assignment.worker_progress`). Items that others hold or finished never count
 toward it: a study full of someone else's work owes nobody a code. A worker whose answers wait for the
 platform's confirmation gets a reconciliation queued for soon after they hand their unit of work back
 (:func:`annotate.crowd.jobs.reconcile_soon`), and gets the completion only where the provider gives it

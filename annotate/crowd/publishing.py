@@ -16,12 +16,20 @@ import secrets
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from annotate.crowd.jobs import enqueue_reconcile, reconcile_key
 from annotate.crowd.providers import get_provider
-from annotate.crowd.providers.base import ACTIVE, APPROVED, REJECTED, SUBMITTED, ProviderUnsupported
+from annotate.crowd.providers.base import (
+    ACTIVE,
+    APPROVED,
+    REJECTED,
+    SUBMITTED,
+    Precondition,
+    ProviderUnsupported,
+)
 from annotate.crowd.providers.base.retry import ProviderConfigError, platform_errors
 from annotate.crowd.providers.base.settings import cents
 from annotate.crowd.providers.reconcile import review_submission, send_bonus, spend, unsubmitted_workers
@@ -47,11 +55,12 @@ ACTIONS = (
 
 
 class ActionError(Exception):
-    """An action refused: ``status`` (400, 409, 502) and ``{field: [message]}``."""
+    """An action refused: ``status`` (400, 409, 502) and ``{field: [message]}``; ``sentence``: the message
+    says it all, field included (pages show it as it is)."""
 
-    def __init__(self, status_code: int, field: str, message: str):
+    def __init__(self, status_code: int, field: str, message: str, *, sentence: bool = False):
         super().__init__(message)
-        self.status_code, self.errors = status_code, {field: [message]}
+        self.status_code, self.errors, self.sentence = status_code, {field: [message]}, sentence
 
 
 def new_key() -> str:
@@ -104,7 +113,39 @@ def crowd_state(study: Study, *, estimate: bool = False) -> dict[str, Any]:
     }
     if provider.platform:
         state.update(estimate_state(study, provider, ask_balance=estimate))
+        state["preconditions"] = precondition_rows(study, provider, state)
     return state
+
+
+def precondition_rows(study: Study, provider, state: dict[str, Any]) -> list[dict[str, Any]]:
+    """What publishing needs, each with ``ok`` (``None``: not known) and what to do: the provider's checks
+    (:meth:`~annotate.crowd.providers.base.CrowdProvider.publish_preconditions`) and the balance, when the
+    platform was asked for it."""
+    checks = list(provider.publish_preconditions(study))
+    cost = state.get("estimate") or {}
+    if cost.get("affordable") is not None:
+        enough = bool(cost["affordable"])
+        checks.append(
+            Precondition(
+                "Balance",
+                enough,
+                ""
+                if enough
+                else f"The account holds {cost['balance']} {cost['currency']} and publishing costs "
+                f"{cost['total']} {cost['currency']}: add funds on the platform, or publish fewer places.",
+            )
+        )
+    elif state.get("balance_error"):
+        checks.append(Precondition("Balance", None, state["balance_error"]))
+    else:
+        checks.append(
+            Precondition(
+                "Balance",
+                None,
+                "Not asked yet: “Check the balance” at the top of the page asks the platform.",
+            )
+        )
+    return [{"name": c.name, "ok": c.ok, "sentence": c.sentence, "field": c.field} for c in checks]
 
 
 def estimate_state(study: Study, provider, *, ask_balance: bool) -> dict[str, Any]:
@@ -210,15 +251,7 @@ def perform(study: Study, action: str, data: dict) -> dict[str, Any]:
 
 def _perform(study: Study, provider, action: str, data: dict) -> dict[str, Any]:
     if action == "publish":
-        key = _text(data, "key", 20)
-        if study.status == Study.Status.FINISHED:
-            raise ActionError(409, "study", "the study is finished; nothing more can be published")
-        provider.validate_config(study.provider_config)
-        if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):
-            lifecycle.apply(study, "start")
-        prepare_gold_items(study)
-        publications = provider.publish(study, key)
-        return {"published": [p.external_id for p in publications]}
+        return publish(study, provider, _text(data, "key", 20))
     if action == "pause":
         provider.pause(study)
         if study.status == Study.Status.RUNNING:
@@ -250,6 +283,46 @@ def _perform(study: Study, provider, action: str, data: dict) -> dict[str, Any]:
     workers = Worker.objects.filter(responses__study=study, provider=provider.name).distinct()
     failed = provider.notify(study, list(workers), subject, message)
     return {"notified": workers.count() - len(failed), "failed": failed}
+
+
+def unmet_preconditions(study: Study, provider) -> list[Precondition]:
+    """The publishing preconditions the study does not meet (see :meth:`publish_preconditions`)."""
+    return [check for check in provider.publish_preconditions(study) if check.ok is False]
+
+
+def publish(study: Study, provider, key: str) -> dict[str, Any]:
+    """Publish the study, all or nothing: the preconditions are checked before anything changes, and a
+    publication the platform refuses leaves the study as it was (a draft stays a draft, with its Edit and
+    Delete). Only when part of the batch already reached the platform is that part kept (with the study
+    started), so that what was made there is never forgotten here; the error is raised all the same."""
+    if study.status == Study.Status.FINISHED:
+        raise ActionError(409, "study", "the study is finished; nothing more can be published")
+    unmet = unmet_preconditions(study, provider)
+    if unmet:
+        raise ActionError(400, unmet[0].field, " ".join(c.sentence for c in unmet), sentence=True)
+    before, failure = study.status, None
+    try:
+        with transaction.atomic():
+            if study.status in (Study.Status.DRAFT, Study.Status.PAUSED):
+                lifecycle.apply(study, "start")
+            prepare_gold_items(study)
+            try:
+                publications = provider.publish(study, key)
+            except Exception as exc:
+                if not _batch_on_platform(study, key):
+                    raise
+                failure = exc
+    except Exception:
+        study.status = before
+        raise
+    if failure is not None:
+        raise failure
+    return {"published": [p.external_id for p in publications]}
+
+
+def _batch_on_platform(study: Study, key: str) -> bool:
+    """Whether a publication of the batch ``key`` already has the platform's id."""
+    return Publication.objects.filter(study=study, details__batch=key).exclude(external_id="").exists()
 
 
 def reviewable(study: Study):

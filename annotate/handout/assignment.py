@@ -58,7 +58,7 @@ from annotate.infra.sql import Prepared
 from annotate.models import Assignment, Item, Study, Worker, WorkerBlock
 from annotate.quality.gold_mixing import gold_wanted
 from annotate.tasks import get_kind
-from annotate.tasks.base import GOLD_RATE_KEY
+from annotate.tasks.base import GOLD_RATE_KEY, TaskKind
 
 ASSIGNED = Assignment.Status.ASSIGNED
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -185,7 +185,7 @@ def _next(
         item_id, needed = found[0], found[1]
         assignment = _take_slot(study.pk, worker_id, item_id, needed, now, expires_at, ref, provisional)
         if assignment is not None:
-            return _handed(study, assignment, found, limit)
+            return _handed(study, assignment, found)
         if wait:
             return _AGAIN, None
         skipped.append(item_id)
@@ -200,12 +200,11 @@ def _next(
     return _overflow(study, worker_id, now, expires_at, skipped, gold, lock, limit, ref, provisional)
 
 
-def _handed(study: Study, assignment: Assignment, found: tuple, limit: int | None):
+def _handed(study: Study, assignment: Assignment, found: tuple):
     """``(assignment, progress)`` for an assignment just made on the candidate ``found``."""
     item_id, _, payload, is_gold, done = found
     assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
-    total = study_item_count(study)
-    return assignment, {"done": done, "total": min(total, limit) if limit else total}
+    return assignment, {"done": done, "total": worker_share(study)}
 
 
 def _overflow(
@@ -230,7 +229,7 @@ def _overflow(
             study.pk, worker_id, item_id, needed, now, expires_at, ref, provisional, overflow=True
         )
         if assignment is not None:
-            return _handed(study, assignment, found, limit)
+            return _handed(study, assignment, found)
         if lock == "wait":
             return _AGAIN, None
         skipped.append(item_id)
@@ -537,6 +536,31 @@ def study_item_count(study: Study) -> int:
     return count
 
 
+_shares: dict[uuid.UUID, tuple[float, int]] = {}
+
+
+def worker_share(study: Study) -> int:
+    """The most items one worker is given in the study, the ``q`` of their "item i of q": the kind's share
+    rule over the items in use (:meth:`annotate.tasks.base.TaskKind.worker_share`: one question per text
+    in the forced-choice tasks), capped by ``max_items_per_worker``. Kept as :func:`study_item_count` is."""
+    kind = get_kind(study.kind)
+    if type(kind).worker_share is TaskKind.worker_share:  # every item: the count alone
+        share = study_item_count(study)
+    else:
+        now = time.monotonic()
+        cached = _shares.get(study.uid)
+        if cached is not None and now - cached[0] < ITEM_COUNT_TTL_S:
+            share = cached[1]
+        else:
+            documents = Item.objects.filter(study_id=study.pk, retired=False).values_list(
+                "document_id", flat=True
+            )
+            share = kind.worker_share(study, list(documents))
+            _shares[study.uid] = (now, share)
+    limit = study.config.get("max_items_per_worker")
+    return min(share, limit) if limit else share
+
+
 def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
     """Whether the hand-out has anything more for this worker under ``ref`` now (an open assignment, or
     an item they could be given), read without taking anything."""
@@ -555,12 +579,7 @@ def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
 def worker_progress(study: Study, worker_id: int, ref: str = "") -> dict[str, int]:
     """``{"done": answers the seat of ``worker_id`` under ``ref`` submitted (its own: see :func:`_own`),
     "total": items they may answer at most}``."""
-    total = study_item_count(study)
-    limit = study.config.get("max_items_per_worker")
-    return {
-        "done": _submitted_count(study.pk, worker_id, ref),
-        "total": min(total, limit) if limit else total,
-    }
+    return {"done": _submitted_count(study.pk, worker_id, ref), "total": worker_share(study)}
 
 
 def held_assignment(study: Study, worker_id: int, ref: str = "") -> Assignment | None:

@@ -99,7 +99,7 @@ def _interval_ms(assigned, created) -> float | None:
     return ms if ms >= 0 else None
 
 
-def _time_ms(assigned, created, read_ms: int | None, answer_ms: int | None) -> float | None:
+def time_taken_ms(assigned, created, read_ms: int | None, answer_ms: int | None) -> float | None:
     """The server's interval from handing out to receiving, or the client's read + answer time when the
     server's is unknown."""
     server = _interval_ms(assigned, created)
@@ -138,7 +138,7 @@ def study_risks(study: Study) -> dict[int, WorkerRisk]:
     return risk_report(
         workers=workers,
         words=[kind.reading_words(p) if isinstance(p, dict) else 0 for p in payloads],
-        time_ms=[_time_ms(*times) for times in zip(assigned, created, read, answer_ms, strict=True)],
+        time_ms=[time_taken_ms(*times) for times in zip(assigned, created, read, answer_ms, strict=True)],
         events=[interaction_events(s) for s in signals],
         page=[isinstance(s, dict) and s.get("page") is True for s in signals],
         from_page=[isinstance(s, dict) and "page" in s and not s.get("recovered") for s in signals],

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, Sum
+from django.db.models import Case, Count, F, Max, Q, Sum, Value, When
+from django.db.models.functions import Least
 
 from annotate.models import Assignment, Item, Response, Study
 from annotate.models.crowd import pseudonym
@@ -17,21 +18,33 @@ VERIFIED, PROVISIONAL, SET_ASIDE = (
 )
 
 
+def answers_wanted(study: Study):
+    """An item's answers needed, as an expression: its ``responses_needed``, a gold item's at most the
+    study's workers per item (a gold open to every worker has room for many more answers than it needs:
+    :data:`annotate.quality.gold_mixing.GOLD_CAPACITY`). Summed, the plan's answers needed
+    (:mod:`annotate.studies.plan`)."""
+    return Case(
+        When(is_gold=True, then=Least(F("responses_needed"), Value(study.annotators_per_item))),
+        default=F("responses_needed"),
+    )
+
+
 def study_progress(study: Study) -> dict[str, Any]:
     """Counts for the progress page and API. An item is done when it has all the responses it needs
-    (a provisional answer holds its slot); it is *verified* when that many of its answers are verified,
-    the only ones that count in results. ``responses`` counts every answer received, ``verified``,
-    ``provisional`` and ``set_aside`` split it by verification."""
-    items = Item.objects.filter(study=study, retired=False).aggregate(
+    (:func:`answers_wanted`; a provisional answer holds its slot); it is *verified* when that many of its
+    answers are verified, the only ones that count in results. ``responses`` counts every answer
+    received, ``verified``, ``provisional`` and ``set_aside`` split it by verification."""
+    wanted = answers_wanted(study)
+    in_use = Item.objects.filter(study=study, retired=False).annotate(wanted=wanted)
+    items = in_use.aggregate(
         total=Count("id"),
-        done=Count("id", filter=Q(responses_done__gte=F("responses_needed"))),
-        needed=Sum("responses_needed"),
+        done=Count("id", filter=Q(responses_done__gte=F("wanted"))),
+        needed=Sum("wanted"),
     )
     total, done = items["total"] or 0, items["done"] or 0
     items_verified = (
-        Item.objects.filter(study=study, retired=False)
-        .annotate(verified=Count("responses", filter=Q(responses__verification=VERIFIED)))
-        .filter(verified__gte=F("responses_needed"))
+        in_use.annotate(verified=Count("responses", filter=Q(responses__verification=VERIFIED)))
+        .filter(verified__gte=F("wanted"))
         .count()
     )
     per_worker = (

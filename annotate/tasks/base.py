@@ -13,6 +13,7 @@ asks the kind through these hooks and never tests a kind's name.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from django.utils.module_loading import import_string
@@ -97,6 +98,9 @@ class TaskKind(ABC):
     #: The stopping rules an adaptive study of this kind may use (:data:`explain_engine.api.STOPPING_RULES`),
     #: over what :meth:`stop_answer` reads of an answer.
     stopping_rules: ClassVar[tuple[str, ...]] = ("label_share", "label_posterior", "ci_width")
+    #: The seconds one answer takes when no stored answer says (:mod:`annotate.studies.plan` measures the
+    #: median from stored answers first): hatlab's default for the kind, not a measured figure.
+    default_answer_s: ClassVar[float] = 60.0
 
     #: The columns of a gold import file that give the answer, with what each holds (shown on the import
     #: page). Rows find their item by ``item`` (its number on the golds page) or by :attr:`gold_key_columns`.
@@ -177,6 +181,21 @@ class TaskKind(ABC):
         """What a stopping rule reads of ``answer`` (:class:`explain_engine.api.CountedAnswer`'s ``label``,
         ``map``, ``value``): by default its :meth:`agreement_value` as the label."""
         return {"label": self.agreement_value(answer)}
+
+    def worker_share(self, study, documents: Sequence[int | None]) -> int:
+        """The most items one worker may be given among items showing ``documents`` (one entry per item:
+        its document's id) under the kind's share rules, before ``max_items_per_worker``: every item, by
+        default (a worker answers an item once)."""
+        return len(documents)
+
+    def share_rule(self, study) -> str:
+        """The kind's share rule in words, when it gives a worker fewer than every item."""
+        return ""
+
+    def plan_warnings(self, study) -> list[str]:
+        """Settings of ``study`` that its plan cannot meet, each a sentence naming the setting to change
+        (shown on the study form and page before anything starts); none by default."""
+        return []
 
     def reading_words(self, payload: dict[str, Any]) -> int:
         """How many words an annotator reads to answer an item with ``payload`` (0: none to time)."""

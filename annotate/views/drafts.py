@@ -17,6 +17,7 @@ from annotate.studies import service as study_service
 from annotate.studies.progress import study_progress
 from annotate.tasks import get_kind
 from annotate.tasks.study_form import add_api_errors
+from annotate.views.studies import unaccepted_warnings
 
 
 def _draft_or_redirect(request, uid):
@@ -44,7 +45,10 @@ def study_edit(request, uid):
         messages.error(request, "Drafts of this kind cannot be edited here.")
         return redirect("study-detail", uid=study.uid)
     form = form_class(request.POST or None, user=request.user, initial=form_class.initial_from(study))
+    warnings: list[str] = []
     if request.method == "POST" and form.is_valid():
+        warnings = unaccepted_warnings(request, form.study_data())
+    if request.method == "POST" and form.is_valid() and not warnings:
         try:
             problem = form.check(request.user) if hasattr(form, "check") else None
             if problem is not None:
@@ -65,7 +69,8 @@ def study_edit(request, uid):
                     )
                 messages.success(request, f"Study {study.name} saved.{note}")
                 return redirect("study-detail", uid=study.uid)
-    return render(request, "annotate/studies/edit.html", {"study": study, "kind": kind, "form": form})
+    context = {"study": study, "kind": kind, "form": form, "warnings": warnings}
+    return render(request, "annotate/studies/edit.html", context)
 
 
 @researcher_required

@@ -15,9 +15,10 @@ from django.views.decorators.http import require_POST
 from annotate.access import owned_or_404, researcher_required
 from annotate.crowd.log import audit_log, describe, run_logged
 from annotate.crowd.providers import get_provider
-from annotate.crowd.publishing import ActionError, crowd_state, new_key, reviewable
+from annotate.crowd.publishing import ActionError, crowd_state, new_key, reviewable, unmet_preconditions
 from annotate.crowd.settings_form import ProviderSettingsForm, fee_rule
 from annotate.models import Study, Worker
+from annotate.studies.plan import study_plan
 from annotate.views.work import sample_page
 
 
@@ -57,6 +58,7 @@ def crowd_page(request, uid, settings_form: ProviderSettingsForm | None = None, 
             "reviewable": reviewable(study).select_related("worker")[:200],
             "workers": _workers(study),
             "log": audit_log(study),
+            "plan": study_plan(study),
         },
         status=status,
     )
@@ -79,7 +81,7 @@ def _message(action: str, exc: ActionError) -> str:
     parts = []
     for field, problems in exc.errors.items():
         text = " ".join(problems)
-        parts.append(text if field == "credentials" else f"{field.replace('_', ' ')} {text}")
+        parts.append(text if field == "credentials" or exc.sentence else f"{field.replace('_', ' ')} {text}")
     return f"{action}: {'; '.join(parts)}"
 
 
@@ -116,6 +118,7 @@ def crowd_action(request, uid, action: str):
                 "needs_live": needs_live,
                 "where": where,
                 "missing_live": data.get("confirmed") == "yes",
+                "unmet": unmet_preconditions(study, provider) if action == "publish" else [],
             },
         )
     data.pop("worker_label", None)

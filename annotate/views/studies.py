@@ -23,6 +23,7 @@ from annotate.models import Invite, Study
 from annotate.quality.redundancy import redundancy_summary
 from annotate.studies import lifecycle
 from annotate.studies import service as study_service
+from annotate.studies.plan import settings_warnings, study_plan
 from annotate.studies.progress import study_progress
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
 from annotate.tasks.study_form import add_api_errors
@@ -70,7 +71,10 @@ def study_create(request):
     kind = get_kind(name)
     initial = {"dataset": request.GET.get("dataset")} if request.GET.get("dataset", "").isdigit() else {}
     form = kind.create_form(request.POST or None, user=request.user, initial=initial)
+    warnings: list[str] = []
     if request.method == "POST" and form.is_valid():
+        warnings = unaccepted_warnings(request, form.study_data())
+    if request.method == "POST" and form.is_valid() and not warnings:
         try:
             study = study_service.create_study(request.user, form.study_data())
         except study_service.StudyInvalid as exc:
@@ -78,8 +82,26 @@ def study_create(request):
         else:
             messages.success(request, f"Study {study.name} created. Start it when you are ready.")
             return redirect("study-detail", uid=study.uid)
-    context = {"form": form, "kind": kind, "kind_name": name, "label": TASK_KINDS.meta(name).get("label")}
+    context = {
+        "form": form,
+        "kind": kind,
+        "kind_name": name,
+        "label": TASK_KINDS.meta(name).get("label"),
+        "warnings": warnings,
+    }
     return render(request, "annotate/studies/form.html", context)
+
+
+#: The field a study form posts when the researcher saves the settings with the warnings shown.
+ACCEPT_WARNINGS = "accept_warnings"
+
+
+def unaccepted_warnings(request, data: dict) -> list[str]:
+    """The plan's warnings on a study form's settings (:func:`annotate.studies.plan.settings_warnings`),
+    unless the researcher chose to save with them (:data:`ACCEPT_WARNINGS`)."""
+    if request.POST.get(ACCEPT_WARNINGS) == "yes":
+        return []
+    return settings_warnings(request.user, data)
 
 
 def invite_rows(request, study: Study) -> list[dict]:
@@ -133,6 +155,7 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         "answer_labels": answer_labels(kind.public_config(study)),
         "progress": study_progress(study),
         "redundancy": redundancy_summary(study),
+        "plan": study_plan(study),
         "entry_url": request.build_absolute_uri(reverse("work-entry", args=[study.uid])),
         "access": access,
         "invite_form": invite_form or InviteForm(),

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +44,7 @@ from explain_engine.cli.explain import (
 )
 from explain_engine.datasets.hybrid import HybridDocument, hybrid_documents, sentences_of
 from explain_engine.datasets.splits import SPLIT_NAMES, given_splits
-from explain_engine.explainers import resolve_methods
+from explain_engine.explainers import Explained, resolve_methods
 from explain_engine.metrics.pointing_game import pointing_game
 
 
@@ -124,6 +126,7 @@ def _play(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         params=params,
         seed=args.seed,
+        progress=_progress_printer(time.perf_counter()) if args.progress else None,
     )
     elapsed = time.perf_counter() - started
     if args.json:
@@ -142,6 +145,21 @@ def _play(args: argparse.Namespace) -> int:
             print(line)
         print(f"{elapsed:.1f} s")
     return 0
+
+
+def _progress_printer(started: float) -> Callable[[int, int, Explained], None]:
+    """A line on stderr after each batch: documents done, seconds so far, and each method's share, so a run
+    cut short by a time limit still tells how far it got and which method took the time."""
+
+    def show(done: int, total: int, so_far: Explained) -> None:
+        methods = ", ".join(f"{m} {s:.1f}" for m, s in so_far.seconds.items())
+        print(
+            f"{done}/{total} documents, {time.perf_counter() - started:.1f} s ({methods})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -173,4 +191,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="which of the model's splits hybrid documents and agreement samples come from (default: test)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="after each batch, print documents done and seconds per method to stderr",
+    )
     parser.set_defaults(func=_play)

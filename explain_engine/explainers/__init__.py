@@ -10,6 +10,7 @@ from __future__ import annotations
 from explain_engine.explainers.registry import (
     METHODS,
     TRAINING_ATTENTION,
+    Explained,
     Fitting,
     MethodInfo,
     MethodSpec,
@@ -32,6 +33,7 @@ discover(__name__)
 __all__ = [
     "METHODS",
     "TRAINING_ATTENTION",
+    "Explained",
     "Fitting",
     "MethodInfo",
     "MethodSpec",

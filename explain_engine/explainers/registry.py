@@ -21,6 +21,7 @@ when :mod:`explain_engine.explainers` is imported.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,10 +61,12 @@ class Explained(dict):
     ``counter`` (``{method: [word counter-evidence scores per text]}``, methods that rank
     counter-evidence apart), ``diagnostics`` (``{method: [dict per text]}``, methods that report
     any) and ``ngrams`` (``{method: [word ranges (first_word, end_word) per text]}``, methods that
-    detect the n-grams their evidence is chosen from)."""
+    detect the n-grams their evidence is chosen from) and ``seconds`` (wall seconds spent per method,
+    or per group for methods that share their passes, keyed by the group's name)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        self.seconds: dict[str, float] = {}
         self.counter: dict[str, list[np.ndarray]] = {}
         self.diagnostics: dict[str, list[dict]] = {}
         self.ngrams: dict[str, list[list[tuple[int, int]]]] = {}
@@ -475,13 +478,15 @@ def explain_many(
     *,
     batch_size: int = 16,
     params: dict[str, dict[str, Any]] | None = None,
+    progress: Callable[[int, int, Explained], None] | None = None,
     **shared: Any,
 ) -> Explained:
     """Run several methods on ``texts``; methods of one group share their passes.
 
     ``params`` maps a method (or group) name to its own keyword arguments; ``shared`` keyword
     arguments go to every method. Returns ``{method: [word relevance per text]}`` as an
-    :class:`Explained`, which also holds the methods' counter-evidence scores and diagnostics.
+    :class:`Explained`, which also holds the methods' counter-evidence scores, diagnostics and the
+    seconds each took. ``progress(done, total, so_far)`` is called after each batch.
     """
     specs = [get(name) for name in methods]
     params = params or {}
@@ -515,6 +520,7 @@ def explain_many(
             for spec in specs:
                 if spec.name in done:
                     continue
+                started = time.perf_counter()
                 if spec.group is not None:
                     fn, _ = GROUPS[spec.group]
                     names = [s.name for s in specs if s.group == spec.group]
@@ -532,6 +538,10 @@ def explain_many(
                         how = getattr(bundle.model, "attention_pooling", "sum")
                     keep(spec.name, scores, batch, how)
                     done.add(spec.name)
+                key = spec.group if spec.group is not None else spec.name
+                out.seconds[key] = out.seconds.get(key, 0.0) + time.perf_counter() - started
+            if progress is not None:
+                progress(part.stop, len(texts), out)
     finally:
         bundle.model.train(was_training)
     return out

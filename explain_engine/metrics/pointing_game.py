@@ -22,7 +22,7 @@ import numpy as np
 
 from explain_engine.datasets.hybrid import HybridDocument
 from explain_engine.explainers.diagnostics import summary_lines
-from explain_engine.explainers.registry import explain_many, resolve_methods
+from explain_engine.explainers.registry import Explained, explain_many, resolve_methods
 from explain_engine.metrics.bootstrap import Estimate, mean_estimate
 
 BASELINE = "random"
@@ -73,7 +73,8 @@ class PointingGame:
     correctly classified documents only, as Poerner et al. 2018 Table 2 C16–C19). ``feat_hits``:
     the agreement paradigm's hit_feat per method over all kept documents, ``correct`` marking those
     classified correctly (Table 2 C20–C27 split them). ``diagnostics``: per method, the methods'
-    per-document reports (integrated gradients' completeness, LRP's amplification), ``ids`` the kept documents' ids.
+    per-document reports (integrated gradients' completeness, LRP's amplification), ``ids`` the kept documents' ids,
+    ``seconds`` the wall seconds each method (or group of methods sharing their passes) took.
     """
 
     kind: str
@@ -84,6 +85,7 @@ class PointingGame:
     correct: np.ndarray | None = None
     diagnostics: dict[str, list[dict]] = field(default_factory=dict)
     ids: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def accuracy(self, method: str, n_boot: int = 1000) -> Estimate:
         return mean_estimate(self.hits[method].astype(np.float64), n_boot=n_boot)
@@ -95,8 +97,12 @@ class PointingGame:
         return mean_estimate(self.feat_hits[method][chosen].astype(np.float64), n_boot=n_boot)
 
     def report_lines(self) -> list[str]:
-        """One line per method that reports on its documents (integrated gradients' completeness, LRP's amplification)."""
-        return summary_lines(self.diagnostics, self.ids or None)
+        """One line per method that reports on its documents (integrated gradients' completeness, LRP's amplification),
+        and the seconds each method took."""
+        lines = summary_lines(self.diagnostics, self.ids or None)
+        if self.seconds:
+            lines.append("seconds: " + ", ".join(f"{m} {s:.1f}" for m, s in self.seconds.items()))
+        return lines
 
     def _reports(self, key: str) -> dict[str, list[dict]]:
         """``{method: [{"id": document id, **report[key]}, ...]}`` for the methods that report ``key``."""
@@ -112,6 +118,7 @@ class PointingGame:
             "documents": self.n_documents,
             "discarded": self.n_discarded,
             "accuracy": {m: self.accuracy(m, n_boot).to_dict() for m in self.hits},
+            "method_seconds": {m: round(s, 3) for m, s in self.seconds.items()},
         }
         if self.kind == "agreement":
             assert self.correct is not None
@@ -213,6 +220,7 @@ def pointing_game(
     batch_size: int = 16,
     params: dict[str, dict[str, Any]] | None = None,
     seed: int = 0,
+    progress: Callable[[int, int, Explained], None] | None = None,
 ) -> PointingGame:
     """Play the pointing game for ``methods`` on ``documents``.
 
@@ -221,7 +229,7 @@ def pointing_game(
     label, target, features}`` (see :mod:`explain_engine.datasets.agreement`), scored by hit_target on
     the correctly classified ones and hit_feat on all, with the ``last`` baseline (the word before the
     verb) beside ``random``. ``label_map`` renames data labels to the model's labels (e.g.
-    ``{"0": "neg"}``).
+    ``{"0": "neg"}``). ``progress`` is :func:`explain_many`'s, called after each batch of documents.
     """
     if kind not in ("hybrid", "manual", "agreement"):
         raise ValueError(f"unknown pointing game {kind!r}; use 'hybrid', 'manual' or 'agreement'")
@@ -251,9 +259,16 @@ def pointing_game(
         return game
     targets = [int(predicted[i]) for i in kept]
     relevance = explain_many(
-        bundle, [texts[i] for i in kept], names, target=targets, batch_size=batch_size, params=params
+        bundle,
+        [texts[i] for i in kept],
+        names,
+        target=targets,
+        batch_size=batch_size,
+        params=params,
+        progress=progress,
     )
     game.diagnostics = dict(relevance.diagnostics)
+    game.seconds = dict(relevance.seconds)
     if kind == "agreement":
         relevance["last"] = [last_word(len(r)) for r in relevance[BASELINE]]
         names.append("last")

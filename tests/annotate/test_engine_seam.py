@@ -109,7 +109,8 @@ WEB_PROCESS_NEVER = ("torch", "transformers")
 
 def test_the_web_process_does_not_import_torch():
     """``config.wsgi`` (what gunicorn loads, with every URL and view imported at start-up) in a fresh
-    interpreter: none of the modules above is in ``sys.modules``."""
+    interpreter, after it has served API requests with query strings (which the query-parameter guard checks
+    against the schema of the route they reach): none of the modules above is in ``sys.modules``."""
     import json
     import os
     import subprocess
@@ -118,6 +119,13 @@ def test_the_web_process_does_not_import_torch():
     probe = (
         "import json, sys\n"
         "import config.wsgi\n"
+        "from django.test import Client\n"
+        "client = Client()\n"
+        "refused = client.get('/api/studies/?bogus=1')\n"
+        "assert refused.status_code == 400 and 'bogus' in refused.json(), refused.content\n"
+        "assert client.post('/api/work/00000000-0000-4000-8000-000000000000/next/?bogus=1').json() == {'errors': {'bogus': "
+        "['is not a parameter of this operation']}}\n"
+        "assert client.get('/api/studies/?page=1').status_code in (401, 403)  # a parameter it takes passes\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DJANGO_SETTINGS_MODULE": "tests.settings"}

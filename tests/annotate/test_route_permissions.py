@@ -164,6 +164,7 @@ RULES: dict[str, Rule] = {
     "api-study-invites": A(OWNED),
     "api-study-pause": A(OWNED),
     "api-study-progress": A(OWNED),
+    "api-study-plan": A(OWNED),
     "api-study-start": A(OWNED),
     "api-model-run-detail": A(OWNED, pk="run"),
     "api-model-run-explain": A(OWNED, pk="run"),

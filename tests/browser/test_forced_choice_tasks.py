@@ -64,7 +64,7 @@ def open_study(context, live_server, study: Study, who: str):
     bodies: list[str] = []
     page.on("response", lambda r: bodies.append(r.text()) if "/api/work/" in r.url else None)
     start_invite(page, live_server.url + invite_path(study, make_invite(study, who)))
-    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your question 1 of 4')")
+    page.wait_for_selector("#hatlab-app[data-state='item'] .ht-progress-text:text-is('Your question 1 of 2')")
     return page, errors, bodies
 
 
@@ -101,7 +101,7 @@ def test_three_tasks_answered_with_keyboard_mouse_and_touch(
     page.keyboard.press("4")  # Model B, not confident
     assert page.locator(".fc-choice").nth(3).get_attribute("aria-pressed") == "true"
     page.keyboard.press("Enter")
-    page.wait_for_selector(".ht-progress-text:text-is('Your question 2 of 4')")
+    page.wait_for_selector(".ht-progress-text:text-is('Your question 2 of 2')")
     stored = Response.objects.get(study=study)
     assert stored.item_id == item.pk and stored.answer == {"choice": "B", "confident": False}
     assert stored.answer_ms >= stored.read_ms >= 0
@@ -117,7 +117,7 @@ def test_three_tasks_answered_with_keyboard_mouse_and_touch(
     page.screenshot(path=str(output_dir / "justify.png"), full_page=True)
     page.get_by_role("button", name="positive confident").click()
     page.get_by_role("button", name="Submit and continue").click()
-    page.wait_for_selector(".ht-progress-text:text-is('Your question 2 of 4')")
+    page.wait_for_selector(".ht-progress-text:text-is('Your question 2 of 2')")
     assert Response.objects.get(study=study).answer == {"choice": "positive", "confident": True}
     no_secrets(page, bodies, study)
     assert not errors
@@ -145,7 +145,7 @@ def test_three_tasks_answered_with_keyboard_mouse_and_touch(
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     page.screenshot(path=str(output_dir / "investigate_phone.png"), full_page=True)
     tap(page.locator(".ht-submit"))
-    page.wait_for_selector(".ht-progress-text:text-is('Your question 2 of 4')")
+    page.wait_for_selector(".ht-progress-text:text-is('Your question 2 of 2')")
     assert Response.objects.get(study=study).answer == {"choice": "negative", "confident": False}
     no_secrets(page, bodies, study)
     assert not errors

@@ -107,6 +107,11 @@ def test_pointing_game_on_hybrid_documents_of_a_known_model():
     table = game.table()
     assert "grad_dot_1s" in table and "random" in table and f"/{game.n_documents}" in table
     assert game.to_dict()["accuracy"]["random"]["n"] == game.n_documents
+    # each method's time is kept (methods sharing passes under their group) and printed under the table
+    assert set(game.seconds) == {"gradients", "omit_1", "random"} and all(
+        s >= 0 for s in game.seconds.values()
+    )
+    assert "seconds: gradients" in table
 
 
 def test_documents_of_a_class_no_word_has_are_discarded():
@@ -385,10 +390,15 @@ def test_pointing_game_command_reads_raw_yelp_hat_csv(tmp_path, capsys):
         "--subset",
         "all",
     ]
-    assert main([*argv, "--per-document", "3", "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--per-document", "3", "--json", "--progress", "--batch-size", "1"]) == 0
+    out = capsys.readouterr()
+    result = json.loads(out.out)
     # Eight sentences (two per review) make two hybrid documents of three; two sentences are left over.
     assert result["kind"] == "hybrid" and result["documents"] + result["discarded"] == 2
+    # --progress: a line per batch of one document on stderr, each naming the method's seconds so far
+    lines = out.err.strip().splitlines()
+    assert len(lines) == result["documents"] and lines[-1].startswith(f"{result['documents']}/")
+    assert all("occ_1" in line for line in lines) and set(result["method_seconds"]) == {"occ_1", "random"}
 
 
 def _sentences_file(tmp_path, n: int = 40):

@@ -16,6 +16,7 @@ Table 1: ±1 (in)correct and confident, ±0.5 unconfident, 0 no preference
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rest_framework.exceptions import ValidationError
@@ -45,6 +46,7 @@ class ForcedChoiceKind(TaskKind):
     # by path: the form module imports the registered kinds and the study API
     edit_form = "annotate.kinds.forced_choice.forms.ForcedChoiceStudyForm"
     no_preference: ClassVar[bool] = True
+    default_answer_s = 30.0
     instructions: ClassVar[str] = ""
 
     def options(self, study) -> list[str]:
@@ -211,6 +213,18 @@ class ForcedChoiceKind(TaskKind):
         return float(
             score_answers([answer.get("choice")], [item_secret["answer"]], [bool(answer.get("confident"))])[0]
         )
+
+    def worker_share(self, study, documents: Sequence[int | None]) -> int:
+        """With ``one_method_per_text_per_worker`` a worker answers one question per text (the rule
+        :meth:`excluded_items` applies): as many questions as there are texts; else every question."""
+        if not study.config.get("one_method_per_text_per_worker", True):
+            return len(documents)
+        return len(set(documents))
+
+    def share_rule(self, study) -> str:
+        if not study.config.get("one_method_per_text_per_worker", True):
+            return ""
+        return "a worker answers one method per text"
 
     def excluded_items(self, study, worker_id: int) -> list[int]:
         """Items of ``study`` this worker may not get: with ``one_method_per_text_per_worker``, every

@@ -89,6 +89,7 @@ class NliPairKind(TaskKind):
     results = NliPairResults
     create_url_name = "nli-pair-import"
     edit_form = PairEditForm
+    default_answer_s = 30.0
     gold_columns = (
         ("label", "the gold label, one of the study's labels"),
         ("premise_words", "the numbers of the premise's highlighted words, from 1 (e.g. 2 3)"),

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from annotate.kinds.sentence_rating.config import KIND
+from annotate.kinds.sentence_rating.config import KIND, PAPER_JUDGES
 from annotate.tasks.study_form import COMMON_FIELDS, KindStudyForm
 
 ASPECT_HELP = (
@@ -48,10 +48,15 @@ class SentenceRatingStudyForm(KindStudyForm):
     min_judges = forms.IntegerField(
         min_value=1,
         max_value=50,
-        initial=4,
+        initial=PAPER_JUDGES,
         label="Judges a sentence needs",
         help_text="Trusted judges a sentence needs before its label counts in the results (4 in the paper).",
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # as many workers per sentence as the judges it needs, so a new study's defaults can be met
+        self.fields["annotators_per_item"].initial = PAPER_JUDGES
 
     def clean_aspects(self) -> list[dict[str, str]]:
         aspects = []
@@ -93,5 +98,5 @@ class SentenceRatingStudyForm(KindStudyForm):
             "aspects": "\n".join(lines),
             "rating_max": config.get("rating_max", 5),
             "gold_tolerance": config.get("gold_tolerance", 0),
-            "min_judges": config.get("min_judges", 4),
+            "min_judges": config.get("min_judges", PAPER_JUDGES),
         }

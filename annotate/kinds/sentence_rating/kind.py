@@ -22,6 +22,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.kinds.sentence_rating.config import (
     KIND,
     LEVELS,
+    PAPER_JUDGES,
     RATING_LABELS,
     SentenceRatingConfigSerializer,
 )
@@ -57,6 +58,7 @@ class SentenceRatingKind(TaskKind):
     needs_dataset = True
     config_serializer = SentenceRatingConfigSerializer
     create_form = SentenceRatingStudyForm
+    default_answer_s = 20.0
     gold_key_columns = (
         ("document", "the review's id"),
         ("aspect", "the aspect's name"),
@@ -80,6 +82,18 @@ class SentenceRatingKind(TaskKind):
             ],
             "rating_max": config.get("rating_max", 5),
         }
+
+    def plan_warnings(self, study) -> list[str]:
+        """A sentence's label counts once ``min_judges`` trusted workers rated it (Pappas & Popescu-Belis
+        2016 §3): with fewer workers per item no label ever counts in the results."""
+        judges = study.config.get("min_judges", PAPER_JUDGES)
+        if judges <= study.annotators_per_item:
+            return []
+        return [
+            f"Minimum judges is {judges} but each sentence gets {study.annotators_per_item} workers per "
+            f"item: no sentence can reach {judges} judges, so no label would count in the results. Raise "
+            f"workers per item to {judges} or lower minimum judges to {study.annotators_per_item}."
+        ]
 
     def build_items(self, study) -> list:
         """One item per (aspect, document, sentence), aspect by aspect, then in document order."""

@@ -55,6 +55,7 @@ class TokenMarkingKind(TaskKind):
     needs_dataset = True
     config_serializer = TokenMarkingConfigSerializer
     create_form = TokenMarkingStudyForm
+    default_answer_s = 40.0
     gold_columns = (("words", "the numbers of the marked words, from 1, separated by spaces (e.g. 2 5)"),)
 
     def public_config(self, study) -> dict[str, Any]:

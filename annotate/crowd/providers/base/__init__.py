@@ -27,7 +27,7 @@ from django.conf import settings as django_settings  # the submodule base/settin
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from annotate.crowd.providers.base.retry import ProviderError
+from annotate.crowd.providers.base.retry import ProviderConfigError, ProviderError
 from annotate.crowd.providers.base.settings import settings_object
 from annotate.models import EntryBinding, Publication
 
@@ -83,6 +83,17 @@ class CostEstimate:
             "balance": None if self.balance is None else str(self.balance),
             "affordable": self.affordable,
         }
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """One thing publishing needs, said before the confirm step: ``ok`` (``None``: cannot be told here),
+    and when it is not met, ``sentence``: what to do, naming the setting; ``field`` names it for the API."""
+
+    name: str
+    ok: bool | None
+    sentence: str = ""
+    field: str = "provider"
 
 
 @dataclass(frozen=True)
@@ -245,6 +256,26 @@ class CrowdProvider:
         settings and the fee rule: no platform call, no credentials (``balance`` is ``None``)."""
         raise self._unsupported("local_estimate")
 
+    def plan_estimate(self, study, places: int, reward: Decimal) -> CostEstimate:
+        """What ``places`` places at ``reward`` each would cost on this platform with its fee rule (the
+        study's own fee settings when it is set up for the platform): no platform call."""
+        raise self._unsupported("plan_estimate")
+
+    def study_reward(self, study) -> Decimal | None:
+        """The reward per place the study's settings give on this platform; ``None`` when the study is not
+        set up for it."""
+        return None
+
+    def study_places(self, study) -> int | None:
+        """The places one publication of the study makes on this platform; ``None`` when the study is not
+        set up for it."""
+        return None
+
+    def publish_preconditions(self, study) -> list[Precondition]:
+        """What publishing the study needs that can be checked here, before anything changes: settings,
+        credentials, a public address the platform accepts. No platform call."""
+        return []
+
     def target(self) -> tuple[str, bool]:
         """Where publishing goes, in words, and whether it reaches real people and spends real money
         (the publish page then asks for an explicit confirmation)."""
@@ -332,6 +363,8 @@ class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
 
     def __init__(self) -> None:
         self._client: C | None = None
+        #: Whether the client was given (:meth:`use_client`) rather than built from the settings.
+        self.client_given = False
 
     @abstractmethod
     def make_client(self) -> C:
@@ -350,6 +383,7 @@ class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
     def use_client(self, client: C | None) -> None:
         """Use ``client`` instead of one built from the settings (``None`` goes back to the settings)."""
         self._client = client
+        self.client_given = client is not None
 
     def settings_of(self, study) -> S:
         return self.parse_settings(study.provider_config)
@@ -357,6 +391,39 @@ class PlatformProvider(CrowdProvider, ABC, Generic[C, S]):
     def validate_config(self, config: Any) -> dict[str, Any]:
         self.parse_settings(config)
         return dict(config)
+
+    def own_settings(self, study) -> S | None:
+        """The study's settings on this platform when it is set up for it and they are valid, else ``None``."""
+        if study.provider != self.name:
+            return None
+        try:
+            return self.settings_of(study)
+        except ProviderConfigError:
+            return None
+
+    def study_reward(self, study) -> Decimal | None:
+        config = self.own_settings(study)
+        return None if config is None else config.reward  # type: ignore[attr-defined]
+
+    def study_places(self, study) -> int | None:
+        config = self.own_settings(study)
+        return None if config is None else config.places  # type: ignore[attr-defined]
+
+    def publish_preconditions(self, study) -> list[Precondition]:
+        """The study's settings are valid, and the platform's credentials are there."""
+        try:
+            self.settings_of(study)
+        except ProviderConfigError as exc:
+            settings_ok = Precondition(
+                "Settings", False, f"Fill in the settings above: {exc.field} {exc.message}.", exc.field
+            )
+        else:
+            settings_ok = Precondition("Settings", True)
+        return [settings_ok, self.credentials_precondition()]
+
+    def credentials_precondition(self) -> Precondition:
+        """Whether the platform's credentials are set here (a client given with :meth:`use_client` has them)."""
+        return Precondition("Credentials", True)
 
     # --- the worker's platform context, kept in their session per study ----------------------------
     @property

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+import botocore.session
 from botocore.exceptions import ClientError, NoCredentialsError, PartialCredentialsError
 from django.conf import settings
 from django.utils import timezone
@@ -38,6 +39,7 @@ from annotate.crowd.providers.base import (
     CostEstimate,
     Entry,
     PlatformProvider,
+    Precondition,
     SubmissionRecord,
     bind_entry,
     completion_study_uid,
@@ -79,6 +81,15 @@ REFUSED_CREDENTIALS = frozenset(
         "AuthFailure",
     }
 )
+
+
+def local_credentials() -> bool:
+    """Whether boto3 finds AWS credentials on this machine (environment, profile, shared files), without
+    asking an instance or container metadata service."""
+    resolver = botocore.session.get_session().get_component("credential_provider")
+    for name in ("iam-role", "container-role"):
+        resolver.remove(name)
+    return resolver.load_credentials() is not None
 
 
 def submit_hosts() -> tuple[str, ...]:
@@ -185,16 +196,45 @@ class MTurkProvider(PlatformProvider[MTurkClient, MTurkConfig]):
     def balance(self) -> Balance:
         return Balance(self.client.balance(), self.currency)
 
+    def estimate_for(self, places: int, reward: Decimal, assignments_per_hit: int) -> CostEstimate:
+        """``places`` assignments at ``reward`` each, on HITs of ``assignments_per_hit`` assignments."""
+        fee = assignment_fee(reward, assignments_per_hit)
+        return CostEstimate(
+            places=places, reward=reward, rewards=reward * places, fees=fee * places, currency=self.currency
+        )
+
     def local_estimate(self, study) -> CostEstimate:
         config = self.settings_of(study)
-        fee = assignment_fee(config.reward, config.assignments_per_hit)
-        return CostEstimate(
-            places=config.places,
-            reward=config.reward,
-            rewards=config.reward * config.places,
-            fees=fee * config.places,
-            currency=self.currency,
+        return self.estimate_for(config.places, config.reward, config.assignments_per_hit)
+
+    def plan_estimate(self, study, places: int, reward: Decimal) -> CostEstimate:
+        """On the study's HITs of ``assignments_per_hit``; a study not set up for MTurk on HITs of at
+        most 9 assignments, the largest MTurk charges no extra 20 % on."""
+        config = self.own_settings(study)
+        per_hit = config.assignments_per_hit if config else max(1, min(places, LARGE_HIT_ASSIGNMENTS - 1))
+        return self.estimate_for(places, reward, per_hit)
+
+    def credentials_precondition(self) -> Precondition:
+        if self.client_given or local_credentials():
+            return Precondition("Credentials", True)
+        return Precondition(
+            "Credentials", False, self.explain_error(NoCredentialsError()) or "", "credentials"
         )
+
+    def publish_preconditions(self, study) -> list[Precondition]:
+        """The settings, the credentials, and an HTTPS public address: MTurk frames only HTTPS pages."""
+        url = entry_url(study)
+        if url.startswith("https://"):
+            https = Precondition("HTTPS task address", True)
+        else:
+            https = Precondition(
+                "HTTPS task address",
+                False,
+                f"MTurk shows only HTTPS task pages and the task's address is {url}: set HATLAB_PUBLIC_URL "
+                "in the server's environment to the server's public https:// address.",
+                "HATLAB_PUBLIC_URL",
+            )
+        return [*super().publish_preconditions(study), https]
 
     def estimate_cost(self, study) -> CostEstimate:
         return replace(self.local_estimate(study), balance=self.client.balance())

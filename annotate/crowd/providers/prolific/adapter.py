@@ -36,6 +36,7 @@ from annotate.crowd.providers.base import (
     CostEstimate,
     Entry,
     PlatformProvider,
+    Precondition,
     SubmissionRecord,
     bind_entry,
     completion_study_uid,
@@ -49,7 +50,7 @@ from annotate.crowd.providers.prolific.client import (
     ProlificAPIError,
     ProlificClient,
 )
-from annotate.crowd.providers.prolific.settings import ProlificConfig
+from annotate.crowd.providers.prolific.settings import DEFAULT_CURRENCY, ProlificConfig, platform_fee
 from annotate.models import EntryBinding, Publication, Worker
 
 NAME = PLATFORM
@@ -198,13 +199,28 @@ class ProlificProvider(PlatformProvider[ProlificClient, ProlificConfig]):
 
     def local_estimate(self, study) -> CostEstimate:
         config = self.settings_of(study)
-        rewards = config.reward * config.places
-        return CostEstimate(
-            places=config.places,
-            reward=config.reward,
-            rewards=rewards,
-            fees=config.fee(rewards),
-            currency=config.currency,
+        return self.estimate_for(config.places, config.reward, config)
+
+    @staticmethod
+    def estimate_for(places: int, reward: Decimal, config: ProlificConfig | None) -> CostEstimate:
+        """``places`` places at ``reward`` each, with the fee and VAT rates of ``config`` (Prolific's
+        published rate and the default currency without one)."""
+        rewards = reward * places
+        fees = config.fee(rewards) if config else platform_fee(rewards)
+        currency = config.currency if config else DEFAULT_CURRENCY
+        return CostEstimate(places=places, reward=reward, rewards=rewards, fees=fees, currency=currency)
+
+    def plan_estimate(self, study, places: int, reward: Decimal) -> CostEstimate:
+        return self.estimate_for(places, reward, self.own_settings(study))
+
+    def credentials_precondition(self) -> Precondition:
+        if self.client_given or settings.PROLIFIC_API_TOKEN:
+            return Precondition("Credentials", True)
+        return Precondition(
+            "Credentials",
+            False,
+            "Set PROLIFIC_API_TOKEN in the server's environment to reach Prolific.",
+            "credentials",
         )
 
     def estimate_cost(self, study) -> CostEstimate:

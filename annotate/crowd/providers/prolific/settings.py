@@ -25,6 +25,8 @@ from annotate.crowd.providers.base.settings import (
     settings_object,
 )
 
+DEFAULT_CURRENCY = "GBP"
+DEFAULT_FEE_RATE = Decimal("0.3333")
 DEVICES = frozenset({"desktop", "tablet", "mobile"})
 CURRENCIES = frozenset({"GBP", "USD"})
 FEES = FeeRule(
@@ -45,12 +47,12 @@ class ProlificConfig:
     places: int
     estimated_minutes: int
     max_minutes: int | None = None
-    currency: str = "GBP"
+    currency: str = DEFAULT_CURRENCY
     devices: tuple[str, ...] = ("desktop",)
     workspace_id: str = ""
     project_id: str = ""
     only_trusted: bool = False
-    fee_rate: Decimal = Decimal("0.3333")
+    fee_rate: Decimal = DEFAULT_FEE_RATE
     vat_rate: Decimal = Decimal("0")
 
     FEES: ClassVar[FeeRule] = FEES
@@ -127,4 +129,11 @@ class ProlificConfig:
 
     def fee(self, paid: Decimal) -> Decimal:
         """Prolific's fee, VAT included, on paying ``paid``."""
-        return rate_fee(paid, self.fee_rate * (1 + self.vat_rate))
+        return platform_fee(paid, self.fee_rate, self.vat_rate)
+
+
+def platform_fee(
+    paid: Decimal, fee_rate: Decimal = DEFAULT_FEE_RATE, vat_rate: Decimal = Decimal(0)
+) -> Decimal:
+    """Prolific's fee at ``fee_rate``, with ``vat_rate`` on the fee, on paying ``paid``."""
+    return rate_fee(paid, fee_rate * (1 + vat_rate))
