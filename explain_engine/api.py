@@ -160,6 +160,8 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         require_extra,
     )
     from explain_engine.models.transformer import CHECKPOINT_REFUSED, check_checkpoint, hub_snapshot
+    from explain_engine.redundancy import RULES as STOPPING_RULES
+    from explain_engine.redundancy import CountedAnswer, StoppingPolicy, item_stopped
     from explain_engine.registry import DuplicateName, Registry, UnknownName, discover
     from explain_engine.reports import agreement_report, similarity_report
     from explain_engine.text import sentence_spans, word_spans, words_of

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from annotate.access import IsAdmin
 from annotate.models import Study, Worker
-from annotate.quality import exclusion, grading
+from annotate.quality import exclusion, grading, redundancy
 from annotate.quality.policy import policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
@@ -62,6 +62,7 @@ class QualityWorkerAPI(APIView):
         study = get_object_or_404(Study, uid=uid)
         worker = get_object_or_404(Worker.objects.filter(responses__study=study).distinct(), pk=worker_id)
         exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
+        redundancy.refresh_for_workers(study, [worker.pk])  # their items may stop or reopen
         standing = exclusion.standing(study, [worker.pk])
         return Response(
             {

@@ -21,6 +21,7 @@ from annotate.quality.exclusion import (
 )
 from annotate.quality.grading import refresh_trust
 from annotate.quality.policy import policy_for
+from annotate.quality.redundancy import refresh_study
 from annotate.quality.risk import study_risks
 from explain_engine.api import EXCLUDED, TRUSTED
 
@@ -32,6 +33,7 @@ def apply_quality(study: Study, *, mirror: bool = True) -> QualitySummary:
     Safe to run again: each platform action is recorded in ``WorkerTrust.mirrored`` once it is done."""
     summary = apply_local(study, refresh_trust(study))
     apply_risk(study, study_risks(study))
+    refresh_study(study)  # an adaptive study's items decide again on the answers that count now
     policy = policy_for(study)
     provider = get_provider(study.provider)
     if not mirror or not provider.platform or policy.block_mode == "none":

@@ -21,6 +21,7 @@ from annotate.crowd.jobs import reconcile_soon
 from annotate.crowd.providers import get_provider
 from annotate.handout.workers import Seat
 from annotate.models import Assignment, Study
+from annotate.quality.redundancy import share_over
 
 UNCONFIRMED_MESSAGE = (
     "Your answers are saved, but {platform} has not confirmed your session yet, so the completion code "
@@ -61,7 +62,9 @@ def completion_for(
     done (``finished`` true, ``state`` "done"), else a message saying what is left (``finished`` false, no
     code, ``state`` as :func:`left_state` says, or "unconfirmed" while the platform must still vouch for
     the worker)."""
-    if not share_done(progress):
+    # An adaptive study whose every other item stopped has no more for this worker: their share is done.
+    over = nothing_left and progress["done"] > 0 and share_over(study, seat.worker_id)
+    if not share_done(progress) and not over:
         return {
             "finished": False,
             "state": left_state(study, nothing_left),

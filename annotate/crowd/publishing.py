@@ -36,6 +36,7 @@ from annotate.crowd.providers.reconcile import review_submission, send_bonus, sp
 from annotate.crowd.unconfirmed import unconfirmed_workers
 from annotate.models import EntryBinding, Job, PlatformSubmission, Publication, Study, Worker
 from annotate.quality.gold_mixing import prepare_gold_items
+from annotate.quality.redundancy import cost_range
 from annotate.studies import lifecycle
 
 ACTIONS = (
@@ -156,6 +157,10 @@ def estimate_state(study: Study, provider, *, ask_balance: bool) -> dict[str, An
     except ProviderConfigError as exc:
         return {"estimate_error": {exc.field: [exc.message]}}
     state: dict[str, Any] = {"estimate": estimate.as_dict()}
+    per_answer = float(estimate.total) / estimate.places if estimate.places else 0.0
+    adaptive = cost_range(study, per_answer)  # an adaptive study: min .. max, the expected cost, the saving
+    if adaptive is not None:
+        state["adaptive_cost"] = adaptive | {"currency": estimate.currency}
     if not ask_balance:
         return state
     try:

@@ -14,6 +14,7 @@ from django.db.models import Count, Max, Min
 
 from annotate.exports import tables as exports
 from annotate.models import Item, Response, Study, WorkerTrust
+from annotate.quality.redundancy import policy_of, redundancy_summary
 from annotate.tasks import TASK_KINDS, get_kind
 
 
@@ -73,7 +74,9 @@ def _study_section(study: Study) -> list[str]:
         f"- Dataset: {study.dataset.name if study.dataset_id else '—'}",
         f"- Crowd provider: {study.provider}",
         f"- Annotators per item: {study.annotators_per_item}",
+        f"- Redundancy: {policy_of(study).describe(study.annotators_per_item)}",
         f"- Time limit: {study.time_limit_s} s per item",
+        *_redundancy_lines(study),
         "",
         "### Settings",
         "",
@@ -84,6 +87,20 @@ def _study_section(study: Study) -> list[str]:
         lines += ["", "### Instructions shown to workers", ""]
         lines += ["> " + line if line else ">" for line in study.instructions.splitlines()]
     return lines
+
+
+def _redundancy_lines(study: Study) -> list[str]:
+    """An adaptive study's items by how they stopped (none for a fixed study)."""
+    summary = redundancy_summary(study, limit=0)
+    if summary is None:
+        return []
+    per = summary["answers_per_stopped_item"]
+    return [
+        f"- Items stopped by their rule: {summary['by_rule']}; at the maximum: {summary['at_max']}; "
+        f"still collecting: {summary['open']}; answers per stopped item: {'—' if per is None else f'{per:.2f}'}; "
+        f"answers saved against {summary['fixed_max']} per item: {summary['saved']} (the responses export "
+        "gives each item's answers and why it stopped)",
+    ]
 
 
 def _counts_section(study: Study, unverified: bool) -> list[str]:

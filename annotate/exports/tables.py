@@ -26,6 +26,7 @@ from django.utils import timezone
 from annotate.infra import csvfile
 from annotate.models import Document, Item, Response, Study, WorkerTrust
 from annotate.models.crowd import pseudonym
+from annotate.quality.redundancy import policy_of
 from annotate.tasks import get_kind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from explain_engine.api import consensus_maps, words_of
@@ -54,6 +55,11 @@ TAIL_COLUMNS: tuple[Column, ...] = (
     ("trust", "the worker's gold trust in this study at export time (empty: no gold record)"),
     ("trust_status", "pending (too few golds), trusted or excluded, at export time"),
 )
+#: An adaptive study's per-response export ends with how many answers the item took and why it stopped.
+ADAPTIVE_COLUMNS: tuple[Column, ...] = (
+    ("item_answers", "answers the item took: submitted answers when it stopped, or so far while it collects"),
+    ("item_stop_reason", "why the item stopped collecting answers (its rule and measure, or its maximum); empty while it collects"),
+)  # fmt: skip
 #: The JSON lines export has the document's text as well.
 TEXT_COLUMN: Column = ("text", "the document's text (JSON lines only)")
 VERIFICATION_COLUMN: Column = (
@@ -127,7 +133,8 @@ def response_columns(study: Study, unverified: bool = False, text: bool = False)
     (JSON lines) adds the document's text after its words, ``unverified`` the verification column."""
     lead = LEAD_COLUMNS[:6] + ((TEXT_COLUMN,) if text else ()) + LEAD_COLUMNS[6:]
     kind_columns = tuple(get_kind(study.kind).export_columns(study))
-    return lead + kind_columns + TAIL_COLUMNS + ((VERIFICATION_COLUMN,) if unverified else ())
+    adaptive = ADAPTIVE_COLUMNS if policy_of(study).adaptive else ()
+    return lead + kind_columns + TAIL_COLUMNS + adaptive + ((VERIFICATION_COLUMN,) if unverified else ())
 
 
 def _pages(rows: Iterable[tuple], size: int) -> Iterator[list[tuple]]:
@@ -173,15 +180,16 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
             "id", "item_id", "item__position", "item__is_gold", "item__document_id",
             "item__document__external_id", "worker_id", "worker__provider", "worker__external_id",
             "assignment__provider_assignment_id", "assignment__assigned_at", "answer", "read_ms",
-            "answer_ms", "gold_passed", "created", "verification",
+            "answer_ms", "gold_passed", "created", "verification", "item__responses_done", "item__stop_reason",
         )
     )  # fmt: skip
+    adaptive = policy_of(study).adaptive
     for page in _pages(rows.iterator(CHUNK), CHUNK):
         documents = _documents({row[4] for row in page if row[4] is not None})
         items = _items({row[1] for row in page}, documents)
         for (
             rid, item_id, position, is_gold, doc_id, doc, worker_id, provider, external, unit, assigned_at,
-            answer, read_ms, answer_ms, gold, created, verification,
+            answer, read_ms, answer_ms, gold, created, verification, item_answers, stop_reason,
         ) in page:  # fmt: skip
             answer = answer if isinstance(answer, dict) else {}
             words, doc_text = documents.get(doc_id, ([], ""))
@@ -205,6 +213,7 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
                 "gold_passed": gold,
                 "trust": None if worker_trust is None else round(worker_trust, 4),
                 "trust_status": trust_status,
+                **({"item_answers": item_answers, "item_stop_reason": stop_reason} if adaptive else {}),
             }
             yield (row | {"verification": verification}) if unverified else row
 

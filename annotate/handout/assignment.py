@@ -313,13 +313,14 @@ _CANDIDATE_SQL = f"""
       AND ($5::integer IS NULL OR $5 > {_DONE})
     ORDER BY {{order}}
     LIMIT 1"""
-# The first pass: a free slot (every live assignment holds one), in queue order. The overflow pass:
+# The first pass: a free slot (every live assignment holds one), in queue order (an adaptive study's items
+# collecting their minimum, round 0, before those asked for more: annotate.quality.redundancy). The overflow pass:
 # fewer confirmed live assignments than needed, the least-held item first.
 _PASSES = {
     False: _CANDIDATE_SQL.format(
         open="AND i.responses_done < i.responses_needed",
         live=_LIVE.format(_A=_A, only=""),
-        order="i.position, i.id",
+        order="i.round, i.position, i.id",
     ),
     True: _CANDIDATE_SQL.format(
         open="",
@@ -425,7 +426,7 @@ def _candidate(
         qs = qs.filter(confirmed__lt=F("responses_needed")).order_by("live", "position", "id")
     else:
         qs = qs.filter(responses_done__lt=F("responses_needed"), live__lt=F("responses_needed"))
-        qs = qs.order_by("position", "id")
+        qs = qs.order_by("round", "position", "id")
     if gold is not None:
         qs = qs.filter(is_gold=gold)
     row = qs.values_list("id", "responses_needed", "payload", "is_gold").first()

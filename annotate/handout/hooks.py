@@ -12,6 +12,7 @@ from annotate.handout.submission import Submitted
 from annotate.models import Response, Study
 from annotate.quality.exclusion import QualitySummary, apply_local
 from annotate.quality.grading import refresh_trust
+from annotate.quality.redundancy import refresh_for_workers
 
 logger = logging.getLogger(__name__)
 
@@ -50,10 +51,15 @@ def refresh_worker(study: Study, worker_id: int) -> QualitySummary:
     """Recompute one worker's trust and block or unblock them here, in one transaction: a trust change
     is never stored without its block (the quality job acts on changes only, so it would not block later)."""
     with transaction.atomic():
-        return apply_local(study, refresh_trust(study, [worker_id]))
+        summary = apply_local(study, refresh_trust(study, [worker_id]))
+        refresh_for_workers(study, [worker_id])  # their answers' weight moved: items may stop or reopen
+        return summary
 
 
 def on_verification_changed(study: Study, worker_ids: Iterable[int]) -> QualitySummary:
     """Recompute the trust of workers whose answers were just verified or set aside (only verified
     answers count towards trust), blocking or unblocking them here as the study's policy says."""
-    return apply_local(study, refresh_trust(study, worker_ids))
+    worker_ids = list(worker_ids)
+    summary = apply_local(study, refresh_trust(study, worker_ids))
+    refresh_for_workers(study, worker_ids)  # an adaptive study's items decide again on what counts now
+    return summary

@@ -4,7 +4,8 @@ A retried POST with the same key finds the stored response and gets the same ans
 assignment row is locked (``SELECT ... FOR UPDATE``) so two copies of one submission arriving
 together are handled one after the other. On PostgreSQL the common case (an open assignment) takes
 two statements, the second of which stores the response, closes the assignment and counts the
-item's response at once (one statement is one transaction); every other case takes the general path. An assignment that expired but was not yet released, or
+item's response at once (one statement is one transaction; in an adaptive study the item's stopping rule
+is decided in the same transaction: :mod:`annotate.quality.redundancy`); every other case takes the general path. An assignment that expired but was not yet released, or
 was released while nobody took its slot, is still accepted (nothing is lost); one whose slot went to
 another annotator is a :class:`SubmissionConflict`, and so is any new answer once the study is finished.
 
@@ -33,6 +34,7 @@ from annotate.handout.workers import Seat
 from annotate.infra import sql
 from annotate.infra.sql import Prepared
 from annotate.models import Assignment, Item, Response, Study
+from annotate.quality.redundancy import policy_of, refresh_items
 from annotate.tasks import get_kind
 
 ASSIGNED = Assignment.Status.ASSIGNED
@@ -193,8 +195,9 @@ _WRITE = Prepared(
             WHERE id = $1 AND EXISTS (SELECT 1 FROM r)
         ), counted AS (
             UPDATE {_I} SET responses_done = responses_done + 1 WHERE id = $3 AND EXISTS (SELECT 1 FROM r)
+            RETURNING responses_done, responses_needed
         )
-        SELECT id FROM r""",
+        SELECT r.id, c.responses_done, c.responses_needed FROM r LEFT JOIN counted c ON true""",
 )
 
 
@@ -266,9 +269,14 @@ def _submit_fast(
         now,
         seat.verification,
     ]
-    with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+    adaptive = not is_gold and policy_of(study).adaptive  # the item's stop is decided with its answer
+    together = transaction.atomic() if connection.in_atomic_block or adaptive else nullcontext()
+    with together, connection.cursor() as cursor:
         _WRITE.execute(cursor, args)
         stored = cursor.fetchone()
+        # An item still short of the places it asked for has nothing to decide (its rule needs them all).
+        if stored is not None and adaptive and stored[1] >= stored[2]:
+            refresh_items(study, [item_id])
     return None if stored is None else Submitted(stored[0], True, study, worker_id, grade, seat.verification)
 
 
@@ -352,6 +360,8 @@ def _submit(
     confirmed = {"provisional": False} if seat.verified else {}  # a verified answer holds a confirmed place
     Assignment.objects.filter(pk=assignment.pk).update(status=SUBMITTED, submitted_at=now, **confirmed)
     Item.objects.filter(pk=item.pk).update(responses_done=F("responses_done") + 1)
+    if not item.is_gold:
+        refresh_items(assignment.study, [item.pk])  # an adaptive study's item: stopped or asked for more
     return Submitted(
         response.pk, True, assignment.study, assignment.worker_id, response.gold_passed, response.verification
     )

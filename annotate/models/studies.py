@@ -61,14 +61,19 @@ class Item(models.Model):
     retired = models.BooleanField(default=False, help_text="A gold item taken out of use.")
     responses_needed = models.PositiveSmallIntegerField(default=3)
     responses_done = models.PositiveSmallIntegerField(default=0)
+    # An adaptive study's item (annotate.quality.redundancy): the places it asked for beyond its minimum
+    # (the queue serves round 0 first), and why it stopped ("" while it collects answers).
+    round = models.PositiveSmallIntegerField(default=0, db_default=0)
+    stop_reason = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["study_id", "position", "id"]
         indexes = [
             models.Index(fields=["study", "is_gold", "responses_done"], name="item_open_idx"),
-            # The hand-out queue: open items of a study in order; it shrinks as items are completed.
+            # The hand-out queue: open items of a study in order (an adaptive study's items collecting their
+            # minimum first); it shrinks as items are completed.
             models.Index(
-                fields=["study", "position", "id"],
+                fields=["study", "round", "position", "id"],
                 condition=models.Q(retired=False, responses_done__lt=models.F("responses_needed")),
                 name="item_queue_idx",
             ),

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from annotate.models import Item, Study
 from annotate.quality.gold_mixing import prepare_gold_items
+from annotate.quality.redundancy import prepare_adaptive_items
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY
 
@@ -45,6 +46,8 @@ def apply(study: Study, action: str) -> int:
             created = len(items)
         if locked.status == Study.Status.DRAFT and locked.config.get(GOLD_RATE_KEY) is not None:
             prepare_gold_items(locked)  # golds mixed in at a rate meet everyone (items built now or earlier)
+        if locked.status == Study.Status.DRAFT:
+            prepare_adaptive_items(locked)  # an adaptive study's items open their minimum first
         locked.status = _TARGET[action]
         locked.save(update_fields=["status"])
         study.status = locked.status

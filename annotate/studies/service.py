@@ -9,8 +9,9 @@ The settings (``name``, ``dataset``, ``kind``, ``config``, ``instructions``, ``a
 * each field on its own (type, bounds, choices, the datasets ``user`` may use: their own, or any for an
   admin; another researcher's dataset reads as one that does not exist);
 * then the rules across fields: the kind's config schema (through the kind registry, with the objects
-  the config names checked against what ``user`` may see), the opt-in gold rate, and the dataset a kind
-  needs.
+  the config names checked against what ``user`` may see), the opt-in gold rate, the redundancy policy
+  (:mod:`annotate.quality.redundancy`: an adaptive one publishes up to its ``max`` answers per item, so
+  ``annotators_per_item`` follows it), and the dataset a kind needs.
 
 A refusal is :class:`StudyInvalid`, carrying field → messages. It is a DRF ``ValidationError`` with the
 same nested detail the API has always answered, so the API's 400 bodies stay as they were; the pages
@@ -33,9 +34,10 @@ from annotate.infra.field_errors import flatten_errors
 from annotate.infra.strict_fields import StrictCharField
 from annotate.models import Dataset, Study
 from annotate.quality.gold_mixing import validate_gold_rate
+from annotate.quality.redundancy import ADAPTIVE, validate_redundancy
 from annotate.studies.drafts import Rebuilt, build_with_golds, gold_answers, rebuild_items, require_draft
 from annotate.tasks import TASK_KINDS, default_kind, get_kind
-from annotate.tasks.base import GOLD_RATE_KEY
+from annotate.tasks.base import GOLD_RATE_KEY, REDUNDANCY_KEY
 
 #: What a clone's name starts with.
 CLONE_PREFIX = "Copy of "
@@ -101,12 +103,23 @@ def _check_rules(user, cleaned: dict[str, Any]) -> dict[str, Any]:
             gold_rate = validate_gold_rate(config.pop(GOLD_RATE_KEY))
         except ValueError as exc:
             raise StudyInvalid({"config": {GOLD_RATE_KEY: [str(exc)]}}) from None
+    redundancy = None
+    if isinstance(config, dict) and REDUNDANCY_KEY in config:
+        config = dict(config)
+        try:
+            redundancy = validate_redundancy(config.pop(REDUNDANCY_KEY), kind.name)
+        except ValidationError as exc:
+            raise StudyInvalid({"config": {REDUNDANCY_KEY: exc.detail}}) from None
     try:
         cleaned["config"] = kind.validate_config(config, user=user)
     except ValidationError as exc:
         raise StudyInvalid({"config": exc.detail}) from None
     if gold_rate is not None:  # opt-in: golds mixed in at this rate instead of at queue positions
         cleaned["config"][GOLD_RATE_KEY] = gold_rate
+    if redundancy is not None:
+        cleaned["config"][REDUNDANCY_KEY] = redundancy
+        if redundancy["mode"] == ADAPTIVE:  # places are published up to the policy's maximum
+            cleaned["annotators_per_item"] = redundancy["max"]
     if kind.needs_dataset and not cleaned.get("dataset"):
         raise StudyInvalid({"dataset": [f"a {kind.name} study needs a dataset"]})
     return cleaned

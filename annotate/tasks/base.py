@@ -25,6 +25,8 @@ from annotate.tasks.page_words import payload_words
 
 #: The study config's key of the share of hand-outs that are gold items (:mod:`annotate.quality.gold_mixing`).
 GOLD_RATE_KEY = "gold_rate"
+#: The study config's key of the redundancy policy: fixed or adaptive (:mod:`annotate.quality.redundancy`).
+REDUNDANCY_KEY = "redundancy"
 
 
 class BaseConfigSerializer(serializers.Serializer):
@@ -93,6 +95,9 @@ class TaskKind(ABC):
     #: (for a form module that imports the kinds); ``create_form`` when ``None``.
     edit_form: ClassVar[type | str | None] = None
     config_serializer: ClassVar[type[serializers.Serializer]] = BaseConfigSerializer
+    #: The stopping rules an adaptive study of this kind may use (:data:`explain_engine.api.STOPPING_RULES`),
+    #: over what :meth:`stop_answer` reads of an answer.
+    stopping_rules: ClassVar[tuple[str, ...]] = ("label_share", "label_posterior", "ci_width")
     #: The seconds one answer takes when no stored answer says (:mod:`annotate.studies.plan` measures the
     #: median from stored answers first): hatlab's default for the kind, not a measured figure.
     default_answer_s: ClassVar[float] = 60.0
@@ -171,6 +176,11 @@ class TaskKind(ABC):
     @abstractmethod
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         """The category of ``answer`` (one of :meth:`categories`), or ``None`` when it has none."""
+
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """What a stopping rule reads of ``answer`` (:class:`explain_engine.api.CountedAnswer`'s ``label``,
+        ``map``, ``value``): by default its :meth:`agreement_value` as the label."""
+        return {"label": self.agreement_value(answer)}
 
     def worker_share(self, study, documents: Sequence[int | None]) -> int:
         """The most items one worker may be given among items showing ``documents`` (one entry per item:

@@ -15,7 +15,8 @@ from django import forms
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
 from annotate.models import Dataset, Study
-from annotate.tasks.base import GOLD_RATE_KEY
+from annotate.tasks.base import GOLD_RATE_KEY, REDUNDANCY_KEY
+from explain_engine.api import STOPPING_RULES
 
 COMMON_FIELDS = (
     "name",
@@ -25,9 +26,21 @@ COMMON_FIELDS = (
     "time_limit_min",
     "max_items_per_worker",
     "gold_rate",
+    "redundancy",
+    "redundancy_min",
+    "redundancy_max",
+    "redundancy_rule",
+    "redundancy_threshold",
     "provider",
     "open_enrollment",
 )
+#: The redundancy fields beside the mode, by the key of the config's ``redundancy`` they fill.
+REDUNDANCY_FIELDS = {
+    "min": "redundancy_min",
+    "max": "redundancy_max",
+    "rule": "redundancy_rule",
+    "threshold": "redundancy_threshold",
+}
 
 
 class KindStudyForm(forms.Form):
@@ -62,6 +75,36 @@ class KindStudyForm(forms.Form):
         label="Gold rate",
         help_text="Share of gold items mixed into each annotator's queue, from 0 to 1. "
         "Empty: gold items keep their place in the queue.",
+    )
+    redundancy = forms.ChoiceField(
+        choices=[
+            ("fixed", "Fixed: every item gets the workers per item"),
+            ("adaptive", "Adaptive: a stopping rule per item"),
+        ],
+        initial="fixed",
+        required=False,
+        label="Answers per item",
+        help_text="Adaptive: each item gets from a minimum to a maximum of answers and stops when its rule is met.",
+    )
+    redundancy_min = forms.IntegerField(
+        min_value=1, max_value=50, required=False, label="Adaptive: minimum answers"
+    )
+    redundancy_max = forms.IntegerField(
+        min_value=1,
+        max_value=50,
+        required=False,
+        label="Adaptive: maximum answers",
+        help_text="Places are published up to this many per item.",
+    )
+    redundancy_rule = forms.ChoiceField(
+        choices=[("", "—"), *((name, f"{name}: {what}") for name, what in STOPPING_RULES.items())],
+        required=False,
+        label="Adaptive: stopping rule",
+    )
+    redundancy_threshold = forms.FloatField(
+        required=False,
+        label="Adaptive: threshold",
+        help_text="A share from 0 to 1 (the confidence interval's width for ci_width) at which an item stops.",
     )
     provider = forms.ChoiceField(choices=[])
     open_enrollment = forms.BooleanField(
@@ -98,9 +141,28 @@ class KindStudyForm(forms.Form):
             "time_limit_min": max(1, round(study.time_limit_s / 60)),
             "max_items_per_worker": config.get("max_items_per_worker"),
             "gold_rate": config.get(GOLD_RATE_KEY),
+            **cls.redundancy_initial(config.get(REDUNDANCY_KEY) or {}),
             "provider": study.provider,
             "open_enrollment": bool((study.provider_config or {}).get("open_enrollment")),
             **cls.config_initial(config),
+        }
+
+    @staticmethod
+    def redundancy_initial(policy: dict[str, Any]) -> dict[str, Any]:
+        """The redundancy fields' values for a stored ``config["redundancy"]``."""
+        return {
+            "redundancy": policy.get("mode", "fixed"),
+            **{f: policy.get(k) for k, f in REDUNDANCY_FIELDS.items()},
+        }
+
+    def redundancy_config(self) -> dict[str, Any]:
+        """``config["redundancy"]`` from the form (checked by the study rule)."""
+        data = self.cleaned_data
+        if data.get("redundancy") != "adaptive":
+            return {}
+        given = {k: data.get(f) for k, f in REDUNDANCY_FIELDS.items()}
+        return {
+            REDUNDANCY_KEY: {"mode": "adaptive", **{k: v for k, v in given.items() if v not in (None, "")}}
         }
 
     def study_data(self) -> dict[str, Any]:
@@ -114,6 +176,7 @@ class KindStudyForm(forms.Form):
                 **self.config(),
                 "max_items_per_worker": data.get("max_items_per_worker"),
                 **({GOLD_RATE_KEY: data["gold_rate"]} if data.get("gold_rate") is not None else {}),
+                **self.redundancy_config(),
             },
             "instructions": data.get("instructions", ""),
             "annotators_per_item": data["annotators_per_item"],

@@ -32,7 +32,7 @@ from annotate.crowd.providers.reconcile import review_submission, send_bonus
 from annotate.infra import csvfile
 from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
-from annotate.quality import aggregation, exclusion, gold_review, grading
+from annotate.quality import aggregation, exclusion, gold_review, grading, redundancy
 from annotate.quality.gold_import import answer_errors
 from annotate.quality.gold_mixing import set_gold_rate
 from annotate.quality.policy import policy_for
@@ -161,6 +161,7 @@ def worker_action(request, uid, worker_id: int, action: str):
         errors = blocks.unblock(study, worker, actor=request.user)
     elif action in ("exclude", "include"):
         exclusion.set_risk_exclusion(study, worker, exclude=action == "exclude")
+        redundancy.refresh_for_workers(study, [worker.pk])  # their items may stop or reopen
     elif action == "bonus":
         try:
             amount = Decimal(request.POST.get("amount", ""))

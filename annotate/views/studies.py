@@ -20,6 +20,7 @@ from annotate.exports.rationales import RATIONALE_FORMATS, offers_rationales
 from annotate.infra.csvfile import csv_text
 from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Study
+from annotate.quality.redundancy import redundancy_summary
 from annotate.studies import lifecycle
 from annotate.studies import service as study_service
 from annotate.studies.plan import settings_warnings, study_plan
@@ -153,6 +154,7 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         "public_config": kind.public_config(study),
         "answer_labels": answer_labels(kind.public_config(study)),
         "progress": study_progress(study),
+        "redundancy": redundancy_summary(study),
         "plan": study_plan(study),
         "entry_url": request.build_absolute_uri(reverse("work-entry", args=[study.uid])),
         "access": access,

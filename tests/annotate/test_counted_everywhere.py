@@ -41,6 +41,10 @@ ALLOWED = {
         "unconfirmed_workers",
     ): "lists the workers with unverified answers only",
     ("annotate/crowd/jobs.py", "reconcile_all"): "finds the studies whose answers wait for confirmation",
+    (
+        "annotate/quality/redundancy.py",
+        "refresh_for_workers",
+    ): "finds the items to decide again after answers were verified or set aside (the decision counts verified ones)",
 }
 
 

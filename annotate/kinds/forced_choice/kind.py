@@ -144,6 +144,11 @@ class ForcedChoiceKind(TaskKind):
             return None
         return answer_categories([choice], [bool(answer.get("confident"))], with_confidence=True)[0]
 
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The option chosen, whatever the confidence: a stopping rule asks whether the workers agree on it."""
+        choice = answer.get("choice")
+        return {"label": choice if isinstance(choice, str) else None}
+
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         """Always the first or always the last answer button (the order of :meth:`answer_choices`)."""
         choices = self.answer_choices(study)

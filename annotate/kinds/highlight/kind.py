@@ -40,6 +40,7 @@ class HighlightKind(TaskKind):
     default = True
     attention_maps = True
     rationale_fields = ("map",)
+    stopping_rules = ("label_share", "label_posterior", "map_agreement", "ci_width")
     rationale_import = "texts"
     title = "Highlight the words that show the label"
     page_script = "hatlab/kinds/highlight.js"
@@ -177,6 +178,11 @@ class HighlightKind(TaskKind):
 
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
+
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The label and the map over the document's words."""
+        given = answer.get("map")
+        return {"label": answer.get("label"), "map": given if isinstance(given, list) else None}
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         return [*super().fixed_strategies(study, answer), *map_strategies(answer.get("map"))]

@@ -82,6 +82,7 @@ class NliPairKind(TaskKind):
     label = "Label an NLI pair and highlight the words of either text that justify it"
     title = "Does the premise support the hypothesis? Highlight why"
     rationale_fields = ("premise_map", "hypothesis_map")
+    stopping_rules = ("label_share", "label_posterior", "map_agreement", "ci_width")
     rationale_import = "pairs"
     template = "nli_pair/task.html"
     page_script = "hatlab/kinds/nli_pair.js"
@@ -231,6 +232,15 @@ class NliPairKind(TaskKind):
 
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         return answer.get("label")
+
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The label, and the premise's and the hypothesis's maps as one map over both texts' words."""
+        maps = [answer.get(map_field(side)) for side in SIDES]
+        whole = [v for m in maps if isinstance(m, list) for v in m]
+        return {
+            "label": answer.get("label"),
+            "map": whole if all(isinstance(m, list) for m in maps) else None,
+        }
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         maps = [answer.get(map_field(side)) for side in SIDES]

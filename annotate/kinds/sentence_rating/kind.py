@@ -219,6 +219,11 @@ class SentenceRatingKind(TaskKind):
         rating = answer.get("rating")
         return rating if rating in LEVELS else None
 
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The rating, as a category and as a number (its confidence interval)."""
+        rating = self.agreement_value(answer)
+        return {"label": rating, "value": None if rating is None else float(rating)}
+
     def export_columns(self, study) -> tuple[Column, ...]:
         return (
             ("aspect", "the aspect rated (its name in the study's settings)"),

@@ -49,6 +49,7 @@ class TokenMarkingKind(TaskKind):
     label = "Mark the words a written explanation refers to"
     title = "Mark the words the explanation refers to"
     rationale_fields = ("map",)
+    stopping_rules = ("map_agreement",)
     page_script = "hatlab/kinds/token_marking.js"
     results = TokenMarkingResults
     needs_dataset = True
@@ -168,6 +169,11 @@ class TokenMarkingKind(TaskKind):
     def agreement_value(self, answer: dict[str, Any]) -> Any:
         """``None``: a marking is a map over words, not one category per item (agreement is per word)."""
         return None
+
+    def stop_answer(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The marking as a map over the words (no label)."""
+        given = answer.get("map")
+        return {"map": given if isinstance(given, list) else None}
 
     def fixed_strategies(self, study, answer: dict[str, Any]) -> list[str]:
         return map_strategies(answer.get("map"))
