@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from explain_engine.__main__ import main
 from tests.conftest import require_shared_data
 
