@@ -160,6 +160,19 @@ class TaskKind(ABC):
         """Whether ``answer`` passes the gold item ``item``; ``None`` for an item without gold."""
         return None
 
+    def check_gold(self, item, gold: dict[str, Any]) -> None:
+        """Refuse a cleaned gold answer that contradicts what the item itself holds (its answer key):
+        ``ValidationError`` with ``{"answer": {field: [...]}}``. Every gold is accepted by default."""
+        return None
+
+    def validate_gold(self, item, gold: Any, timings: dict[str, Any]) -> dict[str, Any]:
+        """A gold answer for ``item``, validated as an answer (:meth:`validate_answer`) and checked
+        against the item's answer key (:meth:`check_gold`); the gold editor and the gold import both
+        save through this."""
+        cleaned = self.validate_answer(item, gold, timings)
+        self.check_gold(item, cleaned)
+        return cleaned
+
     @abstractmethod
     def categories(self, study) -> list:
         """The answer categories agreement is computed over."""

@@ -35,7 +35,7 @@ from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Work
 from annotate.quality import aggregation, exclusion, gold_review, grading
 from annotate.quality.gold_import import answer_errors
 from annotate.quality.gold_mixing import set_gold_rate
-from annotate.quality.policy import policy_for
+from annotate.quality.policy import applied_rule, policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
 from annotate.tasks import get_kind
@@ -115,6 +115,7 @@ def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
     context = {
         "study": study,
         "policy": policy_for(study),
+        "rule": applied_rule(study),
         "form": form or PolicyForm(instance=policy_for(study)),
         "workers": worker_rows(study, risks),
         "golds": golds,

@@ -131,6 +131,24 @@ class ForcedChoiceKind(TaskKind):
             return None
         return answer.get("choice") == gold["choice"]
 
+    def check_gold(self, item, gold: dict[str, Any]) -> None:
+        """A gold answer must make the question's own correct choice (``secret["answer"]``: the predicted
+        class for ``justify``, the true class for ``investigate``); any other gold would count every
+        right answer to the question as a miss."""
+        key = item.secret.get("answer")
+        choice = gold.get("choice")
+        if key is None or choice == key:
+            return
+        why = f"must be this question's answer key, “{key}”"
+        if key == item.secret.get("predicted") and choice == item.secret.get("true_label"):
+            why += (
+                f" (the class the model predicted): “{choice}” is the text's true label, but this question "
+                "is answered right by naming the model's prediction"
+            )
+        else:
+            why += f": a gold answer “{choice}” would count every right answer to it as a miss"
+        raise ValidationError({"answer": {"choice": [why]}})
+
     def categories(self, study) -> list:
         """Answers with their confidence level: 5 categories for two options with "no preference",
         4 without it (Lertvittayakumjorn & Toni 2019, Table 4, α)."""
