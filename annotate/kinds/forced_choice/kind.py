@@ -169,6 +169,7 @@ class ForcedChoiceKind(TaskKind):
 
     def export_columns(self, study) -> tuple[Column, ...]:
         return (
+            ("shown", "what the worker was shown of the question (its evidence texts, and for some tasks the text and prediction), as JSON"),
             ("choice", "the option the worker picked (or “no preference”)"),
             ("confident", "whether the worker said they were confident (empty with “no preference”)"),
             ("method", "the explanation method of the question (researcher only: workers never see it)"),
@@ -191,6 +192,7 @@ class ForcedChoiceKind(TaskKind):
         else:
             models = {"explained": secret.get("model_run")}
         return {
+            "shown": {k: v for k, v in item.payload.items() if k in self.payload_keys},
             "choice": answer.get("choice"),
             "confident": answer.get("confident"),
             "method": secret.get("method"),
