@@ -68,6 +68,9 @@ class TaskKind(ABC):
     #: Whether an answer's ``map`` is a human attention map over the document's words, shown beside the
     #: machine's on the heat-map page.
     attention_maps: ClassVar[bool] = False
+    #: Whether an answer gives the item a label (one of :meth:`categories`, by :meth:`agreement_value`);
+    #: a kind whose answers only mark words says no, and the dashboards show no label figures for it.
+    labels_items: ClassVar[bool] = True
     #: The family of kinds that share a folder and pages; empty for a kind of its own.
     family: ClassVar[str] = ""
     #: The class attributes the registry keeps as the kind's metadata (``TASK_KINDS.where(family=...)``).

@@ -85,6 +85,10 @@ def dataset_detail(request, pk: int):
     )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 @researcher_required
 def rationale_import(request):
     """Import a public human-rationale set as a dataset and a finished study of its maps."""
@@ -101,8 +105,8 @@ def rationale_import(request):
         else:
             messages.success(
                 request,
-                f"Imported {done.documents} texts with {done.responses} human maps by {done.workers} annotators "
-                f"into {done.dataset.name}; their study is {done.study.name}.",
+                f"Imported {_count(done.documents, 'text')} with {_count(done.responses, 'human map')} by "
+                f"{_count(done.workers, 'annotator')} into {done.dataset.name}; their study is {done.study.name}.",
             )
             return redirect("study-detail", uid=done.study.uid)
     return render(request, "annotate/datasets/rationales.html", {"form": form, "formats": RATIONALE_FORMATS})

@@ -174,6 +174,8 @@ class TokenMarkingKind(TaskKind):
         overlap = map_overlap(answer["map"], gold["map"], config.get("overlap_measure", "f1"))
         return overlap >= config.get("gold_overlap", 0.5)
 
+    labels_items = False
+
     def categories(self, study) -> list:
         """Per word: unmarked (0) or marked (1)."""
         return [0, 1]
