@@ -58,7 +58,7 @@ class DatasetSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     document_count = serializers.IntegerField(source="n_documents", read_only=True, default=None)
     file = serializers.FileField(write_only=True, required=False, help_text="CSV or JSONL to import.")
-    format = serializers.ChoiceField(choices=FORMATS, write_only=True, required=False)
+    format = serializers.ChoiceField(choices=FORMATS, write_only=True, required=False, allow_blank=True)
     label_set = _label_set()
 
     class Meta:
@@ -99,7 +99,7 @@ class DatasetSerializer(serializers.ModelSerializer):
 
 class DatasetImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV or JSONL with the fields id, text, label (and metadata).")
-    format = serializers.ChoiceField(choices=FORMATS, required=False)
+    format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
     label_set = _label_set()
 
     def save_into(self, dataset: Dataset) -> Imported:
