@@ -179,3 +179,12 @@ def test_a_study_on_a_dataset_with_the_metadata_is_created(researcher):
     import_texts(dataset, data, "jsonl")
     study = create_study(researcher, {"name": "fine", "dataset": dataset.pk, "kind": "token_marking"})
     assert study.status == Study.Status.DRAFT
+
+
+def test_the_pair_import_lists_every_problem_too(researcher):
+    from annotate.kinds.nli_pair.pairs import read_pairs
+
+    data = b"id,premise,hypothesis,label\n1,A b,C d,entailment\n2,,E f,neutral\n1,G h,I j,maybe\n"
+    with pytest.raises(CorpusImportError) as caught:
+        read_pairs(data, "csv", ["entailment", "neutral", "contradiction"])
+    assert [(p.line, p.field) for p in caught.value.problems] == [(3, "premise"), (4, "label")]
