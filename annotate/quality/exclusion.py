@@ -249,7 +249,9 @@ def left_out(study: Study) -> LeftOut:
         ),
         group(
             f"these workers passed fewer than {rule.threshold:.0%} of the gold items "
-            f"(judged after {_plural(rule.min_golds, 'gold', 'golds')})",
+            f"(judged after {_plural(rule.min_golds, 'gold', 'golds')})"
+            if rule.judges
+            else "these workers failed gold items since retired; re-grade on the quality page to count them",
             trust_out,
         ),
         group("these workers were excluded for their risk score", rank.for_risk),
