@@ -91,6 +91,13 @@ class PolicyForm(forms.ModelForm):
             "risk_threshold",
             "risk_action",
         ]
+        # The rule as applied (annotate.quality.policy.AppliedRule), where the model's help says less.
+        help_texts = {
+            "min_golds": "Golds a worker answers before their trust decides; in a study with fewer golds in use, "
+            "after all of them.",
+            "gold_flag_min_trusted": "Trusted workers who must have seen a gold before it can be flagged; at most "
+            "as many as have answered in the study.",
+        }
 
 
 def study_or_404(request, uid) -> Study:

@@ -199,3 +199,9 @@ def test_a_contradicting_gold_is_refused_by_the_import(justify):
     assert result.saved == 0 and len(result.errors) == 1
     assert result.errors[0].startswith("Line 2: The choice must be this question's answer key, “negative”")
     assert import_golds(study, f"item,choice,confident\n{item.position + 1},{NEG},no\n", "csv").saved == 1
+
+
+def test_the_policy_form_says_the_rule_as_applied(missed, browser):
+    page = browser.get(reverse("quality-dashboard", args=[missed.uid])).content.decode()
+    assert "in a study with fewer golds in use, after all of them" in page
+    assert "at most as many as have answered in the study" in page
