@@ -33,6 +33,7 @@ urlpatterns = [
     # first: the annotator API is the busiest route
     path("api/", include("annotate.api.urls")),
     path("", home.home, name="home"),
+    path("favicon.ico", home.favicon, name="favicon"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", LogoutView.as_view(), name="logout"),
     path("api/docs/", docs.api_docs, {"patterns": schema_patterns}, name="api-docs"),

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from annotate.access import IsAdmin
 from annotate.models import Study, Worker
 from annotate.quality import exclusion, grading, redundancy
-from annotate.quality.policy import policy_for
+from annotate.quality.policy import applied_rule, policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
 from annotate.tasks.base import GOLD_RATE_KEY
@@ -43,6 +43,7 @@ class QualityAPI(APIView):
                     "risk_threshold": policy.risk_threshold,
                     "risk_action": policy.risk_action,
                 },
+                "applied": applied_rule(study).as_dict(),
                 "workers": worker_rows(study, risks),
                 "golds": gold_rows(study),
             }

@@ -9,7 +9,15 @@ from django.urls import reverse
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
-from annotate.corpus.imports import FORMATS, CorpusImportError, check_file_size, detect_format, import_texts
+from annotate.corpus.imports import (
+    FORMATS,
+    MAX_LABEL_LENGTH,
+    CorpusImportError,
+    Imported,
+    check_file_size,
+    detect_format,
+    import_texts,
+)
 from annotate.crowd.providers import PROVIDERS
 from annotate.infra.strict_fields import StrictCharField
 from annotate.models import Dataset, Study
@@ -21,14 +29,24 @@ MAX_MS = 7 * 24 * 3600 * 1000
 MAX_SIGNALS_BYTES = 16 * 1024
 
 
-def _import_upload(dataset: Dataset, upload, fmt: str | None) -> int:
-    """Import an uploaded file; a bad file becomes a 400 naming the line and field under ``file``. A file
-    over the size cap is refused before it is read."""
+def _import_upload(dataset: Dataset, upload, fmt: str | None, labels: list[str] | None = None) -> Imported:
+    """Import an uploaded file; a bad file becomes a 400 listing every problem (line and field each, the
+    first 50 and how many more) under ``file``. A file over the size cap is refused before it is read."""
     try:
         check_file_size(upload.size)
-        return import_texts(dataset, upload.read(), fmt or detect_format(upload.name))
+        return import_texts(dataset, upload.read(), fmt or detect_format(upload.name), labels)
     except CorpusImportError as exc:
-        raise ValidationError({"file": [str(exc)]}) from None
+        raise ValidationError({"file": exc.sentences()}) from None
+
+
+def _label_set() -> serializers.ListField:
+    return serializers.ListField(
+        child=StrictCharField(max_length=MAX_LABEL_LENGTH),
+        required=False,
+        write_only=True,
+        help_text="The labels the documents may have; every document needs one of them. Default: the "
+        "dataset's labels, or for a dataset without any the labels the file uses (answered in labels).",
+    )
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -40,7 +58,8 @@ class DatasetSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", read_only=True)
     document_count = serializers.IntegerField(source="n_documents", read_only=True, default=None)
     file = serializers.FileField(write_only=True, required=False, help_text="CSV or JSONL to import.")
-    format = serializers.ChoiceField(choices=FORMATS, write_only=True, required=False)
+    format = serializers.ChoiceField(choices=FORMATS, write_only=True, required=False, allow_blank=True)
+    label_set = _label_set()
 
     class Meta:
         model = Dataset
@@ -55,6 +74,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             "created",
             "file",
             "format",
+            "label_set",
         ]
         read_only_fields = ["labels", "source", "created"]
 
@@ -67,25 +87,32 @@ class DatasetSerializer(serializers.ModelSerializer):
     def create(self, validated_data: dict) -> Dataset:
         upload = validated_data.pop("file", None)
         fmt = validated_data.pop("format", None)
+        labels = validated_data.pop("label_set", None)
         with transaction.atomic():
             dataset = Dataset.objects.create(
                 owner=self.context["request"].user, source=upload.name if upload else "", **validated_data
             )
-            dataset.n_documents = _import_upload(dataset, upload, fmt) if upload else 0
+            dataset.n_documents = _import_upload(dataset, upload, fmt, labels).documents if upload else 0
+            dataset.refresh_from_db(fields=["labels"])
         return dataset
 
 
 class DatasetImportSerializer(serializers.Serializer):
     file = serializers.FileField(help_text="CSV or JSONL with the fields id, text, label (and metadata).")
-    format = serializers.ChoiceField(choices=FORMATS, required=False)
+    format = serializers.ChoiceField(choices=FORMATS, required=False, allow_blank=True)
+    label_set = _label_set()
 
-    def save_into(self, dataset: Dataset) -> int:
-        return _import_upload(dataset, self.validated_data["file"], self.validated_data.get("format"))
+    def save_into(self, dataset: Dataset) -> Imported:
+        data = self.validated_data
+        return _import_upload(dataset, data["file"], data.get("format"), data.get("label_set"))
 
 
 class ImportResultSerializer(serializers.Serializer):
-    imported = serializers.IntegerField()
-    documents = serializers.IntegerField()
+    imported = serializers.IntegerField(help_text="documents this file added")
+    documents = serializers.IntegerField(help_text="documents in the dataset now")
+    labels = serializers.DictField(
+        child=serializers.IntegerField(), help_text="the added documents per label"
+    )
 
 
 class StudySerializer(serializers.ModelSerializer):

@@ -69,7 +69,12 @@ class DatasetViewSet(
         serializer.is_valid(raise_exception=True)
         imported = serializer.save_into(dataset)
         return Response(
-            {"imported": imported, "documents": dataset.documents.count()}, status=status.HTTP_201_CREATED
+            {
+                "imported": imported.documents,
+                "documents": dataset.documents.count(),
+                "labels": imported.labels,
+            },
+            status=status.HTTP_201_CREATED,
         )
 
 

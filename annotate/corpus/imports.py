@@ -35,7 +35,8 @@ BATCH_SIZE = 1000
 
 
 class CorpusImportError(ValueError):
-    """A file that cannot be imported; ``line`` (1-based) and ``field`` say where."""
+    """A file that cannot be imported; ``line`` (1-based) and ``field`` say where. ``problems`` lists
+    every problem found (this one alone, unless it is a :class:`CorpusImportProblems`)."""
 
     def __init__(self, line: int | None, field: str | None, message: str):
         self.line, self.field, self.message = line, field, message
@@ -43,6 +44,50 @@ class CorpusImportError(ValueError):
             part for part in (f"line {line}" if line else "", f"field {field!r}" if field else "") if part
         )
         super().__init__(f"{where}: {message}" if where else message)
+
+    @property
+    def problems(self) -> list[CorpusImportError]:
+        return [self]
+
+    def sentences(self) -> list[str]:
+        """Every problem as a line a page lists."""
+        return [str(p) for p in self.problems]
+
+
+#: At most this many problems of one file are listed; the rest are counted.
+MAX_PROBLEMS = 50
+
+
+class CorpusImportProblems(CorpusImportError):
+    """Every problem found in one file (the first :data:`MAX_PROBLEMS`, in line order, and how many
+    more), so that one upload shows them all."""
+
+    def __init__(self, problems: Sequence[CorpusImportError]):
+        ordered = sorted(problems, key=lambda p: p.line or 0)
+        self.listed = ordered[:MAX_PROBLEMS]
+        self.more = len(ordered) - len(self.listed)
+        first = self.listed[0]
+        count = f"{len(ordered)} problem{'s' if len(ordered) != 1 else ''}"
+        super().__init__(None, None, f"{count}; the first: {first}")
+        self.line, self.field = first.line, first.field
+
+    @property
+    def problems(self) -> list[CorpusImportError]:
+        return list(self.listed)
+
+    def sentences(self) -> list[str]:
+        lines = [str(p) for p in self.listed]
+        if self.more:
+            lines.append(f"… and {self.more} more problem{'s' if self.more != 1 else ''} not listed.")
+        return lines
+
+
+def raise_problems(problems: Sequence[CorpusImportError]) -> None:
+    """Raise every problem at once (the one alone, or a :class:`CorpusImportProblems`); nothing when none."""
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise CorpusImportProblems(problems)
 
 
 @dataclass(frozen=True)
@@ -164,13 +209,18 @@ def _clean_record(line: int, values: dict[str, Any], present: Sequence[str]) -> 
     return TextRecord(line, doc_id, text, label, {**extra, **metadata})
 
 
-def read_rows(text: str, fmt: str, required: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_rows(
+    text: str, fmt: str, required: Sequence[str], problems: list[CorpusImportError] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """The rows of a CSV file (a header row naming the columns, ``required`` among them) or a JSONL file
     (one JSON object a line) as ``(line, values)``, one at a time; blank rows are skipped. A CSV row's
     values hold only the cells it has. Errors name the line (and the column when one is missing); a row
     past the cap on rows stops the reading with an error. This is where every imported row is checked for
     what cannot be stored: a JSONL line is read by :func:`read_json`, and any row holding a NUL or a lone
-    surrogate is refused naming the field."""
+    surrogate is refused naming the field.
+
+    With a ``problems`` list, a bad row is added to it and skipped, and the reading goes on (a file that
+    cannot be read on, such as one without its header, still raises at once)."""
     cap = limits().max_rows
     rows = _csv_rows(text, required) if fmt == "csv" else _jsonl_rows(text)
     for n, (line, values) in enumerate(rows, 1):
@@ -178,11 +228,23 @@ def read_rows(text: str, fmt: str, required: Sequence[str]) -> Iterator[tuple[in
             raise CorpusImportError(
                 line, None, f"more than {cap} rows: over the import limit (HATLAB_IMPORT_MAX_ROWS)"
             )
-        check_storable(line, values)
+        try:
+            if isinstance(values, CorpusImportError):
+                raise values
+            check_storable(line, values)
+        except CorpusImportError as exc:
+            if problems is None:
+                raise
+            problems.append(exc)
+            continue
         yield line, values
 
 
-def _csv_rows(text: str, required: Sequence[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+#: A row as read: its line and its values, or the problem that makes it unreadable.
+RawRow = tuple[int, "dict[str, Any] | CorpusImportError"]
+
+
+def _csv_rows(text: str, required: Sequence[str]) -> Iterator[RawRow]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [h.strip() for h in next(reader)]
@@ -207,8 +269,12 @@ def _csv_rows(text: str, required: Sequence[str]) -> Iterator[tuple[int, dict[st
             raise CorpusImportError(start, None, f"this row cannot be read ({exc})") from None
         if any(cell.strip() for cell in row):
             if len(row) > len(header):
-                raise CorpusImportError(start, None, f"{len(row)} cells where the header names {len(header)}")
-            yield start, dict(zip(header, row, strict=False))
+                yield (
+                    start,
+                    CorpusImportError(start, None, f"{len(row)} cells where the header names {len(header)}"),
+                )
+            else:
+                yield start, dict(zip(header, row, strict=False))
         start = reader.line_num + 1
 
 
@@ -236,14 +302,19 @@ def check_storable(line: int, values: dict[str, Any]) -> None:
         raise CorpusImportError(line, None if problem.field == "detail" else problem.field, problem.message)
 
 
-def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+def _jsonl_rows(text: str) -> Iterator[RawRow]:
     for line, raw in enumerate(io.StringIO(text), 1):
         if not raw.strip():
             continue
-        values = read_json(line, raw)
+        try:
+            values = read_json(line, raw)
+        except CorpusImportError as exc:
+            yield line, exc
+            continue
         if not isinstance(values, dict):
-            raise CorpusImportError(line, None, "each line must be a JSON object")
-        yield line, values
+            yield line, CorpusImportError(line, None, "each line must be a JSON object")
+        else:
+            yield line, values
 
 
 def _csv_metadata(line: int, values: dict[str, Any]) -> dict[str, Any]:
@@ -253,28 +324,74 @@ def _csv_metadata(line: int, values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def read_texts(data: bytes, fmt: str) -> list[TextRecord]:
-    """Parse and check a CSV or JSONL file's bytes; ids must be unique within the file."""
+def clean_labels(labels: Sequence[str] | str | None) -> list[str]:
+    """A label set as typed (comma-separated) or listed: stripped, empty ones and repeats dropped."""
+    items = labels.split(",") if isinstance(labels, str) else list(labels or [])
+    return list(dict.fromkeys(str(label).strip() for label in items if str(label).strip()))
+
+
+def label_problems(records: Sequence[TextRecord], allowed: Sequence[str]) -> list[CorpusImportError]:
+    """Rows whose label is empty or outside ``allowed`` (none when ``allowed`` is empty: a dataset
+    without labels)."""
+    if not allowed:
+        return []
+    named = ", ".join(allowed)
+    problems = []
+    for rec in records:
+        if not rec.label:
+            problems.append(
+                CorpusImportError(
+                    rec.line, "label", f"empty; every document of this dataset needs one of: {named}"
+                )
+            )
+        elif rec.label not in allowed:
+            problems.append(
+                CorpusImportError(
+                    rec.line, "label", f"{rec.label!r} is not one of the dataset's labels: {named}"
+                )
+            )
+    return problems
+
+
+def read_texts(data: bytes, fmt: str, labels: Sequence[str] | None = None) -> list[TextRecord]:
+    """Parse and check a CSV or JSONL file's bytes; ids must be unique within the file. Every problem is
+    found before any is raised (:class:`CorpusImportProblems`). With ``labels``, every document's label
+    must be one of them; without, the labels the file uses are the set, and a document without a label
+    among labelled ones is refused."""
     if fmt not in FORMATS:
         raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
     check_file_size(len(data))
     text = _decode(data, fmt)
-    records = [
-        _clean_record(line, _csv_metadata(line, values) if fmt == "csv" else values, list(values))
-        for line, values in read_rows(text, fmt, REQUIRED_FIELDS)
-    ]
+    problems: list[CorpusImportError] = []
+    records: list[TextRecord] = []
+    first_line: dict[str, int] = {}
+    try:
+        for line, values in read_rows(text, fmt, REQUIRED_FIELDS, problems):
+            try:
+                rec = _clean_record(
+                    line, _csv_metadata(line, values) if fmt == "csv" else values, list(values)
+                )
+            except CorpusImportError as exc:
+                problems.append(exc)
+                continue
+            if rec.id in first_line:
+                problems.append(
+                    CorpusImportError(rec.line, "id", f"{rec.id!r} repeats line {first_line[rec.id]}")
+                )
+            first_line.setdefault(rec.id, rec.line)
+            records.append(rec)
+    except CorpusImportError as exc:  # the file cannot be read on
+        problems.append(exc)
+    allowed = clean_labels(labels) or sorted({r.label for r in records if r.label})
+    problems += label_problems(records, allowed)
+    raise_problems(problems)
     if not records:
         raise CorpusImportError(None, None, "the file holds no documents")
-    first_line: dict[str, int] = {}
-    for rec in records:
-        if rec.id in first_line:
-            raise CorpusImportError(rec.line, "id", f"{rec.id!r} repeats line {first_line[rec.id]}")
-        first_line[rec.id] = rec.line
     return records
 
 
 def store_records(dataset: Dataset, records: Sequence[TextRecord]) -> int:
-    """Add ``records`` to ``dataset`` in one transaction; an id already in the dataset is an error."""
+    """Add ``records`` to ``dataset`` in one transaction; every id already in the dataset is an error."""
     with transaction.atomic():
         Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
         ids = [r.id for r in records]
@@ -286,9 +403,13 @@ def store_records(dataset: Dataset, records: Sequence[TextRecord]) -> int:
                     "external_id", flat=True
                 )
             )
-        for rec in records:
-            if rec.id in taken:
-                raise CorpusImportError(rec.line, "id", f"{rec.id!r} is already in dataset {dataset.name!r}")
+        raise_problems(
+            [
+                CorpusImportError(rec.line, "id", f"{rec.id!r} is already in dataset {dataset.name!r}")
+                for rec in records
+                if rec.id in taken
+            ]
+        )
         documents = [
             Document.from_text(dataset, r.id, r.text, label=r.label, metadata=r.metadata) for r in records
         ]
@@ -300,6 +421,35 @@ def store_records(dataset: Dataset, records: Sequence[TextRecord]) -> int:
     return len(documents)
 
 
-def import_texts(dataset: Dataset, data: bytes, fmt: str) -> int:
-    """Import a CSV or JSONL file's bytes into ``dataset``; returns the number of documents added."""
-    return store_records(dataset, read_texts(data, fmt))
+@dataclass(frozen=True)
+class Imported:
+    """What one import added: how many documents, and how many of each label."""
+
+    documents: int
+    labels: dict[str, int]
+
+    def sentence(self, dataset_name: str) -> str:
+        """``Imported 3 documents into reviews, labelled negative (1), positive (2).``"""
+        noun = "document" if self.documents == 1 else "documents"
+        text = f"Imported {self.documents} {noun} into {dataset_name}"
+        if self.labels:
+            text += ", labelled " + ", ".join(f"{label} ({n})" for label, n in self.labels.items())
+        else:
+            text += ", without labels"
+        return text + "."
+
+
+def import_texts(
+    dataset: Dataset, data: bytes, fmt: str, labels: Sequence[str] | str | None = None
+) -> Imported:
+    """Import a CSV or JSONL file's bytes into ``dataset``. The label set is ``labels`` when given, else
+    the dataset's own when it has one, else the labels the file uses; a document with an empty label or
+    one outside the set is refused (a dataset whose documents have no labels at all is fine)."""
+    allowed = clean_labels(labels) or list(dataset.labels or [])
+    records = read_texts(data, fmt, allowed)
+    count = store_records(dataset, records)
+    tally: dict[str, int] = {}
+    for rec in sorted(records, key=lambda r: r.label):
+        if rec.label:
+            tally[rec.label] = tally.get(rec.label, 0) + 1
+    return Imported(count, tally)

@@ -19,6 +19,7 @@ from annotate.dashboards.charts import chart, estimate_series, figures, table
 from annotate.dashboards.presentation import FigureBuilder, Omitted, Shown, present
 from annotate.machine.progress import Progress, no_progress
 from annotate.models import Study
+from annotate.tasks import get_kind
 from explain_engine.api import (
     N_BOOT,
     HumanMaps,
@@ -178,6 +179,7 @@ def study_dashboard(
             "gold_answers": sum(1 for a in data.answers if a.is_gold),
             **left_out,
         },
+        "labels_items": get_kind(study.kind).labels_items,
         "label_distribution": _label_distribution(data, counted, counted_items),
         "agreement": agreement,
         "maps": maps,
@@ -264,8 +266,14 @@ def _label_distribution(
 NO_MAPS = "No counted answer has a word map of its text's length."
 
 
-def _labels_figure(r: dict) -> Shown:
-    """The label distribution of the answers, beside the documents' gold labels."""
+NO_LABELS = "The answers of this kind mark words; they give no label."
+
+
+def _labels_figure(r: dict) -> Shown | Omitted:
+    """The label distribution of the answers, beside the documents' gold labels (none for a kind whose
+    answers give no label: every answer would read as "no label" beside labels nobody could choose)."""
+    if not r.get("labels_items", True):
+        return Omitted("labels", NO_LABELS)
     dist = r["label_distribution"]
     labels = [str(c) for c in dist["categories"]] + ([NO_LABEL] if dist["no_label"] else [])
     answer_counts = dist["counts"] + ([dist["no_label"]] if dist["no_label"] else [])
@@ -294,15 +302,19 @@ def _labels_figure(r: dict) -> Shown:
     )
 
 
-def _agreement_figure(r: dict) -> Shown:
+def _agreement_figure(r: dict) -> Shown | Omitted:
     """Fleiss κ and Krippendorff α of the labels (and κ of the word selections when there are maps)."""
     agr = r["agreement"]
-    estimates = [
-        ("Fleiss κ (labels)", agr["fleiss_kappa"]),
-        ("Krippendorff α (labels)", agr["krippendorff_alpha"]),
-    ]
+    labelled = r.get("labels_items", True)
+    estimates = (
+        [("Fleiss κ (labels)", agr["fleiss_kappa"]), ("Krippendorff α (labels)", agr["krippendorff_alpha"])]
+        if labelled
+        else []
+    )
     if r["maps"] is not None:
         estimates.append(("Fleiss κ (word selections)", r["maps"]["word_kappa"]))
+    if not estimates:
+        return Omitted("agreement", NO_LABELS + " " + NO_MAPS)
     return Shown(
         [
             chart(
@@ -319,7 +331,11 @@ def _agreement_figure(r: dict) -> Shown:
                 "Agreement between annotators (95 % bootstrap intervals over items)",
                 ["figure", "value", "ci_low", "ci_high", "n"],
                 [[name, e["value"], e["ci_low"], e["ci_high"], e["n"]] for name, e in estimates]
-                + [["observed agreement (labels)", agr["observed_agreement"], None, None, None]],
+                + (
+                    [["observed agreement (labels)", agr["observed_agreement"], None, None, None]]
+                    if labelled
+                    else []
+                ),
             )
         ],
     )

@@ -71,6 +71,7 @@ ITEM_COLUMNS: tuple[Column, ...] = (
     ("item", "the item's id"),
     ("document", "the document's id"),
     ("document_label", "the document's label, as imported"),
+    ("words", "the document's words, in order (cam and sam index them); a JSON list in CSV"),
     ("responses", "answers to the item in this export"),
     ("labels", "their labels, in submission order"),
     ("cam", "consensus attention map: 1 where every answer highlighted the word (Sen et al. 2020, Def. 2.4)"),
@@ -219,12 +220,12 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
 
 
 def item_rows(study: Study, unverified: bool = False) -> Iterator[dict[str, Any]]:
-    """One dict per item of ``study`` with its verified responses' labels, CAM and SAM (empty when
-    unanswered); with ``unverified``, of all its responses, and their ``verifications``."""
+    """One dict per item of ``study`` with its document's words, its verified responses' labels, CAM and
+    SAM over those words (empty when unanswered); with ``unverified``, of all its responses, and their ``verifications``."""
     items = (
         Item.objects.filter(study=study)
         .order_by("id")
-        .values_list("id", "document__external_id", "document__label")
+        .values_list("id", "document__external_id", "document__label", "document__text", "document__words")
         .iterator(CHUNK)
     )
     answers = (
@@ -235,7 +236,7 @@ def item_rows(study: Study, unverified: bool = False) -> Iterator[dict[str, Any]
     )
     grouped = groupby(answers, key=lambda row: row[0])
     pending = next(grouped, None)
-    for item_id, doc, doc_label in items:
+    for item_id, doc, doc_label, text, offsets in items:
         given: list[dict] = []
         verifications: list[str] = []
         while pending is not None and pending[0] <= item_id:
@@ -251,6 +252,7 @@ def item_rows(study: Study, unverified: bool = False) -> Iterator[dict[str, Any]
             "item": item_id,
             "document": doc,
             "document_label": doc_label,
+            "words": words_of(text, offsets) if text is not None else [],
             "responses": len(given),
             "labels": [a.get("label") for a in given],
             "cam": cam,

@@ -178,7 +178,7 @@ def parse_json(body: bytes | str, *, max_bytes: int, max_depth: int, what: str =
         data = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise JSONInputError(
-            "detail", f"{what} is not valid JSON ({exc.msg} at column {exc.colno})"
+            "detail", f"{what} is not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
         ) from None
     except UnicodeDecodeError as exc:
         raise JSONInputError("detail", f"{what} is not valid JSON ({exc})") from None

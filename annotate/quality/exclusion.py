@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import Count
 
 from annotate.models import (
     ChangeLog,
@@ -42,7 +43,7 @@ from annotate.models import (
 )
 from annotate.models.audit import record
 from annotate.quality.grading import TrustChange
-from annotate.quality.policy import policy_for
+from annotate.quality.policy import applied_rule, policy_for
 from annotate.quality.risk import WorkerRisk
 from explain_engine.api import EXCLUDED, PENDING
 from explain_engine.api import answer_weights as engine_answer_weights
@@ -116,6 +117,7 @@ class Standing:
     waiting: frozenset[int]
     excluded: frozenset[int]
     status: dict[int, str]
+    for_risk: frozenset[int] = frozenset()
 
     @property
     def left_out(self) -> frozenset[int]:
@@ -148,6 +150,7 @@ def standing(study: Study, worker_ids: Iterable[int]) -> Standing:
         waiting=waiting,
         excluded=frozenset(w for w, x in weighed.items() if x <= 0.0) - waiting,
         status={w: row[0] for w, row in rows.items()},
+        for_risk=frozenset(risky),
     )
 
 
@@ -172,6 +175,94 @@ def counted_responses(study: Study):
         .counted()
         .exclude(worker_id__in=excluded_worker_ids(study))
     )
+
+
+@dataclass(frozen=True)
+class LeftOutGroup:
+    """Answers to non-gold items that a results page leaves out for one ``reason``."""
+
+    reason: str
+    answers: int
+    workers: int
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """What a results page leaves out of a study's answers to non-gold items, and why
+    (:func:`left_out`): ``total`` answers in all, ``counted`` of them in the figures, and a group per
+    reason (empty groups dropped)."""
+
+    total: int
+    counted: int
+    groups: tuple[LeftOutGroup, ...]
+
+    @property
+    def answers(self) -> int:
+        """Answers left out, all reasons together."""
+        return sum(g.answers for g in self.groups)
+
+    def sentences(self) -> list[str]:
+        """Each group as a sentence a researcher can act on."""
+        return [
+            f"{_plural(g.answers, 'answer', 'answers')} by {_plural(g.workers, 'worker', 'workers')} "
+            f"left out: {g.reason}."
+            for g in self.groups
+        ]
+
+    def as_dict(self) -> dict:
+        return {
+            "total": self.total,
+            "counted": self.counted,
+            "left_out": self.answers,
+            "groups": [{"reason": g.reason, "answers": g.answers, "workers": g.workers} for g in self.groups],
+        }
+
+
+def left_out(study: Study) -> LeftOut:
+    """How many of the study's answers to non-gold items its results leave out, and why: not yet
+    confirmed by the crowd platform, excluded by gold trust, excluded for risk, or waiting for the
+    worker to answer enough golds (:func:`standing`; the rule in words:
+    :meth:`annotate.quality.policy.AppliedRule.trust_sentence`)."""
+    answers = Response.objects.filter(study=study, item__is_gold=False)
+    total = answers.count()
+    verified = dict(
+        answers.counted().values("worker_id").annotate(n=Count("id")).values_list("worker_id", "n")
+    )
+    unverified = answers.exclude(verification=Response.Verification.VERIFIED)
+    rank = standing(study, verified)
+    rule = applied_rule(study)
+    trust_out = rank.excluded - rank.for_risk
+
+    def group(reason: str, workers: Iterable[int]) -> LeftOutGroup:
+        chosen = set(workers)
+        return LeftOutGroup(reason, sum(verified[w] for w in chosen), len(chosen))
+
+    groups = [
+        LeftOutGroup(
+            "the crowd platform has not confirmed these workers' submissions yet",
+            unverified.count(),
+            unverified.values("worker_id").distinct().count(),
+        ),
+        group(
+            f"these workers passed fewer than {rule.threshold:.0%} of the gold items "
+            f"(judged after {_plural(rule.min_golds, 'gold', 'golds')})"
+            if rule.judges
+            else "these workers failed gold items since retired; re-grade on the quality page to count them",
+            trust_out,
+        ),
+        group("these workers were excluded for their risk score", rank.for_risk),
+        group(
+            f"these workers have answered fewer than {_plural(rule.min_golds, 'gold item', 'gold items')}; "
+            "their answers count once they qualify",
+            rank.waiting,
+        ),
+    ]
+    kept = tuple(g for g in groups if g.answers)
+    return LeftOut(total=total, counted=total - sum(g.answers for g in kept), groups=kept)
 
 
 def owner_of(study: Study) -> int:

@@ -91,7 +91,7 @@ def import_golds(study: Study, text: str, fmt: str) -> GoldImport:
         try:
             item = _find(row, by_number, by_key, kind.gold_key_columns)
             answer = kind.gold_answer(item, row)
-            cleaned = kind.validate_answer(item, answer, dict(GOLD_TIMINGS))
+            cleaned = kind.validate_gold(item, answer, dict(GOLD_TIMINGS))
         except ValueError as exc:
             result.errors.append(f"Line {line}: {exc}.")
         except ValidationError as exc:

@@ -9,7 +9,9 @@ fixes its answer or retires it, and the study's answers to it are re-graded and 
 least ``min_golds`` of them seen, capped, as grading caps it, at how many there are to see (every
 counted gold but this one), so that a study with no more golds than ``min_golds`` can still have a gold
 flagged (without the cap nobody could ever be trusted on the others); and a worker whose answers are
-excluded for risk (:mod:`annotate.quality.exclusion`) judges no gold.
+excluded for risk (:mod:`annotate.quality.exclusion`) judges no gold. How many trusted workers must have
+seen a gold, and how many of them missed it, is the applied rule's
+(:class:`annotate.quality.policy.AppliedRule`: the policy's minimum, capped at the workers who answered).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.models import GoldReview, Item, Response, Study, WorkerTrust
 from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
-from annotate.quality.policy import policy_for
+from annotate.quality.policy import applied_rule, policy_for
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY
 from explain_engine.api import gold_review_counts
@@ -34,6 +36,7 @@ GOLD_TIMINGS = {"read_ms": 0, "answer_ms": 0, "label_at_ms": 0, "first_highlight
 def review_golds(study: Study) -> list[GoldReview]:
     """Recount and (re)flag every gold item of the study; returns the reviews, item order."""
     policy = policy_for(study)
+    rule = applied_rule(study)
     counts = gold_counts(study)
     golds = list(Item.objects.filter(study=study, is_gold=True).order_by("position", "id"))
     rows = list(
@@ -70,8 +73,8 @@ def review_golds(study: Study) -> list[GoldReview]:
         review.flagged = (
             not gold.retired
             and review.resolution != GoldReview.Resolution.KEPT
-            and t_seen >= policy.gold_flag_min_trusted
-            and t_missed >= policy.gold_flag_miss_rate * t_seen
+            and t_seen >= rule.flag_min_trusted
+            and t_missed >= rule.flag_miss_rate * t_seen
         )
         review.save()
         out.append(review)
@@ -90,11 +93,12 @@ def retire_gold(item: Item, note: str = "") -> GoldReview:
 
 @transaction.atomic
 def fix_gold(item: Item, gold: Any, note: str = "") -> GoldReview:
-    """Replace a gold item's answer (validated as an answer of its task kind), re-grade its answers and
-    refresh trust. ``ValidationError`` names the bad field."""
+    """Replace a gold item's answer (validated as an answer of its task kind, and refused when it
+    contradicts the item's answer key: :meth:`~annotate.tasks.base.TaskKind.validate_gold`), re-grade its
+    answers and refresh trust. ``ValidationError`` names the bad field."""
     kind = get_kind(item.study.kind)
     try:
-        cleaned = kind.validate_answer(item, gold, dict(GOLD_TIMINGS))
+        cleaned = kind.validate_gold(item, gold, dict(GOLD_TIMINGS))
     except ValidationError as exc:
         detail = exc.detail.get("answer", exc.detail) if isinstance(exc.detail, dict) else exc.detail
         raise ValidationError({"gold": detail}) from None

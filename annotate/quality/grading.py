@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from annotate.models import Item, Response, Study, WorkerTrust
-from annotate.quality.policy import policy_for
+from annotate.quality.policy import golds_in_use, judged_after, policy_for
 from annotate.tasks import get_kind
 from explain_engine.api import trust_table
 
@@ -50,10 +50,10 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
     grades; returns the workers whose status changed. A worker with a trust row but no verified answer
     left (the platform never confirmed them) is recomputed too, to no golds seen.
 
-    A worker leaves *pending* after ``min_golds`` golds, or after every gold of the study when it has
-    fewer (else nobody could ever qualify and every answer would wait for good)."""
+    A worker leaves *pending* after the applied rule's ``min_golds`` golds
+    (:class:`annotate.quality.policy.AppliedRule`: the policy's, or every gold in use when the study has
+    fewer)."""
     policy = policy_for(study)
-    golds = Item.objects.filter(study=study, is_gold=True, retired=False).count()
     wanted = None if worker_ids is None else list(worker_ids)
     mine = {} if wanted is None else {"worker_id__in": wanted}
     counts = gold_counts(study, wanted)
@@ -76,7 +76,7 @@ def refresh_trust(study: Study, worker_ids: Iterable[int] | None = None) -> list
         passed,
         seen,
         threshold=policy.trust_threshold,
-        min_golds=min(policy.min_golds, golds),
+        min_golds=judged_after(policy.min_golds, golds_in_use(study)),
         confidence=policy.confidence,
     )
     changes: list[TrustChange] = []

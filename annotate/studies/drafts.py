@@ -78,7 +78,7 @@ def build_with_golds(study: Study, golds: dict[str, dict]) -> Rebuilt:
             continue
         item.study = study
         try:
-            cleaned = kind.validate_answer(item, gold, dict(GOLD_TIMINGS))
+            cleaned = kind.validate_gold(item, gold, dict(GOLD_TIMINGS))
         except ValidationError:
             continue
         item.secret = {**item.secret, "gold": cleaned}

@@ -11,7 +11,9 @@ The settings (``name``, ``dataset``, ``kind``, ``config``, ``instructions``, ``a
 * then the rules across fields: the kind's config schema (through the kind registry, with the objects
   the config names checked against what ``user`` may see), the opt-in gold rate, the redundancy policy
   (:mod:`annotate.quality.redundancy`: an adaptive one publishes up to its ``max`` answers per item, so
-  ``annotators_per_item`` follows it), and the dataset a kind needs.
+  ``annotators_per_item`` follows it), and the dataset a kind needs, with what its documents must hold
+  (:attr:`~annotate.tasks.base.TaskKind.document_fields`, e.g. ``metadata.explanation``): a dataset that
+  lacks it is refused here, naming the documents, not first when the study starts.
 
 A refusal is :class:`StudyInvalid`, carrying field → messages. It is a DRF ``ValidationError`` with the
 same nested detail the API has always answered, so the API's 400 bodies stay as they were; the pages
@@ -122,6 +124,10 @@ def _check_rules(user, cleaned: dict[str, Any]) -> dict[str, Any]:
             cleaned["annotators_per_item"] = redundancy["max"]
     if kind.needs_dataset and not cleaned.get("dataset"):
         raise StudyInvalid({"dataset": [f"a {kind.name} study needs a dataset"]})
+    if cleaned.get("dataset") is not None:
+        problems = kind.dataset_problems(cleaned["config"], cleaned["dataset"])
+        if problems:
+            raise StudyInvalid({"dataset": problems})
     return cleaned
 
 

@@ -23,6 +23,19 @@ from rest_framework.exceptions import ValidationError
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.page_words import payload_words
 
+#: At most this many documents are named when a dataset lacks what a kind needs.
+MAX_DATASET_PROBLEMS = 10
+
+
+def capped(problems: list[str], total: int) -> list[str]:
+    """``problems`` (already at most :data:`MAX_DATASET_PROBLEMS`) and, when ``total`` is more, how many
+    more documents have the same kind of problem."""
+    more = total - len(problems)
+    return problems + (
+        [f"… and {more} more document{'s' if more != 1 else ''} like these."] if more > 0 else []
+    )
+
+
 #: The study config's key of the share of hand-outs that are gold items (:mod:`annotate.quality.gold_mixing`).
 GOLD_RATE_KEY = "gold_rate"
 #: The study config's key of the redundancy policy: fixed or adaptive (:mod:`annotate.quality.redundancy`).
@@ -58,6 +71,9 @@ class TaskKind(ABC):
     #: Whether an answer's ``map`` is a human attention map over the document's words, shown beside the
     #: machine's on the heat-map page.
     attention_maps: ClassVar[bool] = False
+    #: Whether an answer gives the item a label (one of :meth:`categories`, by :meth:`agreement_value`);
+    #: a kind whose answers only mark words says no, and the dashboards show no label figures for it.
+    labels_items: ClassVar[bool] = True
     #: The family of kinds that share a folder and pages; empty for a kind of its own.
     family: ClassVar[str] = ""
     #: The class attributes the registry keeps as the kind's metadata (``TASK_KINDS.where(family=...)``).
@@ -86,6 +102,9 @@ class TaskKind(ABC):
     results: ClassVar[type | str | None] = None
     #: Whether a study of this kind must name a dataset when it is created.
     needs_dataset: ClassVar[bool] = False
+    #: What every document of a study's dataset must hold for this kind, as ``(field, what it holds)``:
+    #: named on the dataset import page, and checked when a study is created (:meth:`dataset_problems`).
+    document_fields: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: The researcher's form that creates a study of this kind (``study_data()`` is the study API's
     #: input); ``None`` when the kind's own pages (its ``urls.py``) create its studies.
     create_form: ClassVar[type | None] = None
@@ -168,6 +187,25 @@ class TaskKind(ABC):
     def grade_gold(self, item, answer: dict[str, Any]) -> bool | None:
         """Whether ``answer`` passes the gold item ``item``; ``None`` for an item without gold."""
         return None
+
+    def dataset_problems(self, config: dict[str, Any], dataset) -> list[str]:
+        """The documents of ``dataset`` that lack what :attr:`document_fields` asks under ``config``, as
+        sentences naming each document (at most :data:`MAX_DATASET_PROBLEMS`, then how many more); empty
+        when every document holds it."""
+        return []
+
+    def check_gold(self, item, gold: dict[str, Any]) -> None:
+        """Refuse a cleaned gold answer that contradicts what the item itself holds (its answer key):
+        ``ValidationError`` with ``{"answer": {field: [...]}}``. Every gold is accepted by default."""
+        return None
+
+    def validate_gold(self, item, gold: Any, timings: dict[str, Any]) -> dict[str, Any]:
+        """A gold answer for ``item``, validated as an answer (:meth:`validate_answer`) and checked
+        against the item's answer key (:meth:`check_gold`); the gold editor and the gold import both
+        save through this."""
+        cleaned = self.validate_answer(item, gold, timings)
+        self.check_gold(item, cleaned)
+        return cleaned
 
     @abstractmethod
     def categories(self, study) -> list:

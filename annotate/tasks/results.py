@@ -11,7 +11,10 @@ A kind's results page is mounted once for every kind, as Django's admin mounts a
 
 Only answers to non-gold items count, and only those of workers the trust rule counts
 (:func:`annotate.quality.exclusion.answer_weights`: in a study with gold items, trusted workers,
-each weighing their trust; pending workers' answers wait until they qualify).
+each weighing their trust; pending workers' answers wait until they qualify). Every page says how many
+answers it leaves out and why: the view that mounts the pages adds ``left_out``
+(:func:`annotate.quality.exclusion.left_out`) to the context, and every kind's results template includes
+``annotate/results/left_out.html``, which says it with a link to the study's quality page.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Work
 from annotate.quality import aggregation, exclusion, gold_review, grading, redundancy
 from annotate.quality.gold_import import answer_errors
 from annotate.quality.gold_mixing import set_gold_rate
-from annotate.quality.policy import policy_for
+from annotate.quality.policy import applied_rule, policy_for
 from annotate.quality.report import gold_rows, worker_rows
 from annotate.quality.risk import study_risks
 from annotate.tasks import get_kind
@@ -91,6 +91,13 @@ class PolicyForm(forms.ModelForm):
             "risk_threshold",
             "risk_action",
         ]
+        # The rule as applied (annotate.quality.policy.AppliedRule), where the model's help says less.
+        help_texts = {
+            "min_golds": "Golds a worker answers before their trust decides; in a study with fewer golds in use, "
+            "after all of them.",
+            "gold_flag_min_trusted": "Trusted workers who must have seen a gold before it can be flagged; at most "
+            "as many as have answered in the study.",
+        }
 
 
 def study_or_404(request, uid) -> Study:
@@ -115,6 +122,7 @@ def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
     context = {
         "study": study,
         "policy": policy_for(study),
+        "rule": applied_rule(study),
         "form": form or PolicyForm(instance=policy_for(study)),
         "workers": worker_rows(study, risks),
         "golds": golds,

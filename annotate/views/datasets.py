@@ -13,6 +13,7 @@ from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.corpus.imports import CorpusImportError, check_file_size, detect_format, import_texts
 from annotate.corpus.rationales import import_rationales, read_upload
 from annotate.models import Dataset
+from annotate.tasks import TASK_KINDS, get_kind
 from annotate.views.forms import DatasetImportForm, RationaleImportForm
 from explain_engine.api import RATIONALE_FORMATS
 
@@ -32,9 +33,17 @@ def dataset_list(request):
     return render(
         request,
         "annotate/datasets/list.html",
-        {"datasets": datasets.order_by("-created"), "form": form},
+        {"datasets": datasets.order_by("-created"), "form": form, "kind_fields": kind_fields()},
         status=400 if form.errors else 200,
     )
+
+
+def kind_fields() -> list[dict]:
+    """What each task kind needs its dataset's documents to hold (for the import page)."""
+    kinds = (get_kind(name) for name in sorted(TASK_KINDS))
+    return [
+        {"kind": k.name, "label": k.label, "fields": k.document_fields} for k in kinds if k.document_fields
+    ]
 
 
 def _import(request, form: DatasetImportForm) -> Dataset | None:
@@ -50,11 +59,16 @@ def _import(request, form: DatasetImportForm) -> Dataset | None:
                 description=data.get("description", ""),
                 source=upload.name,
             )
-            count = import_texts(dataset, upload.read(), data.get("format") or detect_format(upload.name))
+            fmt = data.get("format") or detect_format(upload.name)
+            done = import_texts(dataset, upload.read(), fmt, data.get("labels"))
     except CorpusImportError as exc:
-        form.add_error("file", f"Nothing was imported. {exc}")
+        problems = exc.problems
+        count = len(problems) + getattr(exc, "more", 0)
+        form.add_error("file", f"Nothing was imported: {count} problem{'s' if count != 1 else ''}.")
+        for line in exc.sentences():
+            form.add_error("file", line)
         return None
-    messages.success(request, f"Imported {count} documents into {dataset.name}.")
+    messages.success(request, done.sentence(dataset.name))
     return dataset
 
 
@@ -67,8 +81,12 @@ def dataset_detail(request, pk: int):
     return render(
         request,
         "annotate/datasets/detail.html",
-        {"dataset": dataset, "page": page, "form": form, "studies": studies},
+        {"dataset": dataset, "page": page, "form": form, "studies": studies, "kind_fields": kind_fields()},
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 @researcher_required
@@ -87,8 +105,8 @@ def rationale_import(request):
         else:
             messages.success(
                 request,
-                f"Imported {done.documents} texts with {done.responses} human maps by {done.workers} annotators "
-                f"into {done.dataset.name}; their study is {done.study.name}.",
+                f"Imported {_count(done.documents, 'text')} with {_count(done.responses, 'human map')} by "
+                f"{_count(done.workers, 'annotator')} into {done.dataset.name}; their study is {done.study.name}.",
             )
             return redirect("study-detail", uid=done.study.uid)
     return render(request, "annotate/datasets/rationales.html", {"form": form, "formats": RATIONALE_FORMATS})

@@ -23,6 +23,13 @@ class DatasetImportForm(forms.Form):
     format = forms.ChoiceField(
         choices=[("", "from the file name"), *((f, f.upper()) for f in FORMATS)], required=False
     )
+    labels = forms.CharField(
+        max_length=2000,
+        required=False,
+        help_text="The labels a document may have, separated by commas (e.g. negative, positive). Empty: the "
+        "dataset's labels, or for a new dataset the labels the file uses (listed after the import). Every "
+        "document needs one of them; an empty label or any other is refused.",
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

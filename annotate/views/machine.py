@@ -23,13 +23,20 @@ from annotate.models import Job, ModelRun, Prediction
 PREDICTIONS_PER_PAGE = 50
 
 
-def _queued_message(request, job: Job, text: str) -> None:
-    """Say the job is queued, and that it waits for the job queue when the broker could not be reached."""
+def _job_message(request, job: Job, subject: str) -> None:
+    """Say where the job stands now (a job may already be done when the page answers: the demo runs jobs
+    in the request), and that a queued one waits for the job queue when the broker could not be reached."""
     job.refresh_from_db()
-    if job.status == Job.Status.QUEUED and job.sent is None and job.message == QUEUE_DOWN_NOTE:
-        messages.warning(request, f"{text} Note: {QUEUE_DOWN_NOTE}.")
+    if job.status == Job.Status.DONE:
+        messages.success(request, f"{subject} is done.")
+    elif job.status == Job.Status.FAILED:
+        messages.error(request, f"{subject} failed: {job.message or 'see the job below'}.")
+    elif job.status == Job.Status.RUNNING:
+        messages.success(request, f"{subject} is running.")
+    elif job.sent is None and job.message == QUEUE_DOWN_NOTE:
+        messages.warning(request, f"{subject} is queued. Note: {QUEUE_DOWN_NOTE}.")
     else:
-        messages.success(request, text)
+        messages.success(request, f"{subject} is queued.")
 
 
 @researcher_required
@@ -49,7 +56,7 @@ def model_run_create(request):
             request.user, data["dataset"], data["architecture"], data["params"], data["name"]
         )
         job = enqueue_training(run, request.user, gpu=data["gpu"])
-        _queued_message(request, job, f"Training of {run.name} is queued.")
+        _job_message(request, job, f"Training of {run.name}")
         return redirect("model-run-detail", pk=run.pk)
     return render(request, "annotate/machine/run_form.html", {"form": form})
 
@@ -88,7 +95,7 @@ def model_run_train(request, pk: int):
     if run.status == ModelRun.Status.DONE:
         messages.success(request, "Already trained.")
     else:
-        _queued_message(request, job, "Training is queued.")
+        _job_message(request, job, "Training")
     return redirect("model-run-detail", pk=run.pk)
 
 
@@ -105,7 +112,7 @@ def model_run_explain(request, pk: int):
             request, "annotate/machine/run_detail.html", _detail_context(request, run, form), status=400
         )
     job = enqueue_explanations(run, form.cleaned_data["params"], request.user, gpu=form.cleaned_data["gpu"])
-    _queued_message(request, job, f"Explanation job {job.pk} is queued.")
+    _job_message(request, job, f"Explanation job {job.pk}")
     return redirect("model-run-detail", pk=run.pk)
 
 

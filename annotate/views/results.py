@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from annotate.access import owned_or_404, researcher_required
 from annotate.models import Study
+from annotate.quality.exclusion import left_out
 from annotate.tasks import get_kind
 from annotate.tasks.results import BadQuery, ResultsPage
 
@@ -29,13 +30,16 @@ def _bad(exc: BadQuery) -> HttpResponseBadRequest:
 
 @researcher_required
 def results_page(request, uid):
-    """The study's results page; a query value the page does not offer is a 400 naming the field."""
+    """The study's results page, with how many answers its figures leave out and why
+    (:func:`annotate.quality.exclusion.left_out`); a query value the page does not offer is a 400 naming
+    the field."""
     try:
         page = _page(request, uid)
         context = page.context()
     except BadQuery as exc:
         return _bad(exc)
     context["kind"] = get_kind(page.study.kind)
+    context["left_out"] = left_out(page.study)
     return render(request, page.template, context)
 
 

@@ -317,9 +317,10 @@ class MethodInfo:
 
 _STORED = {
     TRAINING_ATTENTION: MethodInfo(
-        "Attention (as trained)",
+        "Attention weights",
         "Sen et al. 2020 eq. 1–4",
-        "The model's own attention weights, stored when it was trained.",
+        "The model's own attention weights, stored with its predictions when it was trained (the weights "
+        "the attention method gives).",
     )
 }
 

@@ -297,9 +297,12 @@ def test_dataset_create_with_file_and_import(api, researcher):
     pk = response.json()["id"]
     more = api.post(
         f"/api/datasets/{pk}/import/",
-        {"file": upload("m.jsonl", b'{"id": 2, "text": "yo", "label": "neg"}\n')},
+        {
+            "file": upload("m.jsonl", b'{"id": 2, "text": "yo", "label": "neg"}\n'),
+            "label_set": ["pos", "neg"],
+        },
     )
-    assert more.status_code == 201 and more.json() == {"imported": 1, "documents": 2}
+    assert more.status_code == 201 and more.json() == {"imported": 1, "documents": 2, "labels": {"neg": 1}}
     listed = api.get("/api/datasets/").json()
     assert [d["name"] for d in listed["results"]] == ["uploaded"]
     assert listed["results"][0]["labels"] == ["neg", "pos"]

@@ -17,7 +17,7 @@ CSV = (
     b"id,text,label,stars,metadata\n"
     b'r1,"Great  food. Lovely staff!",positive,5,"{""city"": ""Leeds""}"\n'
     b'r2,"Cold soup.\nRude waiter.",negative,1,\n'
-    b'r3,"Fine I guess",,3,\n'
+    b'r3,"Fine I guess",positive,3,\n'
 )
 
 
@@ -27,7 +27,7 @@ def empty(researcher) -> Dataset:
 
 
 def test_csv_import_stores_words_as_offsets(empty):
-    assert import_texts(empty, CSV, "csv") == 3
+    assert import_texts(empty, CSV, "csv").documents == 3
     docs = {d.external_id: d for d in Document.objects.filter(dataset=empty)}
     r1, r2, r3 = docs["r1"], docs["r2"], docs["r3"]
     assert r1.words == [list(s) for s in word_spans(r1.text)]
@@ -35,7 +35,7 @@ def test_csv_import_stores_words_as_offsets(empty):
     assert r1.words[1] == [7, 12]  # offsets survive the double space
     assert r2.text == "Cold soup.\nRude waiter."
     assert r2.sentences == [list(s) for s in sentence_spans(r2.text, word_spans(r2.text))] == [[0, 2], [2, 4]]
-    assert (r1.label, r2.label, r3.label) == ("positive", "negative", "")
+    assert (r1.label, r2.label, r3.label) == ("positive", "negative", "positive")
     assert r1.metadata == {"stars": "5", "city": "Leeds"}
     empty.refresh_from_db()
     assert empty.labels == ["negative", "positive"]
@@ -47,7 +47,7 @@ def test_jsonl_import_keeps_metadata_and_integer_labels(empty):
         {"id": "8", "text": "bad", "label": 0},
     ]
     data = "\n".join(json.dumps(x) for x in lines).encode() + b"\n\n"
-    assert import_texts(empty, data, "jsonl") == 2
+    assert import_texts(empty, data, "jsonl").documents == 2
     doc = Document.objects.get(dataset=empty, external_id="7")
     assert (doc.label, doc.metadata) == ("1", {"split": "train", "source": "web"})
 

@@ -33,6 +33,10 @@ ALLOWED = {
     ): "include_unverified asks for every answer, marked",
     ("annotate/studies/progress.py", "study_progress"): "counts answers received, by verification",
     (
+        "annotate/quality/exclusion.py",
+        "left_out",
+    ): "says how many answers a results page leaves out, those not yet verified among them",
+    (
         "annotate/exports/datasheet.py",
         "_counts_section",
     ): "counts answers received, by verification, for the datasheet",

@@ -680,7 +680,7 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
         "bilstm · grad_l2_1s",
     ]
     assert [s["name"] for s in data["selections"]] == [
-        "bilstm · Attention (as trained)",
+        "bilstm · Attention weights",
         "bilstm · Simple gradient of s, L2 norm",
     ]
 
@@ -697,7 +697,7 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     pos = charts_by_id["pos"]
     assert [s["name"] for s in pos["series"]] == [
         "humans (CAM)",
-        "bilstm · Attention (as trained)",
+        "bilstm · Attention weights",
         "bilstm · Simple gradient of s, L2 norm",
         "corpus",
     ]
@@ -947,7 +947,7 @@ def test_the_attention_method_and_the_training_attention_are_one_row(answered, c
     assert listed[partial.pk] == [gather.ATTENTION, "attention"]  # the method covers one text more
     client.force_login(researcher)
     page = client.get(f"/studies/{study.uid}/dashboard/machine/").content.decode()
-    assert page.count(f'value="{both.pk}:') == 2 and "Attention (as trained)" in page
+    assert page.count(f'value="{both.pk}:') == 2 and "Attention weights" in page
     assert f'value="{both.pk}:attention"' not in page and "grad_l2_1s</span>" not in page
     for method in ("attention", gather.ATTENTION):
         response = client.get(

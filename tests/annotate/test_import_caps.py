@@ -26,7 +26,7 @@ def rows_csv(n: int) -> bytes:
 def test_rows_past_the_cap_are_refused_and_nothing_is_stored(settings, researcher):
     settings.HATLAB_IMPORT_MAX_ROWS = 5
     dataset = Dataset.objects.create(owner=researcher, name="capped")
-    assert import_texts(dataset, rows_csv(5), "csv") == 5
+    assert import_texts(dataset, rows_csv(5), "csv").documents == 5
     other = Dataset.objects.create(owner=researcher, name="too many")
     with pytest.raises(CorpusImportError, match=r"more than 5 rows.*HATLAB_IMPORT_MAX_ROWS") as caught:
         import_texts(other, rows_csv(6), "csv")
@@ -59,7 +59,7 @@ def test_characters_and_words_per_text(settings, researcher):
     wordy = b'{"id": 1, "text": "one two three four five", "label": "pos"}\n'
     with pytest.raises(CorpusImportError, match=r"line 1, field 'text': 5 words .*HATLAB_IMPORT_MAX_WORDS"):
         import_texts(dataset, wordy, "jsonl")
-    assert import_texts(dataset, b"id,text,label\n1,one two three four,pos\n", "csv") == 1
+    assert import_texts(dataset, b"id,text,label\n1,one two three four,pos\n", "csv").documents == 1
 
 
 def test_a_pair_file_is_capped_too(settings):
@@ -98,6 +98,6 @@ def test_ids_are_checked_against_the_dataset_in_batches(researcher):
     dataset = Dataset.objects.create(owner=researcher, name="many")
     n = 2 * BATCH_SIZE + 1
     with CaptureQueriesContext(connection) as queries:
-        assert import_texts(dataset, rows_csv(n), "csv") == n
+        assert import_texts(dataset, rows_csv(n), "csv").documents == n
     lookups = [q["sql"] for q in queries if '"external_id" IN' in q["sql"]]
     assert len(lookups) == 3

@@ -219,7 +219,7 @@ def test_heat_map_shows_the_attention_once(client, trained, dataset):
     )
     html = client.get(f"/models/{trained.pk}/documents/{doc.pk}/").content.decode()
     assert re.findall(r'<option value="([^"]+)"', html)[:2] == ["attention (training)", "omit_1"]
-    assert ">Attention (as trained)</option>" in html and ">Omission of 1-grams</option>" in html
+    assert ">Attention weights</option>" in html and ">Omission of 1-grams</option>" in html
     assert 'value="attention"' not in html
     chosen = client.get(f"/models/{trained.pk}/documents/{doc.pk}/", {"method": "omit_1", "target": "pos"})
     heading = re.search(r'<h2 id="machine-heading">(.*?)</h2>', chosen.content.decode(), re.S).group(1)

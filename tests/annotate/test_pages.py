@@ -160,7 +160,7 @@ def test_entry_page_without_identity_shows_instructions_only(study):
 
 
 def test_expired_invites_are_refused(study):
-    Study.objects.filter(pk=study.pk).update(provider_config={"invite_max_age_s": -1})
+    Study.objects.filter(pk=study.pk).update(provider_config={"invite_max_age_s": 0})
     study.refresh_from_db()
     page = Client().post(invite_path(study, make_invite(study)), follow=True)
     assert "hatlab-task" not in page.content.decode()

@@ -97,6 +97,7 @@ RULES: dict[str, Rule] = {
     "api-work-submit": A(ANNOTATOR_API, reason="needs the worker holding the assignment: 403/404 otherwise"),
     # public pages
     "home": A(PUBLIC, reason="the landing page; it links by role"),
+    "favicon": A(PUBLIC, reason="the site's icon, which browsers ask for on every page"),
     "login": A(PUBLIC, reason="signing in"),
     "admin-login": A(PUBLIC, reason="the Django admin's sign-in (throttled as the login page)"),
     "logout": A(PUBLIC, reason="signing out (POST only)"),

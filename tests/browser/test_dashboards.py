@@ -174,7 +174,7 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     assert {"behavioral", "lexical", "pos"} <= set(drawn)
     assert_tables_follow_the_api(page, api)
     assert [d["label"] for d in drawn["behavioral"]["datasets"]] == [
-        "bilstm · Attention (as trained)",
+        "bilstm · Attention weights",
         "bilstm · Simple gradient of s, L2 norm",
     ]
     assert [s["label"] for s in api["selections"]] == ["bilstm · attention (training)", "bilstm · grad_l2_1s"]
@@ -201,7 +201,7 @@ def test_study_and_machine_dashboards_and_the_drill_down(
     page.select_option("#overlay-human", "SAM")
     assert words.evaluate_all("ws => ws.map(w => Number(w.dataset.human))") == text_api["sam"]
     assert page.locator("#overlay-machine option").all_inner_texts() == [
-        "bilstm · Attention (as trained)",
+        "bilstm · Attention weights",
         "bilstm · Simple gradient of s, L2 norm",
     ]
     page.select_option("#overlay-machine", f"{run.pk}:grad_l2_1s")

@@ -60,7 +60,7 @@ def test_every_registered_method_carries_a_title_and_a_source():
         api.METHODS["grad_dot_int_s"].doc,
     )
     assert api.describe_method("occ_7").title == "Occlusion of 7-grams"
-    assert api.describe_method(api.TRAINING_ATTENTION).title == "Attention (as trained)"
+    assert api.describe_method(api.TRAINING_ATTENTION).title == "Attention weights"
     assert api.describe_method("no_such_method") == api.MethodInfo("no_such_method", "", "")
 
 

@@ -133,6 +133,24 @@ class ForcedChoiceKind(TaskKind):
             return None
         return answer.get("choice") == gold["choice"]
 
+    def check_gold(self, item, gold: dict[str, Any]) -> None:
+        """A gold answer must make the question's own correct choice (``secret["answer"]``: the predicted
+        class for ``justify``, the true class for ``investigate``); any other gold would count every
+        right answer to the question as a miss."""
+        key = item.secret.get("answer")
+        choice = gold.get("choice")
+        if key is None or choice == key:
+            return
+        why = f"must be this question's answer key, “{key}”"
+        if key == item.secret.get("predicted") and choice == item.secret.get("true_label"):
+            why += (
+                f" (the class the model predicted): “{choice}” is the text's true label, but this question "
+                "is answered right by naming the model's prediction"
+            )
+        else:
+            why += f": a gold answer “{choice}” would count every right answer to it as a miss"
+        raise ValidationError({"answer": {"choice": [why]}})
+
     def categories(self, study) -> list:
         """Answers with their confidence level: 5 categories for two options with "no preference",
         4 without it (Lertvittayakumjorn & Toni 2019, Table 4, α)."""
@@ -158,6 +176,7 @@ class ForcedChoiceKind(TaskKind):
 
     def export_columns(self, study) -> tuple[Column, ...]:
         return (
+            ("shown", "what the worker was shown of the question (its evidence texts, and for some tasks the text and prediction), as JSON"),
             ("choice", "the option the worker picked (or “no preference”)"),
             ("confident", "whether the worker said they were confident (empty with “no preference”)"),
             ("method", "the explanation method of the question (researcher only: workers never see it)"),
@@ -180,6 +199,7 @@ class ForcedChoiceKind(TaskKind):
         else:
             models = {"explained": secret.get("model_run")}
         return {
+            "shown": {k: v for k, v in item.payload.items() if k in self.payload_keys},
             "choice": answer.get("choice"),
             "confident": answer.get("confident"),
             "method": secret.get("method"),

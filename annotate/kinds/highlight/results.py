@@ -24,6 +24,7 @@ TEXT_COLUMNS = (
     "item",
     "document",
     "document_label",
+    "words",
     "answers",
     "labels",
     "majority",
@@ -38,7 +39,7 @@ SHOWN = 200
 
 
 def text_rows(study: Study) -> list[dict[str, Any]]:
-    """One row per non-gold item: its counted labels, the majority label (``None`` on a tie) with its
+    """One row per non-gold item: its words (the maps index them), its counted labels, the majority label (``None`` on a tie) with its
     share, and CAM / SAM over its maps (``None`` with fewer than two maps)."""
     items = list(
         study.items.filter(is_gold=False)
@@ -71,6 +72,7 @@ def _text_row(item_id, document, label, words, given: list[str], maps: list[list
         "item": item_id,
         "document": document,
         "document_label": label,
+        "words": words,
         "answers": len(given),
         "labels": given,
         "majority": majority,

@@ -250,12 +250,14 @@ class NliPairKind(TaskKind):
     def export_columns(self, study) -> tuple[Column, ...]:
         return (
             ("label", "the label the worker chose"),
+            ("hypothesis_words", "the hypothesis's words, in order (hypothesis_map indexes them; words holds the premise's)"),
             *((map_field(side), f"0/1 per word of the {side}: 1 where the worker highlighted it") for side in SIDES),
             *((f"{side}_highlighted", f"the highlighted words of the {side}, in order") for side in SIDES),
         )  # fmt: skip
 
     def export_answer(self, study, item: ExportItem, answer: dict[str, Any]) -> dict[str, Any]:
-        row: dict[str, Any] = {"label": answer.get("label")}
+        hypothesis = item.payload.get("hypothesis", {}).get("words", [])
+        row: dict[str, Any] = {"label": answer.get("label"), "hypothesis_words": hypothesis}
         for side in SIDES:
             row[map_field(side)] = answer.get(map_field(side))
         for side in SIDES:
@@ -269,6 +271,7 @@ class NliPairKind(TaskKind):
             ("item", "the item's id"),
             ("pair", "the pair's id"),
             ("gold_label", "the pair's label, as imported"),
+            *((f"{side}_words", f"the {side}'s words, in order") for side in SIDES),
             ("answers", "counted answers"),
             ("labels", "their labels"),
             ("majority", "the most frequent label"),

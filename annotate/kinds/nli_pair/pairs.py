@@ -5,7 +5,7 @@ study's labels), ``id`` (optional: ``pair-<line>`` when missing) and ``gold`` (o
 object ``{"label", "premise_map", "hypothesis_map"}``, checked when the study's items are built).
 Any other field is kept in the pair's metadata. Everything is checked before anything is stored; a
 problem raises :class:`~annotate.corpus.imports.CorpusImportError` saying in plain words which line and
-field are wrong. A pair is stored as a Document whose text is the premise (its canonical words are
+field are wrong (every problem of the file at once). A pair is stored as a Document whose text is the premise (its canonical words are
 the premise's) and whose ``metadata["hypothesis"]`` is the hypothesis.
 """
 
@@ -21,6 +21,7 @@ from annotate.corpus.imports import (
     TextRecord,
     check_file_size,
     check_text,
+    raise_problems,
     read_json,
     read_rows,
     store_records,
@@ -74,7 +75,8 @@ def _clean_pair(line: int, values: dict[str, Any], labels: Sequence[str]) -> Tex
 
 
 def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]:
-    """Parse and check a CSV or JSONL file of pairs; ids must be unique within the file."""
+    """Parse and check a CSV or JSONL file of pairs; ids must be unique within the file. Every problem is
+    found before any is raised (:class:`~annotate.corpus.imports.CorpusImportProblems`)."""
     if fmt not in FORMATS:
         raise CorpusImportError(None, "format", f"must be one of {FORMATS}")
     check_file_size(len(data))
@@ -85,14 +87,25 @@ def read_pairs(data: bytes, fmt: str, labels: Sequence[str]) -> list[TextRecord]
         raise CorpusImportError(line, None, "not valid UTF-8; save the file as UTF-8") from None
     records: list[TextRecord] = []
     first_line: dict[str, int] = {}
-    for line, values in read_rows(text, fmt, REQUIRED):
-        record = _clean_pair(line, values, labels)
-        if record.id in first_line:
-            raise CorpusImportError(
-                line, "id", f"{record.id!r} was already used on line {first_line[record.id]}"
-            )
-        first_line[record.id] = line
-        records.append(record)
+    problems: list[CorpusImportError] = []
+    try:
+        for line, values in read_rows(text, fmt, REQUIRED, problems):
+            try:
+                record = _clean_pair(line, values, labels)
+            except CorpusImportError as exc:
+                problems.append(exc)
+                continue
+            if record.id in first_line:
+                problems.append(
+                    CorpusImportError(
+                        line, "id", f"{record.id!r} was already used on line {first_line[record.id]}"
+                    )
+                )
+            first_line.setdefault(record.id, line)
+            records.append(record)
+    except CorpusImportError as exc:  # the file cannot be read on
+        problems.append(exc)
+    raise_problems(problems)
     if not records:
         raise CorpusImportError(None, None, "the file holds no pairs")
     return records

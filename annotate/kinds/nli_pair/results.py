@@ -33,6 +33,8 @@ RESPONSE_COLUMNS = (
     "pair",
     "worker",
     "label",
+    "premise_words",
+    "hypothesis_words",
     "premise_map",
     "hypothesis_map",
     "premise_highlighted",
@@ -46,6 +48,8 @@ PAIR_COLUMNS = (
     "item",
     "pair",
     "gold_label",
+    "premise_words",
+    "hypothesis_words",
     "answers",
     "labels",
     "majority",
@@ -148,6 +152,7 @@ def pair_results(study: Study, n_boot: int = N_BOOT) -> dict[str, Any]:
             words = payload[side]["words"]
             cam, sam = sides[side]["cam"].get(str(item_id)), sides[side]["sam"].get(str(item_id))
             row[side] = {"words": words, "cam": cam, "sam": sam}
+            row[f"{side}_words"] = words
             row[f"{side}_cam"] = None if cam is None else highlighted(words, cam)
             row[f"{side}_sam"] = None if sam is None else highlighted(words, sam)
         pairs.append(row)
@@ -167,8 +172,8 @@ def pair_results(study: Study, n_boot: int = N_BOOT) -> dict[str, Any]:
 
 
 def response_rows(study: Study, unverified: bool = False) -> list[dict[str, Any]]:
-    """One row per verified response of ``study`` (gold items too), with the highlighted words of each
-    text; with ``unverified``, every response and its ``verification``."""
+    """One row per verified response of ``study`` (gold items too), with the words of both texts (the
+    maps index them) and the highlighted words of each; with ``unverified``, every response and its ``verification``."""
     responses = Response.objects.filter(study=study)
     rows = list(
         (responses if unverified else responses.counted())
@@ -189,6 +194,8 @@ def response_rows(study: Study, unverified: bool = False) -> list[dict[str, Any]
             "worker": names.get(worker_id),
             "label": answer.get("label"),
         }
+        for side in SIDES:
+            row[f"{side}_words"] = payload[side]["words"]
         for side in SIDES:
             row[f"{side}_map"] = answer.get(map_field(side))
         for side in SIDES:

@@ -38,7 +38,8 @@ def import_page(request):
         try:
             study = _create(form, request.user)
         except CorpusImportError as exc:
-            form.add_error("name" if exc.field == "name" else "file", str(exc))
+            for line in exc.sentences():
+                form.add_error("name" if exc.field == "name" else "file", line)
         except ValidationError as exc:
             for field, problems in flatten_errors(exc.detail).items():
                 target = field.split(".")[-1]

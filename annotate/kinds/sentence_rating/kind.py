@@ -30,7 +30,7 @@ from annotate.kinds.sentence_rating.forms import SentenceRatingStudyForm
 from annotate.kinds.sentence_rating.results import SentenceRatingResults, rating_results, rating_table
 from annotate.models import Item
 from annotate.tasks import register
-from annotate.tasks.base import TaskKind
+from annotate.tasks.base import MAX_DATASET_PROBLEMS, TaskKind, capped
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
 from annotate.tasks.gold_format import cell
 from annotate.tasks.page_words import document_sentences, word_payload
@@ -94,6 +94,33 @@ class SentenceRatingKind(TaskKind):
             f"item: no sentence can reach {judges} judges, so no label would count in the results. Raise "
             f"workers per item to {judges} or lower minimum judges to {study.annotators_per_item}."
         ]
+
+    document_fields = (
+        (
+            "metadata.<rating field>",
+            "the review's star rating for each aspect, 1 to the study's top rating (metadata.overall for the "
+            "default aspect; an aspect's rating field names the key)",
+        ),
+    )
+
+    def dataset_problems(self, config: dict[str, Any], dataset) -> list[str]:
+        """Documents without a star rating for one of the study's aspects."""
+        aspects = config.get("aspects") or SentenceRatingConfigSerializer().fields["aspects"].get_default()
+        rating_max = config.get("rating_max", 5)
+        problems: list[str] = []
+        total = 0
+        for external_id, metadata in dataset.documents.order_by("id").values_list("external_id", "metadata"):
+            metadata = metadata if isinstance(metadata, dict) else {}
+            for aspect in aspects:
+                if star_rating(metadata.get(aspect["rating_field"]), rating_max) is None:
+                    total += 1
+                    if len(problems) < MAX_DATASET_PROBLEMS:
+                        problems.append(
+                            f"document {external_id!r}: metadata.{aspect['rating_field']} must be a star rating "
+                            f"from 1 to {rating_max} (aspect {aspect['name']!r})"
+                        )
+                    break
+        return capped(problems, total)
 
     def build_items(self, study) -> list:
         """One item per (aspect, document, sentence), aspect by aspect, then in document order."""

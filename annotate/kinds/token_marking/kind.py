@@ -34,7 +34,7 @@ from annotate.kinds.token_marking.forms import TokenMarkingStudyForm
 from annotate.kinds.token_marking.results import TokenMarkingResults, marking_results, marking_table
 from annotate.models import Item
 from annotate.tasks import register
-from annotate.tasks.base import TaskKind
+from annotate.tasks.base import MAX_DATASET_PROBLEMS, TaskKind, capped
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable, highlighted_words
 from annotate.tasks.gold_format import marked_words, word_map
 from annotate.tasks.page_words import is_binary_map, map_overlap, map_strategies, word_payload
@@ -64,6 +64,20 @@ class TokenMarkingKind(TaskKind):
             "question": QUESTION,
             "require_mark": study.config.get("require_mark", True),
         }
+
+    document_fields = ((f"metadata.{EXPLANATION_FIELD}", "the written explanation shown beside the text"),)
+
+    def dataset_problems(self, config: dict[str, Any], dataset) -> list[str]:
+        """Documents without a written explanation."""
+        problems: list[str] = []
+        total = 0
+        for external_id, metadata in dataset.documents.order_by("id").values_list("external_id", "metadata"):
+            explanation = metadata.get(EXPLANATION_FIELD) if isinstance(metadata, dict) else None
+            if not isinstance(explanation, str) or not explanation.strip():
+                total += 1
+                if len(problems) < MAX_DATASET_PROBLEMS:
+                    problems.append(f"document {external_id!r}: metadata.{EXPLANATION_FIELD} must be a text")
+        return capped(problems, total)
 
     def build_items(self, study) -> list:
         """One item per document that has an explanation, in document order."""
@@ -161,6 +175,8 @@ class TokenMarkingKind(TaskKind):
         config = item.study.config
         overlap = map_overlap(answer["map"], gold["map"], config.get("overlap_measure", "f1"))
         return overlap >= config.get("gold_overlap", 0.5)
+
+    labels_items = False
 
     def categories(self, study) -> list:
         """Per word: unmarked (0) or marked (1)."""

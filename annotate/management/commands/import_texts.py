@@ -21,9 +21,22 @@ class Command(BaseCommand):
         parser.add_argument("--owner", required=True, help="Username of the dataset's owner.")
         parser.add_argument("--format", choices=FORMATS, help="Default: from the file extension.")
         parser.add_argument("--description", default="")
+        parser.add_argument(
+            "--labels",
+            default="",
+            help="The labels the documents may have, comma-separated (default: the file's).",
+        )
 
     def handle(
-        self, *args, file: Path, dataset: str, owner: str, format: str | None, description: str, **options
+        self,
+        *args,
+        file: Path,
+        dataset: str,
+        owner: str,
+        format: str | None,
+        description: str,
+        labels: str,
+        **options,
     ):
         user = get_user_model().objects.filter(username=owner).first()
         if user is None:
@@ -35,8 +48,9 @@ class Command(BaseCommand):
                 target, created = Dataset.objects.get_or_create(
                     owner=user, name=dataset, defaults={"description": description, "source": file.name}
                 )
-                count = import_texts(target, file.read_bytes(), format or detect_format(file.name))
+                done = import_texts(target, file.read_bytes(), format or detect_format(file.name), labels)
         except CorpusImportError as exc:
-            raise CommandError(f"{file}: {exc} (nothing was imported)") from None
+            listed = "\n".join(f"  {line}" for line in exc.sentences())
+            raise CommandError(f"{file}: nothing was imported:\n{listed}") from None
         verb = "created" if created else "extended"
-        self.stdout.write(f"{verb} dataset {target.name!r} (id {target.pk}): {count} documents imported")
+        self.stdout.write(f"{verb} dataset {target.name!r} (id {target.pk}): {done.sentence(target.name)}")

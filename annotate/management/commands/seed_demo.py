@@ -2,7 +2,7 @@
 
 Each kind folder's ``demo.py`` makes its own datasets and studies (see :mod:`annotate.tasks`).
 Passwords come from ``HATLAB_DEMO_PASSWORD`` (default ``hatlab-demo``). Running it again reuses what
-exists. Prints the URLs to open, and invite links to the default kind's study.
+exists and keeps everyone signed in (a password is set again only when it changed). Prints the URLs to open, and invite links to the default kind's study.
 """
 
 from __future__ import annotations
@@ -21,6 +21,15 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.tasks import default_kind, folder_modules, get_kind
 
 
+def keep_password(user, password: str) -> None:
+    """Give ``user`` the demo password, leaving the stored hash alone when it already matches: a new hash
+    (a new salt) changes the session hash of every signed-in browser, and running the demo again would
+    sign everyone out."""
+    if not user.check_password(password):
+        user.set_password(password)
+    user.save()
+
+
 class Command(BaseCommand):
     help = "Create demo users and a running demo study of every task kind (with their datasets)."
 
@@ -35,15 +44,13 @@ class Command(BaseCommand):
         users = get_user_model().objects
         with transaction.atomic():
             researcher, _ = users.get_or_create(username="researcher")
-            researcher.set_password(password)
-            researcher.save()
+            keep_password(researcher, password)
             researcher.groups.add(Group.objects.get_or_create(name=RESEARCHER_GROUP)[0])
             admin, _ = users.get_or_create(
                 username="admin", defaults={"is_staff": True, "is_superuser": True}
             )
             admin.is_staff = admin.is_superuser = True
-            admin.set_password(password)
-            admin.save()
+            keep_password(admin, password)
         base = settings.HATLAB_PUBLIC_URL.rstrip("/")
         self.stdout.write(
             f"researcher: researcher / {'(from HATLAB_DEMO_PASSWORD)' if 'HATLAB_DEMO_PASSWORD' in os.environ else password}"

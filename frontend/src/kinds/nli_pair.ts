@@ -269,7 +269,7 @@ export class NliPairTask extends TaskFlow<PairPayload, StudyConfig> {
     });
     this.labelBox.replaceChildren(...this.labelButtons);
     this.question.textContent =
-      "Given the premise, is the hypothesis true (entailment), false (contradiction) or either (neutral)?";
+      "Given the premise, is the hypothesis true (entailment), false (contradiction) or neither (neutral)?";
   }
 
   /** Choose label `index`; a change of label with words highlighted asks whether to keep them. */

@@ -29,8 +29,8 @@ class LocalSettings:
                 "Anyone with the study's link may take part; otherwise only those with a personal invite.",
                 default=False, section="Access"),
         Setting("invite_max_age_s", "Invite links valid for", "whole",
-                "How long an invite link stays valid after it is made (0 or less: every link stops working).",
-                default=DEFAULT_INVITE_MAX_AGE_S, low=-MAX_INVITE_AGE_S, high=MAX_INVITE_AGE_S, unit="seconds",
+                "How long an invite link stays valid after it is made (0: every link stops working).",
+                default=DEFAULT_INVITE_MAX_AGE_S, low=0, high=MAX_INVITE_AGE_S, unit="seconds",
                 section="Access"),
     )  # fmt: skip
 
@@ -39,7 +39,7 @@ class LocalSettings:
         config = {} if config is None else settings_object(config)
         return cls(
             invite_max_age_s=whole_number(
-                config, "invite_max_age_s", DEFAULT_INVITE_MAX_AGE_S, -MAX_INVITE_AGE_S, MAX_INVITE_AGE_S
+                config, "invite_max_age_s", DEFAULT_INVITE_MAX_AGE_S, 0, MAX_INVITE_AGE_S
             ),
             open_enrollment=flag(config, "open_enrollment", False),
         )

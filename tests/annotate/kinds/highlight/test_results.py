@@ -98,4 +98,7 @@ def test_a_study_without_answers_has_an_empty_page(researcher):
     assert results["label_kappa"] is None and results["answers"] == 0
     client = Client()
     client.force_login(researcher)
-    assert "no answers yet" in client.get(reverse("study-results", args=[study.uid])).content.decode()
+    assert (
+        "no text has two counted labels yet"
+        in client.get(reverse("study-results", args=[study.uid])).content.decode()
+    )
