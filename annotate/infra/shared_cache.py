@@ -112,7 +112,7 @@ def call(operation: Callable[[], T], fallback: T) -> T:
 #: Add one to a counter and give it its lifetime when this made it: the throttles' count in one round trip
 #: (``EVALSHA``; redis-py loads the script once when the server does not know it yet).
 _COUNT_SCRIPT = Script(
-    None,
+    None,  # type: ignore[arg-type]  # no client of its own: each call passes the cache's
     b"""local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n""",
