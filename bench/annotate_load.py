@@ -73,10 +73,11 @@ ORIGIN = "https://127.0.0.1"
 
 def make_settings(workdir: Path, key_prefix: str) -> str:
     """A settings module for the bench: the tree's settings, its cache keys under ``key_prefix`` (so that
-    runs sharing a Redis never count each other's requests)."""
+    runs sharing a Redis never count each other's requests; a tree from before the shared cache has none)."""
     (workdir / "hatlab_bench_settings.py").write_text(
         "from config.settings import *  # noqa: F401,F403\n"
-        f"CACHES['default']['KEY_PREFIX'] = {key_prefix!r}  # noqa: F405\n"
+        "CACHES = globals().get('CACHES', {'default': {'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}})\n"
+        f"CACHES['default']['KEY_PREFIX'] = {key_prefix!r}\n"
     )
     return "hatlab_bench_settings"
 
