@@ -180,18 +180,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-#: A gunicorn configuration that profiles each worker's requests (cProfile, one profile per thread, enabled
-#: around the WSGI call) and writes them to ``$BENCH_PROFILE_DIR/worker-<pid>.prof`` when the worker exits.
+#: A gunicorn configuration that profiles each worker's requests (cProfile on each thread's CPU time, so that
+#: waiting on the database or on a busy machine is left out; one profile per thread, enabled around the WSGI
+#: call, for the paths that hold ``$BENCH_PROFILE_PATH``: the submissions by default) and writes them to ``$BENCH_PROFILE_DIR/worker-<pid>.prof`` when the worker exits.
 PROFILE_HOOKS = """
-import cProfile, os, pstats, threading
+import cProfile, os, pstats, threading, time
 _profiles, _local = [], threading.local()
 
 def post_worker_init(worker):
     app = worker.wsgi
     def profiled(environ, start_response):
+        if os.environ.get("BENCH_PROFILE_PATH", "") not in environ.get("PATH_INFO", ""):
+            return app(environ, start_response)
         prof = getattr(_local, "prof", None)
         if prof is None:
-            prof = _local.prof = cProfile.Profile()
+            prof = _local.prof = cProfile.Profile(time.thread_time)
             _profiles.append(prof)
         prof.enable()
         try:
@@ -789,6 +792,7 @@ def main() -> None:
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             base_env["BENCH_PROFILE_DIR"] = str(args.profile.resolve())
+            base_env.setdefault("BENCH_PROFILE_PATH", "/submit/")
         trees = [tree_of(ref, workdir) for ref in args.refs]
         for _ in range(args.rounds):
             for load in loads:

@@ -63,7 +63,15 @@ def _read_seat(value) -> Seat | None:
 
 
 def session_seats(request) -> dict[str, Seat]:
-    """The request's ``{study uid: Seat}`` map (empty when the cookie is missing, forged or old)."""
+    """The request's ``{study uid: Seat}`` map (empty when the cookie is missing, forged or old); the cookie
+    is read once per request (a signature check and a decompression), each caller gets its own copy."""
+    read = getattr(request, "_hatlab_seats", None)
+    if read is None:
+        read = request._hatlab_seats = _cookie_seats(request)
+    return dict(read)
+
+
+def _cookie_seats(request) -> dict[str, Seat]:
     value = request.COOKIES.get(WORKERS_COOKIE)
     if not value:
         return {}

@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
@@ -119,6 +119,15 @@ return n""",
 )
 
 
+def _client(store: RedisCache) -> Any:
+    """A Redis client on ``store``'s connection pool for writes, made once per cache object (one per thread):
+    Django's backend makes a new one per call, and making one costs more than the call."""
+    client = getattr(store, "_hatlab_client", None)
+    if client is None:
+        client = store._hatlab_client = store._cache.get_client(None, write=True)
+    return client
+
+
 def count(key: str, window_s: int) -> int | None:
     """Add one to the counter ``key`` (created for ``window_s`` seconds); its new value, or None when the
     cache cannot count now. On Redis this is one round trip (a script that increments and, for a new key,
@@ -128,8 +137,7 @@ def count(key: str, window_s: int) -> int | None:
         full_key = store.make_and_validate_key(key)
 
         def script() -> int:
-            client = store._cache.get_client(full_key, write=True)
-            return int(_COUNT_SCRIPT(keys=[full_key], args=[window_s], client=client))
+            return int(_COUNT_SCRIPT(keys=[full_key], args=[window_s], client=_client(store)))
 
         return call(script, None)
 
