@@ -31,7 +31,7 @@ from annotate.infra import sql
 from annotate.infra.sql import Prepared
 from annotate.models import EntryBinding, Invite, Study, Worker
 
-NAME = "local"
+NAME = Invite.PROVIDER
 INVITE_SALT = "hatlab.invite"
 INVITE_PARAM = "invite"
 ANON_SESSION_KEY = "hatlab_anonymous"
@@ -107,7 +107,7 @@ def revoked_seats(seats: Mapping[str, Any]) -> set[str]:
     return {
         uid
         for uid, invitee in revoked
-        if uid in local and external.get(local[uid].worker_id) == f"invite:{invitee}"
+        if uid in local and external.get(local[uid].worker_id) == f"{Invite.WORKER_PREFIX}{invitee}"
     }
 
 
@@ -149,7 +149,7 @@ class LocalProvider(CrowdProvider):
         token = request.GET.get(INVITE_PARAM)
         if token:
             invitee = read_invite(study, token)
-            return None if invitee is None else f"invite:{invitee}"
+            return None if invitee is None else f"{Invite.WORKER_PREFIX}{invitee}"
         if not LocalSettings.from_dict(study.provider_config).open_enrollment:
             return None
         user = getattr(request, "user", None)
@@ -165,7 +165,7 @@ class LocalProvider(CrowdProvider):
         out: the first browser, by a token in its session); a GET of an unbound invite asks to start and binds
         nothing; another account or browser opening a bound one is refused. Accounts and anonymous
         visitors of an open study need no check."""
-        if not external_id.startswith("invite:"):
+        if not external_id.startswith(Invite.WORKER_PREFIX):
             return Entry()
         browser = request.session.get(BROWSER_SESSION_KEY)
         if not isinstance(browser, str):
@@ -174,7 +174,7 @@ class LocalProvider(CrowdProvider):
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             holders.insert(0, f"user:{user.pk}")
-        invitee = external_id.removeprefix("invite:")
+        invitee = external_id.removeprefix(Invite.WORKER_PREFIX)
         if Invite.objects.filter(study=study, invitee=invitee, revoked_at__isnull=False).exists():
             return Entry.refuse(WITHDRAWN)
         if request.method == "POST":  # the invitee's explicit start
