@@ -11,8 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from annotate.crowd.providers.local.adapter import WITHDRAWN, invite_path, make_invite
+from annotate.handout.workers import work_token
 from annotate.models import Invite, Response
 from tests.annotate.conftest import make_study
 from tests.annotate.test_api import Annotator, body_for
@@ -92,3 +94,12 @@ def test_a_withdrawn_invite_in_one_study_leaves_the_browsers_other_study(study, 
     stored = browser.submit(second_item["assignment"], body_for(second_item["item"]["payload"]))
     assert stored.status_code == 201
     assert list(Response.objects.values_list("study_id", flat=True)) == [second.pk]
+
+
+def test_the_work_token_follows_the_secret_key_and_the_worker(settings):
+    """The token is kept once computed, but per key: another secret key gives another token at once."""
+    first = work_token(7)
+    assert work_token(7) == first and work_token(8) != first
+    settings.SECRET_KEY = "another-" + settings.SECRET_KEY
+    assert work_token(7) != first
+    assert work_token(7) == salted_hmac("hatlab.workers.csrf", "7", secret=settings.SECRET_KEY).hexdigest()
