@@ -25,7 +25,7 @@ all, each annotator starting an answer at most every C / R seconds, which is how
 B for ``--rounds`` rounds, each from a copy of its tree (``git archive``) under the same client, database
 server and settings, and prints B's figures over A's (median of the rounds). ``--suite`` runs the issue's
 three loads each time: chained at C = 50 and 200, and chained at C = 200 paced to 300/s. ``--profile DIR``
-writes each gunicorn worker's cProfile of its requests there. Usage::
+writes each gunicorn worker's cProfile of the submissions there, a folder per tree. Usage::
 
     .venv/bin/python bench/annotate_load.py --concurrency 50 200 --duration 20 --chained
     .venv/bin/python bench/annotate_load.py --concurrency 200 --rate 300 --chained
@@ -701,23 +701,26 @@ def print_table(args, results: list[dict]) -> None:
 
 
 def print_ratios(results: list[dict]) -> None:
-    """For two trees: the second's figures over the first's per load, the median over the rounds."""
+    """For two trees or more: each later tree's figures over the first's per load, the median of the rounds."""
     trees = list(dict.fromkeys(r["tree"] for r in results))
-    if len(trees) != 2:
-        return
-    print(f"ratios {trees[1]} / {trees[0]} (median over rounds; >1: more answers/s, more latency, more CPU)")
-    for load in dict.fromkeys(r["load"] for r in results):
-        rows = [[r for r in results if r["load"] == load and r["tree"] == t] for t in trees]
+    for tree in trees[1:]:
+        print(f"ratios {tree} / {trees[0]} (median over rounds; >1: more answers/s, more latency, more CPU)")
+        for load in dict.fromkeys(r["load"] for r in results):
+            rows = [[r for r in results if r["load"] == load and r["tree"] == t] for t in (trees[0], tree)]
+            if not rows[0] or not rows[1]:
+                continue
 
-        def ratio(pick, rows: list[list[dict]] = rows) -> float:
-            first = statistics.median(pick(r) for r in rows[0])
-            return round(statistics.median(pick(r) for r in rows[1]) / first, 2) if first else float("nan")
+            def ratio(pick, rows: list[list[dict]] = rows) -> float:
+                first = statistics.median(pick(r) for r in rows[0])
+                return (
+                    round(statistics.median(pick(r) for r in rows[1]) / first, 2) if first else float("nan")
+                )
 
-        print(
-            f"{load:>24}  subs/s x{ratio(lambda r: r['submissions_per_s'])}  p99 x{ratio(lambda r: r['p99_ms'])}"
-            f"  app CPU/answer x{ratio(lambda r: r['cpu_ms_per_submission']['app'])}"
-            f"  db CPU/answer x{ratio(lambda r: r['cpu_ms_per_submission']['db'])}"
-        )
+            print(
+                f"{load:>24}  subs/s x{ratio(lambda r: r['submissions_per_s'])}  p99 x{ratio(lambda r: r['p99_ms'])}"
+                f"  app CPU/answer x{ratio(lambda r: r['cpu_ms_per_submission']['app'])}"
+                f"  db CPU/answer x{ratio(lambda r: r['cpu_ms_per_submission']['db'])}"
+            )
 
 
 def parse_args() -> argparse.Namespace:
@@ -797,6 +800,9 @@ def main() -> None:
         for _ in range(args.rounds):
             for load in loads:
                 for tree, name in trees:
+                    if args.profile:  # each tree's profiles in a folder of its own
+                        (args.profile / name).mkdir(exist_ok=True)
+                        base_env["BENCH_PROFILE_DIR"] = str((args.profile / name).resolve())
                     result = run_once(args, load, tree, base_env, workdir)
                     results.append({"tree": name, "load": load.label, **result})
                     print(json.dumps(results[-1]), flush=True)
