@@ -71,13 +71,15 @@ PRODUCTION_ENV = {
 ORIGIN = "https://127.0.0.1"
 
 
-def make_settings(workdir: Path, key_prefix: str) -> str:
-    """A settings module for the bench: the tree's settings, its cache keys under ``key_prefix`` (so that
-    runs sharing a Redis never count each other's requests; a tree from before the shared cache has none)."""
+def make_settings(workdir: Path) -> str:
+    """A settings module for the bench: the tree's settings, its cache keys under ``$BENCH_CACHE_PREFIX``, one
+    per run (each run's fresh database numbers its workers from 1 again: runs sharing a Redis must never
+    count each other's requests; a tree from before the shared cache has no cache setting)."""
     (workdir / "hatlab_bench_settings.py").write_text(
+        "import os\n"
         "from config.settings import *  # noqa: F401,F403\n"
         "CACHES = globals().get('CACHES', {'default': {'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}})\n"
-        f"CACHES['default']['KEY_PREFIX'] = {key_prefix!r}\n"
+        "CACHES['default']['KEY_PREFIX'] = os.environ['BENCH_CACHE_PREFIX']\n"
     )
     return "hatlab_bench_settings"
 
@@ -391,6 +393,10 @@ class Tally:
         self.errors[what] = self.errors.get(what, 0) + 1
 
 
+#: Seconds an annotator waits after a refused request (a 429's Retry-After is at least 1 s).
+REFUSED_WAIT_S = 1.0
+
+
 async def enter(conn: Connection, entry: str) -> tuple[int, str]:
     """The invitee presses Start (a POST binds the invite; a tree from before that opens the link), then
     opens the task page: its status and the CSRF token the page's script would send (``task_json``'s)."""
@@ -448,6 +454,7 @@ async def annotator(
                 tally.next_ms.append((time.perf_counter() - began) * 1000)
             if status != 200:
                 tally.error(f"next {status}")
+                await asyncio.sleep(REFUSED_WAIT_S)  # as a page would, rather than asking again at once
                 continue
             data = json.loads(body)
         if data.get("done"):
@@ -484,6 +491,7 @@ async def annotator(
             data = stored.get("next")  # the next item came with the answer (--chained)
         else:
             tally.error(f"submit {status}")
+            await asyncio.sleep(REFUSED_WAIT_S)
     if conn.writer is not None:
         conn.writer.close()
 
@@ -620,6 +628,7 @@ def run_once(args, load: Load, tree: Path, base_env: dict, workdir: Path) -> dic
         **base_env,
         "DATABASE_URL": f"{args.admin_url.rstrip('/')}/{db_name}",
         "PYTHONPATH": os.pathsep.join([str(workdir), str(tree)]),
+        "BENCH_CACHE_PREFIX": f"bench-{os.getpid()}-{uuid.uuid4().hex[:12]}",
     }
     try:
         manage(env, tree, "migrate", "--verbosity", "0")
@@ -785,7 +794,7 @@ def main() -> None:
         base_env = {
             **os.environ,
             **PRODUCTION_ENV,
-            "DJANGO_SETTINGS_MODULE": make_settings(workdir, f"bench-{os.getpid()}-{uuid.uuid4().hex[:8]}"),
+            "DJANGO_SETTINGS_MODULE": make_settings(workdir),
             "DJANGO_SECRET_KEY": SECRET,
             "DJANGO_DEBUG": "false",
             "HATLAB_LOG_LEVEL": "ERROR",
