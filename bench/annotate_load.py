@@ -1,23 +1,35 @@
 """Load benchmark of the annotator API: ``next`` then ``submit``, by many annotators at once.
 
-It creates its own PostgreSQL database, builds its tables with ``manage.py migrate`` (when the
-repository has no migrations yet, they are generated into a temporary folder first, through
-``MIGRATION_MODULES``), seeds a running read-first highlight study, starts the app under gunicorn,
-and drives C concurrent annotators for D seconds (after a few seconds of warm-up that are not
-counted) over keep-alive HTTP/1.1 connections. Each annotator opens its own invite link (worker
-cookie + CSRF token), then loops: POST next, POST submit (with ``--chained``: POST submit, which
-brings the next item).
+It creates its own PostgreSQL database, builds its tables with ``manage.py migrate``, seeds a running
+read-first highlight study, starts the app under gunicorn, and drives C concurrent annotators for D seconds
+(after a few seconds of warm-up that are not counted) over keep-alive HTTP/1.1 connections. Each annotator
+presses Start on its own invite link (worker cookie), opens the task page (its CSRF token), then loops: POST
+next, POST submit (with ``--chained``: POST submit, which brings the next item, as the task pages do).
+
+By default the app runs as docker-compose deploys it: throttles on, counted in Redis (``--cache-url``, a key
+prefix of its own per run), HTTPS behind a trusted proxy (each annotator comes from its own address in
+``X-Forwarded-For``, with ``X-Forwarded-Proto: https`` and its page's ``Origin``), gunicorn's access log
+written. ``--no-throttles`` turns the throttles off, ``--no-access-log`` the log.
 
 Printed: submissions/s, p50 / p99 latency of each endpoint, submissions acknowledged vs stored
-(an acknowledged submission missing from the database is *lost*), and the per-item invariants
-(no item above its N responses, nobody twice on an item). The last line is one JSON object.
+(an acknowledged submission missing from the database is *lost*), the per-item invariants
+(no item above its N responses, nobody twice on an item), and the CPU milliseconds per answer of the app's
+processes (gunicorn's master and workers), of PostgreSQL (the bench database's backends) and of this client,
+from ``/proc``. The last line is one JSON object.
 
 Without ``--rate`` the annotators go as fast as they can (a closed loop: by Little's law the
 latency then grows with C: C / throughput on average); ``--rate R`` paces them to R submissions/s in
-all, each annotator starting an answer at most every C / R seconds, which is how a crowd arrives. Usage::
+all, each annotator starting an answer at most every C / R seconds, which is how a crowd arrives.
 
-    .venv/bin/python bench/annotate_load.py --concurrency 50 200 --duration 20
-    .venv/bin/python bench/annotate_load.py --concurrency 200 --rate 300
+``--refs A B`` runs two commits (any git ref; ``.`` is this working tree) alternately in one window, A, B, A,
+B for ``--rounds`` rounds, each from a copy of its tree (``git archive``) under the same client, database
+server and settings, and prints B's figures over A's (median of the rounds). ``--suite`` runs the issue's
+three loads each time: chained at C = 50 and 200, and chained at C = 200 paced to 300/s. ``--profile DIR``
+writes each gunicorn worker's cProfile of the submissions there, a folder per tree. Usage::
+
+    .venv/bin/python bench/annotate_load.py --concurrency 50 200 --duration 20 --chained
+    .venv/bin/python bench/annotate_load.py --concurrency 200 --rate 300 --chained
+    .venv/bin/python bench/annotate_load.py --suite --refs c3b6ee0 . --rounds 2
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ import asyncio
 import gc
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -46,26 +59,28 @@ SECRET = "hatlab-bench-secret-" + uuid.uuid4().hex
 
 # ------------------------------------------------------------------ set-up
 
-
-def has_migrations() -> bool:
-    return any(p.name[0].isdigit() for p in (ROOT / "annotate" / "migrations").glob("*.py"))
+#: What docker-compose's web service runs with, beyond its database and secrets (docker-compose.yml): HTTPS
+#: behind its own proxy (here: the bench's client on 127.0.0.1, which sends the forwarded headers), and the
+#: throttles' counters in Redis.
+PRODUCTION_ENV = {
+    "DJANGO_HTTPS": "true",
+    "DJANGO_BEHIND_TLS_PROXY": "true",
+    "DJANGO_TRUSTED_PROXIES": "127.0.0.1",
+    "DJANGO_ALLOWED_HOSTS": "localhost,127.0.0.1",
+}
+ORIGIN = "https://127.0.0.1"
 
 
 def make_settings(workdir: Path) -> str:
-    """A settings module for the bench; with no migrations in the repository it points
-    ``MIGRATION_MODULES`` at a temporary package that ``makemigrations`` fills."""
+    """A settings module for the bench: the tree's settings, its cache keys under ``$BENCH_CACHE_PREFIX``, one
+    per run (each run's fresh database numbers its workers from 1 again: runs sharing a Redis must never
+    count each other's requests; a tree from before the shared cache has no cache setting)."""
     (workdir / "hatlab_bench_settings.py").write_text(
+        "import os\n"
         "from config.settings import *  # noqa: F401,F403\n"
-        + (
-            ""
-            if has_migrations()
-            else "MIGRATION_MODULES = {'annotate': 'hatlab_bench_migrations.annotate'}\n"
-        )
+        "CACHES = globals().get('CACHES', {'default': {'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}})\n"
+        "CACHES['default']['KEY_PREFIX'] = os.environ['BENCH_CACHE_PREFIX']\n"
     )
-    if not has_migrations():
-        (workdir / "hatlab_bench_migrations" / "annotate").mkdir(parents=True)
-        (workdir / "hatlab_bench_migrations" / "__init__.py").write_text("")
-        (workdir / "hatlab_bench_migrations" / "annotate" / "__init__.py").write_text("")
     return "hatlab_bench_settings"
 
 
@@ -92,27 +107,51 @@ def psql(admin_url: str, sql: str) -> None:
     )
 
 
-def manage(env: dict, *args: str) -> None:
+def manage(env: dict, tree: Path, *args: str) -> None:
     subprocess.run(
-        [PYTHON, str(ROOT / "manage.py"), *args], env=env, check=True, cwd=ROOT, stdout=subprocess.DEVNULL
+        [PYTHON, str(tree / "manage.py"), *args], env=env, check=True, cwd=tree, stdout=subprocess.DEVNULL
     )
 
 
-def seed(items: int, per_item: int, time_limit_s: int) -> tuple[str, str]:
-    """A researcher, ``items`` synthetic reviews and a running study; returns (study uid, its pk)."""
+def _first(*paths: str):
+    """The first of ``module:name`` paths that imports: the same helper under older trees' module names."""
+    import importlib
+
+    for path in paths:
+        module, _, name = path.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError(f"none of {paths}")
+
+
+def seed(items: int, per_item: int, time_limit_s: int, concurrency: int) -> dict:
+    """A researcher, ``items`` synthetic reviews, a running study and ``concurrency`` invites; run inside the
+    tree under test (``--seed``), whose module names it finds."""
+    import django
+
+    django.setup()
     from django.contrib.auth.models import User
 
-    from annotate.corpus.demo_reviews import generate_reviews
-    from annotate.corpus.imports import TextRecord, store_records
     from annotate.models import Dataset, Study
-    from annotate.studies.lifecycle import start_study
     from annotate.tasks import get_kind
+
+    generate_reviews = _first(
+        "annotate.corpus.demo_reviews:generate_reviews", "annotate.demo:generate_reviews"
+    )
+    text_record = _first("annotate.corpus.imports:TextRecord", "annotate.corpus:TextRecord")
+    store_records = _first("annotate.corpus.imports:store_records", "annotate.corpus:store_records")
+    start_study = _first("annotate.studies.lifecycle:start_study", "annotate.lifecycle:start_study")
+    adapter = "annotate.crowd.providers.local.adapter", "annotate.providers.local.adapter"
+    invite_path = _first(*(f"{m}:invite_path" for m in adapter))
+    make_invite = _first(*(f"{m}:make_invite" for m in adapter))
 
     owner = User.objects.create_user("bench", password=uuid.uuid4().hex)
     dataset = Dataset.objects.create(owner=owner, name="bench")
     reviews = generate_reviews(items, seed=11)
     store_records(
-        dataset, [TextRecord(i + 1, r["id"], r["text"], r["label"], {}) for i, r in enumerate(reviews)]
+        dataset, [text_record(i + 1, r["id"], r["text"], r["label"], {}) for i, r in enumerate(reviews)]
     )
     kind = get_kind("highlight")
     study = Study.objects.create(
@@ -125,7 +164,16 @@ def seed(items: int, per_item: int, time_limit_s: int) -> tuple[str, str]:
         time_limit_s=time_limit_s,
     )
     start_study(study)
-    return str(study.uid), study.pk
+    entries = [invite_path(study, make_invite(study, f"bench-{i}")) for i in range(concurrency)]
+    return {"study_pk": study.pk, "entries": entries}
+
+
+def in_tree(env: dict, tree: Path, *args: str) -> dict:
+    """Run this script with ``args`` inside ``tree`` (its ``annotate`` and settings); its JSON answer."""
+    done = subprocess.run(
+        [PYTHON, str(Path(__file__).resolve()), *args], env=env, cwd=tree, check=True, capture_output=True
+    )
+    return json.loads(done.stdout.decode().strip().splitlines()[-1])
 
 
 def free_port() -> int:
@@ -134,18 +182,49 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(env: dict, port: int, workers: int, threads: int, worker_class: str) -> subprocess.Popen:
+#: A gunicorn configuration that profiles each worker's requests (cProfile on each thread's CPU time, so that
+#: waiting on the database or on a busy machine is left out; one profile per thread, enabled around the WSGI
+#: call, for the paths that hold ``$BENCH_PROFILE_PATH``: the submissions by default) and writes them to ``$BENCH_PROFILE_DIR/worker-<pid>.prof`` when the worker exits.
+PROFILE_HOOKS = """
+import cProfile, os, pstats, threading, time
+_profiles, _local = [], threading.local()
+
+def post_worker_init(worker):
+    app = worker.wsgi
+    def profiled(environ, start_response):
+        if os.environ.get("BENCH_PROFILE_PATH", "") not in environ.get("PATH_INFO", ""):
+            return app(environ, start_response)
+        prof = getattr(_local, "prof", None)
+        if prof is None:
+            prof = _local.prof = cProfile.Profile(time.thread_time)
+            _profiles.append(prof)
+        prof.enable()
+        try:
+            return app(environ, start_response)
+        finally:
+            prof.disable()
+    worker.wsgi = profiled
+
+def worker_exit(server, worker):
+    if _profiles:
+        stats = pstats.Stats(*_profiles)
+        stats.dump_stats(os.path.join(os.environ["BENCH_PROFILE_DIR"], f"worker-{os.getpid()}.prof"))
+"""
+
+
+def gunicorn_command(args, port: int, workdir: Path) -> list[str]:
+    """gunicorn as docker-compose's web service starts it (workers, threads, keep-alive, access log)."""
     cmd = [
         str(Path(PYTHON).parent / "gunicorn"),
         "config.wsgi",
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
-        str(workers),
+        str(args.workers),
         "--worker-class",
-        worker_class,
+        args.worker_class,
         "--threads",
-        str(threads),
+        str(args.threads),
         "--keep-alive",
         "75",
         "--backlog",
@@ -153,12 +232,22 @@ def start_gunicorn(env: dict, port: int, workers: int, threads: int, worker_clas
         "--log-level",
         "warning",
     ]
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
+    if args.access_log:
+        cmd += ["--access-logfile", str(workdir / "access.log")]
+    if args.profile:
+        (workdir / "gunicorn_profile.py").write_text(PROFILE_HOOKS)
+        cmd += ["--config", str(workdir / "gunicorn_profile.py")]
+    return cmd
+
+
+def start_gunicorn(cmd: list[str], env: dict, tree: Path, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(cmd, env=env, cwd=tree)
     deadline = time.monotonic() + 240  # a busy machine imports slowly
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"GET /login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                s.sendall(b"GET /login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-Proto: https\r\n"
+                          b"Connection: close\r\n\r\n")  # fmt: skip
                 if s.recv(64).startswith(b"HTTP/1.1 200"):
                     return proc
         except OSError:
@@ -219,11 +308,13 @@ def cpu_used(before: dict, after: dict) -> dict[str, float]:
 class Connection:
     """One keep-alive HTTP/1.1 connection with its cookies (written for low client overhead)."""
 
-    def __init__(self, port: int):
+    def __init__(self, port: int, address: str = ""):
         self.port = port
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.cookies: dict[str, str] = {}
+        # as the proxy forwards it: the client's own address, and that it came over HTTPS
+        self.forwarded = [f"X-Forwarded-For: {address}", "X-Forwarded-Proto: https"] if address else []
 
     tries = 2  # a keep-alive connection the server dropped is opened again once
 
@@ -232,7 +323,12 @@ class Connection:
             if self.writer is None:
                 self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-            head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
+            head = [
+                f"{method} {path} HTTP/1.1",
+                "Host: 127.0.0.1",
+                f"Content-Length: {len(body)}",
+                *self.forwarded,
+            ]
             if cookie:
                 head.append(f"Cookie: {cookie}")
             head += [f"{k}: {v}" for k, v in (headers or {}).items()]
@@ -297,6 +393,23 @@ class Tally:
         self.errors[what] = self.errors.get(what, 0) + 1
 
 
+#: Seconds an annotator waits after a refused request (a 429's Retry-After is at least 1 s).
+REFUSED_WAIT_S = 1.0
+
+
+async def enter(conn: Connection, entry: str) -> tuple[int, str]:
+    """The invitee presses Start (a POST binds the invite; a tree from before that opens the link), then
+    opens the task page: its status and the CSRF token the page's script would send (``task_json``'s)."""
+    study = entry.split("/")[2]
+    status, body = await conn.request("POST", entry, b"", {"Origin": ORIGIN})
+    if status == 303:
+        status, body = await conn.request("GET", f"/w/{study}/")
+    elif status != 200:
+        status, body = await conn.request("GET", entry)
+    found = re.search(rb'"csrf_token": "([^"]+)"', body)
+    return status, found.group(1).decode() if found else conn.cookies.get("csrftoken", "")
+
+
 async def annotator(
     port: int,
     entry: str,
@@ -306,20 +419,18 @@ async def annotator(
     offset: float,
     tally: Tally,
     chained: bool = False,
+    address: str = "",
 ) -> None:
-    conn = Connection(port)
+    conn = Connection(port, address)
+    status, csrf = 0, ""
     try:
-        # the invitee presses Start (a POST binds the invite), then opens the task page it leads to
-        status, _ = await conn.request("POST", entry)
-        if status == 303:
-            status, _ = await conn.request("GET", f"/w/{entry.split('/')[2]}/")
+        status, csrf = await enter(conn, entry)
     finally:
         tally.ready += 1
     if status != 200:
         tally.error(f"entry {status}")
         return
-    csrf = conn.cookies.get("csrftoken", "")
-    headers = {"Content-Type": "application/json", "X-CSRFToken": csrf}
+    headers = {"Content-Type": "application/json", "X-CSRFToken": csrf, "Origin": ORIGIN}
     study = entry.split("/")[2]
     await start.wait()
     wake = time.monotonic() + offset
@@ -343,6 +454,7 @@ async def annotator(
                 tally.next_ms.append((time.perf_counter() - began) * 1000)
             if status != 200:
                 tally.error(f"next {status}")
+                await asyncio.sleep(REFUSED_WAIT_S)  # as a page would, rather than asking again at once
                 continue
             data = json.loads(body)
         if data.get("done"):
@@ -379,6 +491,7 @@ async def annotator(
             data = stored.get("next")  # the next item came with the answer (--chained)
         else:
             tally.error(f"submit {status}")
+            await asyncio.sleep(REFUSED_WAIT_S)
     if conn.writer is not None:
         conn.writer.close()
 
@@ -399,7 +512,9 @@ async def drive(
     period = concurrency / rate if rate else 0.0
     tasks = [
         asyncio.create_task(
-            annotator(port, e, start, deadline_box, period, period * i / concurrency, tally, chained)
+            annotator(
+                port, e, start, deadline_box, period, period * i / concurrency, tally, chained, address(i)
+            )
         )
         for i, e in enumerate(entries)
     ]
@@ -418,6 +533,11 @@ async def drive(
     return tally, elapsed, cpu_used(before, after)
 
 
+def address(n: int) -> str:
+    """The ``n``-th annotator's own address (10.0.0.0/8), as the proxy would forward it."""
+    return f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}"
+
+
 def ms(values: list[float], q: float) -> float | None:
     """The ``q``-th percentile in ms, rounded; ``None`` when nothing was measured (``next`` when chained)."""
     return round(percentile(values, q), 1) if values else None
@@ -433,11 +553,16 @@ def percentile(values: list[float], q: float) -> float:
     )
 
 
-def check_database(study_pk: int, acknowledged: set[int]) -> dict:
+def check_database(study_pk: int, acknowledged_file: str) -> dict:
+    """Acknowledged against stored, and the per-item invariants; run inside the tree under test (``--check``)."""
+    import django
+
+    django.setup()
     from django.db.models import Count
 
     from annotate.models import Item, Response
 
+    acknowledged = set(json.loads(Path(acknowledged_file).read_text()))
     stored = set(Response.objects.filter(study_id=study_pk).values_list("id", flat=True))
     over = Item.objects.filter(study_id=study_pk).annotate(n=Count("responses")).filter(n__gt=3)
     pairs = Response.objects.filter(study_id=study_pk).values("item_id", "worker_id").annotate(n=Count("id"))
@@ -449,61 +574,78 @@ def check_database(study_pk: int, acknowledged: set[int]) -> dict:
     }
 
 
-def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin_url: str) -> dict:
-    import django
-    from django.db import connections
+@dataclass(frozen=True)
+class Load:
+    """One load: C annotators, chained or not, paced to a rate or as fast as they go (0)."""
 
-    db_name = f"hatlab_bench_{os.getpid()}"
-    psql(admin_url, f"DROP DATABASE IF EXISTS {db_name}")
-    psql(admin_url, f"CREATE DATABASE {db_name}")
-    env = {**base_env, "DATABASE_URL": f"{admin_url.rstrip('/')}/{db_name}"}
+    concurrency: int
+    chained: bool
+    rate: float = 0.0
+
+    @property
+    def label(self) -> str:
+        pace = f"{self.rate:g}/s" if self.rate else "closed"
+        return f"C={self.concurrency} {'chained' if self.chained else 'two-step'} {pace}"
+
+
+#: The issue's loads: chained at C = 50 and 200 as fast as they go, and at C = 200 paced to 300 answers/s.
+SUITE = (Load(50, True), Load(200, True), Load(200, True, 300.0))
+
+
+def serve_and_drive(args, load: Load, env: dict, tree: Path, workdir: Path, seeded: dict):
+    """Start gunicorn in ``tree``, drive ``load`` against it, stop it: the tally, seconds and CPU used."""
+    port = free_port()
+    server = start_gunicorn(gunicorn_command(args, port, workdir), env, tree, port)
     try:
-        if not has_migrations():
-            manage(env, "makemigrations", "annotate")
-        manage(env, "migrate", "--verbosity", "0")
-        os.environ.update(env)
-        django.setup()
-        from annotate.crowd.providers.local.adapter import invite_path, make_invite
-        from annotate.models import Study
-
-        study_uid, study_pk = seed(args.items, 3, 3600)
-        study = Study.objects.get(pk=study_pk)
-        entries = [invite_path(study, make_invite(study, f"bench-{i}")) for i in range(concurrency)]
-        port = free_port()
-        server = start_gunicorn(env, port, args.workers, args.threads, args.worker_class)
-        try:
-            # The client's own garbage collection would stall every request in flight at once (it holds
-            # Django and the models): keep it out of the measured window.
-            gc.collect()
-            gc.freeze()
-            gc.disable()
-            tally, elapsed, cpu = asyncio.run(
-                drive(
-                    port,
-                    entries,
-                    args.duration,
-                    args.rate,
-                    lambda: cpu_snapshot(server.pid, env["DATABASE_URL"]),
-                    args.chained,
-                    args.warmup,
-                )
+        # The client's own garbage collection would stall every request in flight at once: keep it out of
+        # the measured window.
+        gc.collect()
+        gc.freeze()
+        gc.disable()
+        return asyncio.run(
+            drive(
+                port,
+                seeded["entries"],
+                args.duration,
+                load.rate,
+                lambda: cpu_snapshot(server.pid, env["DATABASE_URL"]),
+                load.chained,
+                args.warmup,
             )
-        finally:
-            gc.enable()
-            server.terminate()
-            server.wait(timeout=30)
-        db = check_database(study_pk, tally.acknowledged)
+        )
     finally:
-        for conn in connections.all():
-            conn.close()
+        gc.enable()
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def run_once(args, load: Load, tree: Path, base_env: dict, workdir: Path) -> dict:
+    """One load against ``tree`` on a fresh database: its figures."""
+    db_name = f"hatlab_bench_{os.getpid()}"
+    psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
+    psql(args.admin_url, f"CREATE DATABASE {db_name}")
+    env = {
+        **base_env,
+        "DATABASE_URL": f"{args.admin_url.rstrip('/')}/{db_name}",
+        "PYTHONPATH": os.pathsep.join([str(workdir), str(tree)]),
+        "BENCH_CACHE_PREFIX": f"bench-{os.getpid()}-{uuid.uuid4().hex[:12]}",
+    }
+    try:
+        manage(env, tree, "migrate", "--verbosity", "0")
+        seeded = in_tree(env, tree, "--seed", str(args.items), str(load.concurrency))
+        tally, elapsed, cpu = serve_and_drive(args, load, env, tree, workdir, seeded)
+        acknowledged = workdir / "acknowledged.json"
+        acknowledged.write_text(json.dumps(sorted(tally.acknowledged)))
+        db = in_tree(env, tree, "--check", str(seeded["study_pk"]), str(acknowledged))
+    finally:
         if not args.keep_db:
-            psql(admin_url, f"DROP DATABASE IF EXISTS {db_name}")
+            psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
     both = tally.next_ms + tally.submit_ms
     cycles = max(tally.measured, 1)
     return {
-        "concurrency": concurrency,
-        "rate_target": args.rate or None,
-        "protocol": "chained" if args.chained else "two-step",
+        "concurrency": load.concurrency,
+        "rate_target": load.rate or None,
+        "protocol": "chained" if load.chained else "two-step",
         "duration_s": round(elapsed, 2),
         "submissions_per_s": round(tally.measured / elapsed, 1),
         "next_p50_ms": ms(tally.next_ms, 50),
@@ -521,15 +663,82 @@ def run_once(args, concurrency: int, base_env: dict, settings_module: str, admin
     }
 
 
-def main() -> None:
+def tree_of(ref: str, workdir: Path) -> tuple[Path, str]:
+    """The source tree of ``ref`` (``.``: this working tree) and its commit; another ref is copied out with
+    ``git archive`` and borrows this tree's built frontend."""
+    if ref == ".":
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+        return ROOT, f"{head.stdout.strip()}+worktree"
+    sha = subprocess.run(
+        ["git", "rev-parse", "--short", f"{ref}^{{commit}}"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    tree = workdir / f"tree-{sha}"
+    if not tree.exists():
+        tree.mkdir()
+        archive = subprocess.Popen(["git", "archive", sha], cwd=ROOT, stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(tree)], stdin=archive.stdout, check=True)
+        archive.wait()
+        dist = ROOT / "frontend" / "dist"
+        if dist.exists() and not (tree / "frontend" / "dist").exists():
+            (tree / "frontend" / "dist").symlink_to(dist)
+    return tree, sha
+
+
+def print_table(args, results: list[dict]) -> None:
+    print(
+        f"annotator API under load: gunicorn {args.workers} workers x {args.threads} threads, {os.cpu_count()} "
+        f"CPUs, {args.duration:.0f} s per run after {args.warmup:.0f} s of warm-up, {args.items} items x 3, "
+        f"throttles {'on' if args.throttles else 'off'}, access log {'on' if args.access_log else 'off'}"
+    )
+    header = (
+        f"{'tree':>16} {'load':>24} {'subs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'next p99':>9} "
+        f"{'acked':>7} {'stored':>7} {'lost':>5} {'errors':>7} {'CPU ms/answer app+db+client':>28}"
+    )
+    print(header)
+    for r in results:
+        print(
+            f"{r['tree']:>16} {r['load']:>24} {r['submissions_per_s']:>8} {r['p50_ms']:>7} {r['p99_ms']:>7} "
+            f"{r['next_p99_ms'] or '-':>9} {r['acknowledged']:>7} {r['stored']:>7} {r['lost']:>5} "
+            f"{sum(r['errors'].values()):>7} {'{app}+{db}+{client}'.format(**r['cpu_ms_per_submission']):>28}"
+        )
+
+
+def print_ratios(results: list[dict]) -> None:
+    """For two trees or more: each later tree's figures over the first's per load, the median of the rounds."""
+    trees = list(dict.fromkeys(r["tree"] for r in results))
+    for tree in trees[1:]:
+        print(f"ratios {tree} / {trees[0]} (median over rounds; >1: more answers/s, more latency, more CPU)")
+        for load in dict.fromkeys(r["load"] for r in results):
+            rows = [[r for r in results if r["load"] == load and r["tree"] == t] for t in (trees[0], tree)]
+            if not rows[0] or not rows[1]:
+                continue
+
+            def ratio(pick, rows: list[list[dict]] = rows) -> float:
+                first = statistics.median(pick(r) for r in rows[0])
+                return (
+                    round(statistics.median(pick(r) for r in rows[1]) / first, 2) if first else float("nan")
+                )
+
+            print(
+                f"{load:>24}  subs/s x{ratio(lambda r: r['submissions_per_s'])}  p99 x{ratio(lambda r: r['p99_ms'])}"
+                f"  app CPU/answer x{ratio(lambda r: r['cpu_ms_per_submission']['app'])}"
+                f"  db CPU/answer x{ratio(lambda r: r['cpu_ms_per_submission']['db'])}"
+            )
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--concurrency", type=int, nargs="+", default=[50, 200])
     parser.add_argument("--duration", type=float, default=20.0, help="Seconds of load per run.")
-    parser.add_argument(
-        "--warmup", type=float, default=3.0, help="Seconds of load before the clock starts (not counted)."
-    )
+    parser.add_argument("--warmup", type=float, default=3.0, help="Seconds of load before the clock starts.")
     parser.add_argument(
         "--rate", type=float, default=0.0, help="Target submissions/s in all (0: closed loop)."
     )
@@ -543,54 +752,73 @@ def main() -> None:
         "--admin-url", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
     )
     parser.add_argument(
+        "--cache-url",
+        default=os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/1"),
+        help="The Redis that counts the throttles (HATLAB_CACHE_URL); each run keys its counters apart.",
+    )
+    parser.add_argument("--no-throttles", dest="throttles", action="store_false", help="HATLAB_THROTTLES=0.")
+    parser.add_argument(
+        "--no-access-log", dest="access_log", action="store_false", help="No gunicorn access log."
+    )
+    parser.add_argument(
         "--chained",
         action="store_true",
         help='Each submit asks for the next item too ("next": true), as the task pages do: one request per answer.',
     )
+    parser.add_argument("--suite", action="store_true", help="The loads chained C=50, C=200, C=200 at 300/s.")
+    parser.add_argument(
+        "--refs", nargs="+", default=["."], help="Trees to run in turn (git refs; '.': this one)."
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="Rounds of every ref and load, alternating.")
+    parser.add_argument("--profile", type=Path, help="A folder for each gunicorn worker's cProfile.")
     parser.add_argument("--keep-db", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument("--seed", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--check", nargs=2, help=argparse.SUPPRESS)
+    return parser.parse_args()
 
+
+def main() -> None:
+    args = parse_args()
+    if args.seed or args.check:  # inside a tree under test
+        answer = (
+            seed(int(args.seed[0]), 3, 3600, int(args.seed[1]))
+            if args.seed
+            else check_database(int(args.check[0]), args.check[1])
+        )
+        print(json.dumps(answer))
+        return
+    loads = SUITE if args.suite else tuple(Load(c, args.chained, args.rate) for c in args.concurrency)
     workdir = Path(tempfile.mkdtemp(prefix="hatlab-bench-"))
+    results = []
     try:
-        settings_module = make_settings(workdir)
         base_env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": settings_module,
-            "PYTHONPATH": os.pathsep.join([str(workdir), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            **PRODUCTION_ENV,
+            "DJANGO_SETTINGS_MODULE": make_settings(workdir),
             "DJANGO_SECRET_KEY": SECRET,
             "DJANGO_DEBUG": "false",
             "HATLAB_LOG_LEVEL": "ERROR",
-            # hundreds of annotators from one address, each as fast as the server goes: what the throttles
-            # (annotate.infra.throttle) exist to refuse; the bench measures the API without them
-            "HATLAB_THROTTLES": "false",
+            "HATLAB_CACHE_URL": args.cache_url,
+            "HATLAB_THROTTLES": "true" if args.throttles else "false",
         }
-        os.environ.update(
-            {k: base_env[k] for k in ("DJANGO_SETTINGS_MODULE", "DJANGO_SECRET_KEY", "DJANGO_DEBUG")}
-        )
-        sys.path[:0] = [str(workdir), str(ROOT)]
-        results = []
-        for concurrency in args.concurrency:
-            results.append(run_once(args, concurrency, base_env, settings_module, args.admin_url))
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+            base_env["BENCH_PROFILE_DIR"] = str(args.profile.resolve())
+            base_env.setdefault("BENCH_PROFILE_PATH", "/submit/")
+        trees = [tree_of(ref, workdir) for ref in args.refs]
+        for _ in range(args.rounds):
+            for load in loads:
+                for tree, name in trees:
+                    if args.profile:  # each tree's profiles in a folder of its own
+                        (args.profile / name).mkdir(exist_ok=True)
+                        base_env["BENCH_PROFILE_DIR"] = str((args.profile / name).resolve())
+                    result = run_once(args, load, tree, base_env, workdir)
+                    results.append({"tree": name, "load": load.label, **result})
+                    print(json.dumps(results[-1]), flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-    print(
-        f"annotator API under load: gunicorn {args.workers} workers x {args.threads} threads, "
-        f"{os.cpu_count()} CPUs, {args.duration:.0f} s per run after {args.warmup:.0f} s of warm-up, {args.items} items x 3, "
-        + ("submit carries the next item (one request per answer)" if args.chained else "next, then submit")
-    )
-    header = (
-        f"{'C':>5} {'rate':>6} {'subs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'next p99':>9} {'submit p99':>11} "
-        f"{'acked':>7} {'stored':>7} {'lost':>5} {'errors':>7} {'CPU ms/sub app+db+client':>25}"
-    )
-    print(header)
-    for r in results:
-        print(
-            f"{r['concurrency']:>5} {r['rate_target'] or '-':>6} {r['submissions_per_s']:>8} {r['p50_ms']:>7} "
-            f"{r['p99_ms']:>7} {r['next_p99_ms'] or '-':>9} {r['submit_p99_ms']:>11} {r['acknowledged']:>7} "
-            f"{r['stored']:>7} {r['lost']:>5} {sum(r['errors'].values()):>7} "
-            f"{'{app}+{db}+{client}'.format(**r['cpu_ms_per_submission']):>25}"
-        )
+    print_table(args, results)
+    print_ratios(results)
     print(
         json.dumps(
             {"bench": "annotate_load", "workers": args.workers, "threads": args.threads, "runs": results}

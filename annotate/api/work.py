@@ -41,7 +41,13 @@ from annotate.crowd.providers.local.adapter import WITHDRAWN, revoked_seats
 from annotate.handout.assignment import WorkerBlocked, held_assignment, next_with_progress, worker_progress
 from annotate.handout.hooks import on_submitted
 from annotate.handout.page_tokens import page_token
-from annotate.handout.submission import AssignmentNotFound, SubmissionConflict, submit
+from annotate.handout.submission import (
+    AssignmentNotFound,
+    Opened,
+    SubmissionConflict,
+    open_assignment,
+    submit,
+)
 from annotate.handout.workers import Seat, session_seat, session_seats, session_worker_ids, work_token_matches
 from annotate.infra import sql, throttle
 from annotate.infra.field_errors import flatten_errors
@@ -234,6 +240,22 @@ def next_view(request: HttpRequest, study_uid) -> JsonResponse:
     return JsonResponse(body, status=status)
 
 
+def _open(assignment_uid, seats: dict[str, Seat]) -> tuple[Opened | None, JsonResponse | None]:
+    """Before a submission's body is read: on PostgreSQL the assignment itself, read once for the
+    submission, which also says whether its seat's invite was withdrawn (``(opened, None)``); elsewhere
+    the session's seats of withdrawn invites are dropped (``(None, None)``). ``(None, 403)`` for a
+    withdrawn invite's browser; :class:`AssignmentNotFound` when the assignment is none of the session's."""
+    if sql.native():
+        opened = open_assignment(assignment_uid, seats)
+        return (None, error(403, {"worker": [WITHDRAWN]})) if opened.withdrawn else (opened, None)
+    revoked = revoked_seats(seats)
+    for uid in revoked:  # a withdrawn invite's browser has no seat left
+        del seats[uid]
+    if not seats:
+        return None, error(403, {"worker": [WITHDRAWN]})
+    return None, None
+
+
 @csrf_exempt  # checked in _guard, to answer with the API's error shape
 def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     """POST: store an answer; 201 ``{"response": id}``, or 200 with the same body for a retry. With
@@ -242,21 +264,15 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     (:func:`~annotate.handout.hooks.on_submitted`); any other answer costs no query more."""
     if (refused := _guard(request)) is not None:
         return refused
-    # Who may submit is known before the body is read: a session with no worker never has it parsed.
+    # Who may submit is known before the body is read: a session with no worker never has it parsed, nor
+    # one whose invite was withdrawn, nor one that names an assignment none of its workers holds.
     seats = session_seats(request)
-    revoked = revoked_seats(seats)
-    for uid in revoked:  # a withdrawn invite's browser has no seat left
-        del seats[uid]
     if not seats:
-        return error(
-            403,
-            {
-                "worker": [
-                    WITHDRAWN if revoked else "open the study's link first: this session has no worker in it"
-                ]
-            },
-        )
+        return error(403, {"worker": ["open the study's link first: this session has no worker in it"]})
     try:
+        opened, refused = _open(assignment_uid, seats)
+        if refused is not None:
+            return refused
         data = parse_submission(request.body)
         result = submit(
             assignment_uid,
@@ -265,6 +281,7 @@ def submit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
             data["answer"],
             data["timings"],
             data["signals"],
+            opened=opened,
         )
     except ValidationError as exc:
         return error(400, flatten_errors(exc.detail))

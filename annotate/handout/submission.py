@@ -33,7 +33,7 @@ from annotate.handout.page_tokens import SERVER_SIGNALS, page_token_valid
 from annotate.handout.workers import Seat
 from annotate.infra import sql
 from annotate.infra.sql import Prepared
-from annotate.models import Assignment, Item, Response, Study
+from annotate.models import Assignment, Invite, Item, Response, Study, Worker
 from annotate.quality.redundancy import policy_of, refresh_items
 from annotate.tasks import get_kind
 
@@ -100,8 +100,12 @@ def submit(
     now: datetime | None = None,
     allow_finished: bool = False,
     recovered: bool = False,
+    opened: Opened | None = None,
 ) -> Submitted:
     """Store the answer to an assignment held by one of ``holders`` (see :data:`Holders`).
+
+    ``opened``: the assignment as :func:`open_assignment` already read it for these holders (PostgreSQL),
+    so that it is not read twice.
 
     ``allow_finished`` lets reconciliation store an answer the platform kept for a study finished since;
     ``recovered`` marks an answer reconciliation recovered from the platform's copy (the server's word:
@@ -114,8 +118,7 @@ def submit(
     try:
         if sql.native():
             fast = _submit_fast(
-                str(assignment_uid),
-                holders,
+                opened or open_assignment(assignment_uid, holders),
                 submission_key,
                 answer,
                 timings,
@@ -157,12 +160,19 @@ _R = Response._meta.db_table
 _A = Assignment._meta.db_table
 _I = Item._meta.db_table
 _S = Study._meta.db_table
+_W = Worker._meta.db_table
+_V = Invite._meta.db_table
 _READ = Prepared(
     "hatlab_submit_read",
     ("uuid",),
     f"""SELECT a.id, a.status, a.worker_id, a.item_id, a.study_id, i.payload, i.secret, i.is_gold,
                s.kind, s.config, s.instructions, s.time_limit_s, s.uid, s.status, s.provider,
-               a.provider_assignment_id
+               a.provider_assignment_id,
+               EXISTS (SELECT 1 FROM {_W} w JOIN {_V} v ON v.study_id = a.study_id
+                       AND v.invitee = substring(w.external_id FROM {len(Invite.WORKER_PREFIX) + 1})
+                       WHERE w.id = a.worker_id AND w.provider = '{Invite.PROVIDER}'
+                       AND left(w.external_id, {len(Invite.WORKER_PREFIX)}) = '{Invite.WORKER_PREFIX}'
+                       AND v.revoked_at IS NOT NULL)
         FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
         WHERE a.uid = $1""",
 )
@@ -215,9 +225,36 @@ def _seat(holders: Holders, study_uid: Any, worker_id: int, ref: str) -> Seat | 
     return Seat(worker_id, None) if worker_id in holders else None
 
 
+@dataclass(frozen=True)
+class Opened:
+    """An assignment as the PostgreSQL path read it for a submission (:func:`open_assignment`): its row,
+    the seat that may submit it, and whether that seat's invite was revoked (``withdrawn``)."""
+
+    uid: str
+    row: tuple
+    seat: Seat
+
+    @property
+    def withdrawn(self) -> bool:
+        return bool(self.row[16])
+
+
+def open_assignment(assignment_uid: uuid.UUID | str, holders: Holders) -> Opened:
+    """Read the assignment ``assignment_uid`` for a submission by one of ``holders`` (PostgreSQL, one
+    statement): :class:`AssignmentNotFound` when it is none of theirs. Who may submit is known before the
+    body is read; :func:`submit` then stores the answer without reading the assignment again."""
+    uid = str(assignment_uid)
+    with connection.cursor() as cursor:
+        _READ.execute(cursor, [uid])
+        row = cursor.fetchone()
+    seat = None if row is None else _seat(holders, row[12], row[2], row[15])
+    if row is None or seat is None:
+        raise AssignmentNotFound(uid)
+    return Opened(uid, row, seat)
+
+
 def _submit_fast(
-    uid: str,
-    holders: Holders,
+    opened: Opened,
     key: uuid.UUID,
     answer: Any,
     timings: dict[str, Any],
@@ -226,15 +263,10 @@ def _submit_fast(
     allow_finished: bool = False,
     recovered: bool = False,
 ) -> Submitted | None:
-    """The common case on PostgreSQL in two statements: read the assignment, then (if it is still
-    open) store the response, close the assignment and count the item's response in one statement,
-    which is its own transaction. ``None`` when the assignment is not open: the general path decides."""
-    with connection.cursor() as cursor:
-        _READ.execute(cursor, [uid])
-        row = cursor.fetchone()
-    seat = None if row is None else _seat(holders, row[12], row[2], row[15])
-    if seat is None:
-        raise AssignmentNotFound(uid)
+    """The common case on PostgreSQL: the assignment as read (:func:`open_assignment`) is open, so one
+    statement, which is its own transaction, stores the response, closes the assignment and counts the
+    item's response. ``None`` when it is not open (or stopped being): the general path decides."""
+    row, seat, uid = opened.row, opened.seat, opened.uid
     assignment_id, status, worker_id, item_id, study_id, payload, secret, is_gold, kind_name = row[:9]
     if status != ASSIGNED:
         return None

@@ -17,6 +17,7 @@ annotator API's CSRF token, handed to the page in ``task_json``, is bound to the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from http.cookies import Morsel
 
 from django.conf import settings
@@ -63,7 +64,15 @@ def _read_seat(value) -> Seat | None:
 
 
 def session_seats(request) -> dict[str, Seat]:
-    """The request's ``{study uid: Seat}`` map (empty when the cookie is missing, forged or old)."""
+    """The request's ``{study uid: Seat}`` map (empty when the cookie is missing, forged or old); the cookie
+    is read once per request (a signature check and a decompression), each caller gets its own copy."""
+    read = getattr(request, "_hatlab_seats", None)
+    if read is None:
+        read = request._hatlab_seats = _cookie_seats(request)
+    return dict(read)
+
+
+def _cookie_seats(request) -> dict[str, Seat]:
     value = request.COOKIES.get(WORKERS_COOKIE)
     if not value:
         return {}
@@ -137,8 +146,14 @@ def forget_workers(response) -> None:
 
 def work_token(worker_pk: int) -> str:
     """The annotator API's CSRF token for ``worker_pk``: an HMAC under the secret key, which a page on
-    another site cannot compute or read (task pages get it in ``task_json``)."""
-    return salted_hmac(_TOKEN_SALT, str(worker_pk)).hexdigest()
+    another site cannot compute or read (task pages get it in ``task_json``). Checked on every annotator
+    request, so kept per key and worker once computed."""
+    return _work_token(settings.SECRET_KEY, worker_pk)
+
+
+@lru_cache(maxsize=4096)
+def _work_token(secret: str, worker_pk: int) -> str:
+    return salted_hmac(_TOKEN_SALT, str(worker_pk), secret=secret).hexdigest()
 
 
 def work_token_matches(request, worker_ids) -> bool:

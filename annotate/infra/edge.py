@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
+from functools import lru_cache
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -30,11 +31,18 @@ FORWARDED = ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED
 
 def trusted_proxy(peer: str) -> bool:
     """Whether ``peer`` is one of our proxies (``DJANGO_TRUSTED_PROXIES``: addresses or networks)."""
+    return _trusted(tuple(settings.TRUSTED_PROXIES), peer)
+
+
+@lru_cache(maxsize=1024)
+def _trusted(networks: tuple[str, ...], peer: str) -> bool:
+    """:func:`trusted_proxy` for these networks, kept per peer: asked twice on every request (the forwarded
+    headers, the throttles' client address), and parsing addresses costs more than the rest of it."""
     try:
         address = ipaddress.ip_address(peer)
     except ValueError:
         return False
-    return any(address in ipaddress.ip_network(net, strict=False) for net in settings.TRUSTED_PROXIES)
+    return any(address in ipaddress.ip_network(net, strict=False) for net in networks)
 
 
 class TrustedProxyHeaders:

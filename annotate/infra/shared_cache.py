@@ -16,12 +16,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from redis.commands.core import Script
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +109,41 @@ def call(operation: Callable[[], T], fallback: T) -> T:
     return value
 
 
+#: Add one to a counter and give it its lifetime when this made it: the throttles' count in one round trip
+#: (``EVALSHA``; redis-py loads the script once when the server does not know it yet).
+_COUNT_SCRIPT = Script(
+    None,  # type: ignore[arg-type]  # no client of its own: each call passes the cache's
+    b"""local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return n""",
+)
+
+
+def _client(store: RedisCache) -> Any:
+    """A Redis client on ``store``'s connection pool for writes, made once per cache object (one per thread):
+    Django's backend makes a new one per call, and making one costs more than the call."""
+    client = getattr(store, "_hatlab_client", None)
+    if client is None:
+        client = store._hatlab_client = store._cache.get_client(None, write=True)
+    return client
+
+
 def count(key: str, window_s: int) -> int | None:
     """Add one to the counter ``key`` (created for ``window_s`` seconds); its new value, or None when the
-    cache cannot count now."""
+    cache cannot count now. On Redis this is one round trip (a script that increments and, for a new key,
+    sets its expiry); on another cache, ``add`` then ``incr`` (in-process stores: no round trip)."""
+    store = caches[DEFAULT_CACHE_ALIAS]
+    if isinstance(store, RedisCache):
+        full_key = store.make_and_validate_key(key)
+
+        def script() -> int:
+            return int(_COUNT_SCRIPT(keys=[full_key], args=[window_s], client=_client(store)))
+
+        return call(script, None)
 
     def add_and_increment() -> int:
-        cache.add(key, 0, timeout=window_s)
-        return int(cache.incr(key))
+        store.add(key, 0, timeout=window_s)
+        return int(store.incr(key))
 
     return call(add_and_increment, None)
 

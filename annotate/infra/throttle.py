@@ -1,8 +1,9 @@
 """Throttles: how many requests one client address, account or worker may make in a window.
 
 A fixed-window counter in Django's cache (Redis in production, ``HATLAB_CACHE_URL``; each process's memory
-otherwise): the first request of a window adds the key with the window's length as its timeout, each request
-increments it, and past the limit the caller is told how many seconds remain. Hand-written rather than DRF's
+otherwise): each request increments the window's key, the first one giving it the window's length as its
+lifetime, in one round trip to Redis (a script, :func:`annotate.infra.shared_cache.count`), and past the limit
+the caller is told how many seconds remain. Hand-written rather than DRF's
 throttles because half the throttled routes are plain Django views (the login page, the entry page, the
 annotator API's lean views) and because the limiter must *fail open*: when the cache cannot be reached, or
 hangs, the request goes through, and the cache is skipped for a while (:mod:`annotate.infra.shared_cache`,

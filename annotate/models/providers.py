@@ -181,6 +181,10 @@ class Invite(models.Model):
         USED = "used", "Used"
         REVOKED = "revoked", "Revoked"
 
+    #: The worker an invite admits: of the local provider, its ``external_id`` this prefix and the invitee.
+    PROVIDER = "local"
+    WORKER_PREFIX = "invite:"
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invites")
     invitee = models.CharField(max_length=64)
     token = models.TextField(help_text="The signed token of the link (django.core.signing).")

@@ -212,10 +212,11 @@ def test_a_provisional_gold_answer_waits_for_its_verification(study, monkeypatch
 
 
 # Queries of one ordinary submission through the HTTP API, as counted before the trust hook existed
-# (sessions and throttles live in the cache): the two statements of the PostgreSQL path, or the general
-# path's lock, insert and two updates, each inside the test's savepoint; and, for an invite's seat, the one
-# query that finds no revoked invite of the study (annotate.crowd.providers.local.adapter.revoked_seats).
-ORDINARY_SUBMIT_QUERIES = {True: 5, False: 7}
+# (sessions and throttles live in the cache): the two statements of the PostgreSQL path, whose read also
+# says whether the seat's invite was revoked, inside the test's savepoint; or the general path's lock,
+# insert and two updates, each inside the test's savepoint, and for an invite's seat the one query that
+# finds no revoked invite of the study (annotate.crowd.providers.local.adapter.revoked_seats).
+ORDINARY_SUBMIT_QUERIES = {True: 4, False: 7}
 
 
 @PATHS

@@ -16,18 +16,22 @@ annotator API and the entry page stop serving it). A token made before invites w
 from __future__ import annotations
 
 import secrets
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from django.core import signing
+from django.db import connection
 from django.urls import reverse
 
 from annotate.crowd.providers import PROVIDERS
 from annotate.crowd.providers.base import CrowdProvider, Entry
 from annotate.crowd.providers.local.settings import LocalSettings
-from annotate.models import EntryBinding, Invite, Worker
+from annotate.infra import sql
+from annotate.infra.sql import Prepared
+from annotate.models import EntryBinding, Invite, Study, Worker
 
-NAME = "local"
+NAME = Invite.PROVIDER
 INVITE_SALT = "hatlab.invite"
 INVITE_PARAM = "invite"
 ANON_SESSION_KEY = "hatlab_anonymous"
@@ -65,6 +69,25 @@ def used_invites(study) -> set[str]:
     return set(EntryBinding.objects.filter(study=study, provider=NAME).values_list("ref", flat=True))
 
 
+_REVOKED = Prepared(
+    "hatlab_revoked_invites",
+    ("uuid[]",),
+    f"""SELECT s.uid, v.invitee FROM {Invite._meta.db_table} v JOIN {Study._meta.db_table} s ON s.id = v.study_id
+        WHERE s.uid = ANY($1) AND v.revoked_at IS NOT NULL""",
+)
+
+
+def _revoked_invites(study_uids: list[str]) -> list[tuple[str, str]]:
+    """``(study uid, invitee)`` of the revoked invites of these studies: a prepared statement on PostgreSQL
+    (this runs on every annotator request of an invitee), the ORM elsewhere."""
+    if not sql.native():
+        rows = Invite.objects.filter(revoked_at__isnull=False, study__uid__in=study_uids)
+        return [(str(uid), invitee) for uid, invitee in rows.values_list("study__uid", "invitee")]
+    with connection.cursor() as cursor:
+        _REVOKED.execute(cursor, ["{" + ",".join(str(uuid.UUID(uid)) for uid in study_uids) + "}"])
+        return [(str(uid), invitee) for uid, invitee in cursor.fetchall()]
+
+
 def revoked_seats(seats: Mapping[str, Any]) -> set[str]:
     """The study uids among ``seats`` (``{study uid: seat with worker_id and ref}``) whose seat is a revoked
     invite's. A platform's seat (it carries the platform's unit, ``ref``) is never an invite's: no query for
@@ -73,11 +96,7 @@ def revoked_seats(seats: Mapping[str, Any]) -> set[str]:
     local = {uid: seat for uid, seat in seats.items() if not getattr(seat, "ref", "")}
     if not local:
         return set()
-    revoked = list(
-        Invite.objects.filter(revoked_at__isnull=False, study__uid__in=list(local)).values_list(
-            "study__uid", "invitee"
-        )
-    )
+    revoked = _revoked_invites(list(local))
     if not revoked:
         return set()
     external = dict(
@@ -86,7 +105,9 @@ def revoked_seats(seats: Mapping[str, Any]) -> set[str]:
         )
     )
     return {
-        str(uid) for uid, invitee in revoked if external.get(local[str(uid)].worker_id) == f"invite:{invitee}"
+        uid
+        for uid, invitee in revoked
+        if uid in local and external.get(local[uid].worker_id) == f"{Invite.WORKER_PREFIX}{invitee}"
     }
 
 
@@ -128,7 +149,7 @@ class LocalProvider(CrowdProvider):
         token = request.GET.get(INVITE_PARAM)
         if token:
             invitee = read_invite(study, token)
-            return None if invitee is None else f"invite:{invitee}"
+            return None if invitee is None else f"{Invite.WORKER_PREFIX}{invitee}"
         if not LocalSettings.from_dict(study.provider_config).open_enrollment:
             return None
         user = getattr(request, "user", None)
@@ -144,7 +165,7 @@ class LocalProvider(CrowdProvider):
         out: the first browser, by a token in its session); a GET of an unbound invite asks to start and binds
         nothing; another account or browser opening a bound one is refused. Accounts and anonymous
         visitors of an open study need no check."""
-        if not external_id.startswith("invite:"):
+        if not external_id.startswith(Invite.WORKER_PREFIX):
             return Entry()
         browser = request.session.get(BROWSER_SESSION_KEY)
         if not isinstance(browser, str):
@@ -153,7 +174,7 @@ class LocalProvider(CrowdProvider):
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:
             holders.insert(0, f"user:{user.pk}")
-        invitee = external_id.removeprefix("invite:")
+        invitee = external_id.removeprefix(Invite.WORKER_PREFIX)
         if Invite.objects.filter(study=study, invitee=invitee, revoked_at__isnull=False).exists():
             return Entry.refuse(WITHDRAWN)
         if request.method == "POST":  # the invitee's explicit start
