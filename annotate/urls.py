@@ -19,6 +19,7 @@ from annotate.views import (
     home,
     lexicon,
     machine,
+    protocol,
     publish,
     results,
     studies,
@@ -86,6 +87,8 @@ urlpatterns = [
     # the annotator's pages
     path("w/<uuid:study_uid>/", work.entry, name="work-entry"),
     path("w/<uuid:study_uid>/done/", work.done, name="work-done"),
+    path("w/<uuid:study_uid>/consent/", protocol.consent_view, name="work-consent"),
+    path("w/<uuid:study_uid>/survey/<str:phase>/", protocol.survey_view, name="work-survey"),
     # dashboards
     path("studies/<uuid:uid>/dashboard/", dashboards.study_dashboard, name="study-dashboard"),
     path(

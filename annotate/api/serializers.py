@@ -99,6 +99,7 @@ class StudySerializer(serializers.ModelSerializer):
     provider = serializers.ChoiceField(choices=[], default="local")
     config = JSONObjectField(required=False, default=dict)
     provider_config = JSONObjectField(required=False, default=dict)
+    protocol = JSONObjectField(required=False, default=dict)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
     time_limit_s = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, default=1800)
     owner = serializers.CharField(source="owner.username", read_only=True)
@@ -117,6 +118,7 @@ class StudySerializer(serializers.ModelSerializer):
             "time_limit_s",
             "provider",
             "provider_config",
+            "protocol",
             "status",
             "owner",
             "created",

@@ -160,7 +160,7 @@ _READ = Prepared(
     ("uuid",),
     f"""SELECT a.id, a.status, a.worker_id, a.item_id, a.study_id, i.payload, i.secret, i.is_gold,
                s.kind, s.config, s.instructions, s.time_limit_s, s.uid, s.status, s.provider,
-               a.provider_assignment_id
+               a.provider_assignment_id, s.protocol
         FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
         WHERE a.uid = $1""",
 )
@@ -246,6 +246,7 @@ def _submit_fast(
         uid=row[12],
         status=row[13],
         provider=row[14],
+        protocol=_json(row[16]),
     )
     item = Item(id=item_id, study=study, payload=_json(payload), secret=_json(secret), is_gold=is_gold)
     kind = get_kind(kind_name)
@@ -382,6 +383,7 @@ def _locked_assignment(uid: str) -> Assignment | None:
             "study__uid",
             "study__status",
             "study__provider",
+            "study__protocol",
         )
         .filter(uid=uid)
         .first()

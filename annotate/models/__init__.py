@@ -6,6 +6,13 @@ from annotate.models.crowd import Assignment, Response, Worker
 from annotate.models.dashboards import DashboardCache
 from annotate.models.jobs import Job
 from annotate.models.machine import Explanation, ModelRun, Prediction
+from annotate.models.protocol import (
+    ConsentDecision,
+    ConsentVersion,
+    ItemSkip,
+    ResponseEdit,
+    SurveyAnswers,
+)
 from annotate.models.providers import (
     CrowdAction,
     EntryBinding,
@@ -20,6 +27,8 @@ from annotate.models.studies import Item, Study
 __all__ = [
     "Assignment",
     "ChangeLog",
+    "ConsentDecision",
+    "ConsentVersion",
     "CrowdAction",
     "DashboardCache",
     "Dataset",
@@ -29,6 +38,7 @@ __all__ = [
     "GoldReview",
     "Invite",
     "Item",
+    "ItemSkip",
     "Job",
     "ModelRun",
     "Payment",
@@ -37,7 +47,9 @@ __all__ = [
     "Publication",
     "QualityPolicy",
     "Response",
+    "ResponseEdit",
     "Study",
+    "SurveyAnswers",
     "Worker",
     "WorkerBlock",
     "WorkerTrust",

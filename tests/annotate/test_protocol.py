@@ -1,0 +1,387 @@
+"""The study protocol: consent before any item (versioned, recorded, a decline leaves nothing counted),
+the pre-study questionnaire and its screening (a failed screen leaves nothing counted), the post-study
+questionnaire before the completion, and the worker's controls (skip with a reason, go back and edit)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.models import (
+    Assignment,
+    ConsentDecision,
+    ItemSkip,
+    Response,
+    ResponseEdit,
+    Study,
+    SurveyAnswers,
+)
+from annotate.protocol import consent
+from annotate.protocol.config import ProtocolInvalid, validate_protocol
+from annotate.protocol.markdown import render_markdown
+from annotate.protocol.surveys import qualifies
+from annotate.studies.service import StudyInvalid, create_study, update_consent
+from tests.annotate.conftest import make_study
+from tests.annotate.test_api import body_for, task_json
+
+pytestmark = pytest.mark.django_db
+
+CONSENT = "# Consent\n\nYour answers are used for **research** only."
+PRE = [
+    {
+        "id": "english",
+        "type": "single",
+        "prompt": "Is English your first language?",
+        "options": ["yes", "no"],
+    },
+    {"id": "age", "type": "number", "prompt": "Your age", "min": 18, "max": 120, "integer": True},
+    {"id": "note", "type": "text", "prompt": "Anything to add?", "required": False, "max_length": 20},
+]
+POST = [{"id": "clear", "type": "likert", "prompt": "The task was clear", "points": 5}]
+PROTOCOL = {
+    "consent": CONSENT,
+    "pre_survey": PRE,
+    "screening": [{"question": "english", "accept": ["yes"]}],
+    "post_survey": POST,
+    "skip_reasons": ["I can't judge this", "The text is broken"],
+    "back": True,
+}
+
+
+def protocol_study(owner, dataset, protocol=None, **fields) -> Study:
+    return make_study(owner, dataset, protocol=validate_protocol(protocol or PROTOCOL), **fields)
+
+
+class Participant:
+    """A browser that opened its invite and walks the protocol's pages."""
+
+    def __init__(self, study: Study, name: str | None = None):
+        self.study = study
+        self.client = Client(enforce_csrf_checks=True)
+        self.page = self.client.post(invite_path(study, make_invite(study, name)), follow=True)
+        self.html = self.page.content.decode()
+
+    def field(self, name: str) -> str:
+        match = re.search(rf'name="{name}" value="([^"]*)"', self.html)
+        assert match, f"the page has a {name} field"
+        return match.group(1)
+
+    def decide(self, decision: str):
+        url = reverse("work-consent", args=[self.study.uid])
+        form = {"token": self.field("token"), "version": self.field("version"), "decision": decision}
+        self.page = self.client.post(url, form, follow=True)
+        self.html = self.page.content.decode()
+        return self.page
+
+    def answer(self, phase: str, answers: dict):
+        url = reverse("work-survey", args=[self.study.uid, phase])
+        self.page = self.client.post(url, {"token": self.field("token"), **answers}, follow=True)
+        self.html = self.page.content.decode()
+        return self.page
+
+    def enter(self) -> dict:
+        """Consent accepted and a qualifying pre-study answer: the task page's task_json."""
+        self.decide("accept")
+        self.answer("pre", {"english": "yes", "age": "30"})
+        return task_json(self.html)
+
+    def api(self, url: str, body: dict | None = None, token: str | None = None):
+        headers = {"HTTP_X_CSRFTOKEN": token} if token else {}
+        return self.client.post(url, json.dumps(body or {}), content_type="application/json", **headers)
+
+
+def next_url(study: Study) -> str:
+    return reverse("api-work-next", args=[study.uid])
+
+
+# ------------------------------------------------------------------ the protocol's settings
+
+
+@pytest.mark.parametrize(
+    ("protocol", "field"),
+    [
+        ({"consent": 5}, "consent"),
+        (
+            {"pre_survey": [{"id": "Bad id", "type": "single", "prompt": "x", "options": ["a", "b"]}]},
+            "pre_survey.0.id",
+        ),
+        (
+            {"pre_survey": [{"id": "a", "type": "single", "prompt": "x", "options": ["a"]}]},
+            "pre_survey.0.options",
+        ),
+        ({"pre_survey": [{"id": "a", "type": "slider", "prompt": "x"}]}, "pre_survey.0.type"),
+        (
+            {"pre_survey": [{"id": "a", "type": "number", "prompt": "x", "min": 5, "max": 1}]},
+            "pre_survey.0.max",
+        ),
+        (
+            {"pre_survey": [{"id": "a", "type": "number", "prompt": "x", "min": float("nan")}]},
+            "pre_survey.0.min",
+        ),
+        ({"screening": [{"question": "nope", "accept": ["a"]}]}, "screening.0.question"),
+        (
+            {"pre_survey": PRE, "screening": [{"question": "english", "accept": ["maybe"]}]},
+            "screening.0.accept",
+        ),
+        ({"pre_survey": PRE, "screening": [{"question": "note", "accept": ["x"]}]}, "screening.0.question"),
+        ({"skip_reasons": ["a", "a"]}, "skip_reasons"),
+        ({"back": "yes"}, "back"),
+        ({"training": []}, "training"),
+    ],
+)
+def test_a_bad_protocol_is_refused_naming_the_field(protocol, field):
+    with pytest.raises(ProtocolInvalid) as refused:
+        validate_protocol(protocol)
+    assert field in refused.value.errors
+
+
+def test_the_study_rule_refuses_a_bad_protocol_naming_it(researcher, dataset):
+    data = {"name": "p", "dataset": dataset.pk, "kind": "highlight", "protocol": {"back": 1}}
+    with pytest.raises(StudyInvalid) as refused:
+        create_study(researcher, data)
+    assert "protocol.back" in refused.value.fields
+    made = create_study(researcher, {**data, "protocol": PROTOCOL})
+    assert made.protocol["pre_survey"][0]["id"] == "english"
+
+
+def test_consent_markdown_escapes_raw_html_and_drops_unsafe_links():
+    html = render_markdown("**yes** <script>alert(1)</script> [x](javascript:alert(1)) ![i](http://e/i.png)")
+    assert "<strong>yes</strong>" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "javascript:" not in html.replace("[x](javascript:alert(1))", "")
+    assert "<img" not in html
+
+
+def test_screening_rules():
+    rules = [{"question": "english", "accept": ["yes"]}, {"question": "age", "min": 18, "max": None}]
+    assert qualifies(rules, {"english": "yes", "age": 30})
+    assert not qualifies(rules, {"english": "no", "age": 30})
+    assert not qualifies(rules, {"english": "yes", "age": 17})
+    assert not qualifies(rules, {"english": "yes"})
+
+
+# ------------------------------------------------------------------ consent
+
+
+def test_no_item_before_consent_and_the_acceptance_is_recorded_with_its_version(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    person = Participant(study)
+    assert 'data-protocol="consent"' in person.html and "<strong>research</strong>" in person.html
+    token = person.field("token")
+    refused = person.api(next_url(study), token=token)
+    assert refused.status_code == 403 and "protocol" in refused.json()["errors"]
+    assert not Assignment.objects.filter(study=study).exists()
+    person.decide("accept")
+    assert 'data-protocol="pre_survey"' in person.html
+    assert person.api(next_url(study), token=token).status_code == 403  # the questions come first
+    person.answer("pre", {"english": "yes", "age": "40"})
+    task = task_json(person.html)
+    handed = person.api(task["next_url"], token=task["csrf_token"])
+    assert handed.status_code == 200 and "assignment" in handed.json()
+    made = ConsentDecision.objects.get(study=study)
+    assert made.accepted and made.version.number == 1 and made.decided_at is not None
+
+
+def test_a_declined_consent_leaves_nothing_counted_and_no_completion(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    person = Participant(study)
+    token = person.field("token")
+    person.decide("decline")
+    assert 'data-end="declined"' in person.html and "close this page" in person.html
+    assert person.api(next_url(study), token=token).status_code == 403
+    done = person.client.get(reverse("work-done", args=[study.uid])).content.decode()
+    assert 'data-end="declined"' in done and "completion code" not in done.lower()
+    assert not Assignment.objects.filter(study=study).exists()
+    assert not Response.objects.filter(study=study).exists()
+    # A second post cannot turn the decline into an acceptance.
+    person.html = person.client.get(reverse("work-entry", args=[study.uid])).content.decode()
+    assert 'data-end="declined"' in person.html
+    assert ConsentDecision.objects.get(study=study).accepted is False
+
+
+def test_a_forged_consent_post_is_refused(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    person = Participant(study)
+    url = reverse("work-consent", args=[study.uid])
+    refused = person.client.post(url, {"token": "forged", "version": "1", "decision": "accept"})
+    assert refused.status_code == 403 and not ConsentDecision.objects.exists()
+
+
+def test_editing_a_running_study_s_consent_makes_a_new_version(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    first = Participant(study, "first")
+    first.decide("accept")
+    update_consent(researcher, study, CONSENT + "\n\nAnd a new paragraph.")
+    second = Participant(study, "second")
+    assert second.field("version") == "2" and "new paragraph" in second.html
+    second.decide("accept")
+    versions = dict(ConsentDecision.objects.values_list("worker__external_id", "version__number"))
+    assert sorted(versions.values()) == [1, 2]
+    assert consent.current_version(Study.objects.get(pk=study.pk)).number == 2
+
+
+def test_a_decision_on_an_outdated_version_is_not_stored(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    person = Participant(study)
+    update_consent(researcher, study, "Another text.")
+    person.decide("accept")  # the form still says version 1
+    assert not ConsentDecision.objects.exists() and "Another text." in person.html
+
+
+# ------------------------------------------------------------------ screening and questionnaires
+
+
+def test_a_failed_screen_leaves_nothing_counted(researcher, dataset):
+    study = protocol_study(researcher, dataset, provider="local")
+    person = Participant(study)
+    token = person.field("token")
+    person.decide("accept")
+    person.answer("pre", {"english": "no", "age": "30"})
+    assert 'data-end="screened_out"' in person.html
+    assert person.api(next_url(study), token=token).status_code == 403
+    assert not Assignment.objects.filter(study=study).exists()
+    assert SurveyAnswers.objects.get(study=study, phase="pre").qualified is False
+    done = person.client.get(reverse("work-done", args=[study.uid])).content.decode()
+    assert "completion code" not in done.lower() and 'data-end="screened_out"' in done
+
+
+def test_the_screen_out_page_says_what_to_do_on_prolific():
+    from annotate.views.protocol import RETURN_STEPS
+
+    assert "Return" in RETURN_STEPS["prolific"] and "Return" in RETURN_STEPS["mturk"]
+
+
+@pytest.mark.parametrize(
+    ("answers", "problem"),
+    [
+        ({"english": "maybe", "age": "30"}, "english"),
+        ({"english": "yes", "age": "17"}, "age"),
+        ({"english": "yes", "age": "30.5"}, "age"),
+        ({"english": "yes", "age": "1e400"}, "age"),
+        ({"english": "yes", "age": "NaN"}, "age"),
+        ({"english": "yes"}, "age"),
+        ({"english": "yes", "age": "30", "note": "x" * 21}, "note"),
+    ],
+)
+def test_hostile_questionnaire_answers_are_refused_next_to_their_question(
+    researcher, dataset, answers, problem
+):
+    study = protocol_study(researcher, dataset)
+    person = Participant(study)
+    person.decide("accept")
+    page = person.answer("pre", answers)
+    assert page.status_code == 400
+    assert f'id="q-{problem}-error"' in person.html
+    assert not SurveyAnswers.objects.exists()
+
+
+def test_the_post_study_questionnaire_comes_before_the_completion(researcher, dataset):
+    study = protocol_study(researcher, dataset, annotators_per_item=1, config={"max_items_per_worker": 1})
+    person = Participant(study)
+    task = person.enter()
+    token = task["csrf_token"]
+    item = person.api(task["next_url"], token=token).json()
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    stored = person.api(submit, {**body_for(item["item"]["payload"]), "next": True}, token=token).json()
+    completion = stored["next"]["completion"]
+    assert completion["redirect_url"] == reverse("work-survey", args=[study.uid, "post"])
+    done_url = reverse("work-done", args=[study.uid])
+    assert person.client.get(done_url).url == completion["redirect_url"]
+    person.html = person.client.get(completion["redirect_url"]).content.decode()
+    person.answer("post", {"clear": "4"})
+    assert "Thank you" in person.html and 'data-end="done"' in person.html
+    assert SurveyAnswers.objects.get(study=study, phase="post").answers == {"clear": 4}
+
+
+# ------------------------------------------------------------------ skip and back
+
+
+def test_a_skipped_item_goes_to_someone_else_and_is_recorded(researcher, dataset):
+    study = protocol_study(researcher, dataset, annotators_per_item=1)
+    first, second = Participant(study, "first"), Participant(study, "second")
+    task1, task2 = first.enter(), second.enter()
+    item = first.api(task1["next_url"], token=task1["csrf_token"]).json()
+    skip_url = task1["protocol"]["skip_url_template"].replace("ASSIGNMENT", item["assignment"])
+    wrong = first.api(skip_url, {"reason": "boring"}, token=task1["csrf_token"])
+    assert wrong.status_code == 409 and "reason" in wrong.json()["errors"]
+    skipped = first.api(skip_url, {"reason": "The text is broken"}, token=task1["csrf_token"]).json()
+    assert skipped["next"]["assignment"] != item["assignment"]
+    assert skipped["next"]["item"]["payload"]["words"] != item["item"]["payload"]["words"]
+    record = ItemSkip.objects.get()
+    assert record.reason == "The text is broken" and str(record.assignment.uid) == item["assignment"]
+    given = second.api(task2["next_url"], token=task2["csrf_token"]).json()
+    assert given["item"]["payload"]["words"] == item["item"]["payload"]["words"]  # the skipped item
+    # another browser cannot skip someone else's item
+    other = second.api(
+        task2["protocol"]["skip_url_template"].replace("ASSIGNMENT", skipped["next"]["assignment"]),
+        {"reason": "The text is broken"},
+        token=task2["csrf_token"],
+    )
+    assert other.status_code == 404
+
+
+def test_skips_are_capped(researcher, dataset):
+    study = protocol_study(researcher, dataset, {**PROTOCOL, "max_skips": 1})
+    person = Participant(study)
+    task = person.enter()
+    item = person.api(task["next_url"], token=task["csrf_token"]).json()
+    url = task["protocol"]["skip_url_template"]
+    reason = {"reason": "I can't judge this"}
+    following = person.api(url.replace("ASSIGNMENT", item["assignment"]), reason, token=task["csrf_token"])
+    again = person.api(
+        url.replace("ASSIGNMENT", following.json()["next"]["assignment"]), reason, token=task["csrf_token"]
+    )
+    assert again.status_code == 409 and ItemSkip.objects.count() == 1
+
+
+def test_going_back_edits_the_answer_once_and_keeps_its_history(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    person = Participant(study)
+    task = person.enter()
+    token = task["csrf_token"]
+    item = person.api(task["next_url"], token=token).json()
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    assert person.api(submit, body_for(item["item"]["payload"], "positive"), token=token).status_code == 201
+    back = person.api(task["protocol"]["previous_url"], {"before": None}, token=token).json()
+    assert back["assignment"] == item["assignment"] and back["answer"]["label"] == "positive"
+    edit_url = task["protocol"]["edit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    body = body_for(item["item"]["payload"], "negative")
+    assert person.api(edit_url, body, token=token).status_code == 201
+    assert person.api(edit_url, body, token=token).status_code == 200  # a retry: stored once
+    response = Response.objects.get()
+    assert response.answer["label"] == "negative"
+    history = ResponseEdit.objects.get()
+    assert history.previous_answer["label"] == "positive" and history.answer["label"] == "negative"
+    assert Response.objects.count() == 1 and response.item.responses_done == 1
+    bad = person.api(edit_url, {**body_for(item["item"]["payload"]), "answer": {"label": "x"}}, token=token)
+    assert bad.status_code == 400 and ResponseEdit.objects.count() == 1
+
+
+def test_nobody_else_edits_an_answer(researcher, dataset):
+    study = protocol_study(researcher, dataset)
+    owner, other = Participant(study, "owner"), Participant(study, "other")
+    task, task2 = owner.enter(), other.enter()
+    item = owner.api(task["next_url"], token=task["csrf_token"]).json()
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    owner.api(submit, body_for(item["item"]["payload"]), token=task["csrf_token"])
+    edit_url = task2["protocol"]["edit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    refused = other.api(edit_url, body_for(item["item"]["payload"], "negative"), token=task2["csrf_token"])
+    assert refused.status_code == 404 and not ResponseEdit.objects.exists()
+    assert other.api(task2["protocol"]["previous_url"], {}, token=task2["csrf_token"]).status_code == 404
+
+
+def test_back_is_off_unless_the_protocol_allows_it(researcher, dataset):
+    study = protocol_study(researcher, dataset, {"skip_reasons": ["x"]})
+    person = Participant(study)
+    task = task_json(person.html)
+    item = person.api(task["next_url"], token=task["csrf_token"]).json()
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    person.api(submit, body_for(item["item"]["payload"]), token=task["csrf_token"])
+    edit_url = task["protocol"]["edit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    refused = person.api(edit_url, body_for(item["item"]["payload"], "negative"), token=task["csrf_token"])
+    assert refused.status_code == 409 and Response.objects.get().answer["label"] == "positive"
