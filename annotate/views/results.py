@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from annotate.access import owned_or_404, researcher_required
 from annotate.models import Study
+from annotate.protocol.summary import protocol_summary
 from annotate.tasks import get_kind
 from annotate.tasks.results import BadQuery, ResultsPage
 
@@ -36,6 +37,7 @@ def results_page(request, uid):
     except BadQuery as exc:
         return _bad(exc)
     context["kind"] = get_kind(page.study.kind)
+    context["protocol_summary"] = protocol_summary(page.study)
     return render(request, page.template, context)
 
 

@@ -385,3 +385,74 @@ def test_back_is_off_unless_the_protocol_allows_it(researcher, dataset):
     edit_url = task["protocol"]["edit_url_template"].replace("ASSIGNMENT", item["assignment"])
     refused = person.api(edit_url, body_for(item["item"]["payload"], "negative"), token=task["csrf_token"])
     assert refused.status_code == 409 and Response.objects.get().answer["label"] == "positive"
+
+
+# ------------------------------------------------------------------ exports, results page, datasheet
+
+
+def _run_three(study: Study) -> tuple[Participant, Participant, Participant]:
+    """One participant who declines, one screened out, one who answers, skips, edits and finishes."""
+    declined, screened, done = Participant(study, "d"), Participant(study, "s"), Participant(study, "f")
+    declined.decide("decline")
+    screened.decide("accept")
+    screened.answer("pre", {"english": "no", "age": "50"})
+    task = done.enter()
+    token = task["csrf_token"]
+    item = done.api(task["next_url"], token=token).json()
+    skip_url = task["protocol"]["skip_url_template"].replace("ASSIGNMENT", item["assignment"])
+    item = done.api(skip_url, {"reason": "The text is broken"}, token=token).json()["next"]
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    done.api(submit, body_for(item["item"]["payload"], "positive"), token=token)
+    edit = task["protocol"]["edit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    done.api(edit, body_for(item["item"]["payload"], "negative"), token=token)
+    done.html = done.client.get(reverse("work-survey", args=[study.uid, "post"])).content.decode()
+    done.answer("post", {"clear": "5"})
+    return declined, screened, done
+
+
+def _rows(client: Client, study: Study, what: str) -> list[dict]:
+    page = client.get(reverse("study-export", args=[study.uid, what, "jsonl"]))
+    assert page.status_code == 200
+    return [json.loads(line) for line in b"".join(page.streaming_content).decode().splitlines()]
+
+
+def test_the_protocol_comes_back_in_the_exports_and_nothing_of_the_leavers_counts(researcher, dataset):
+    study = protocol_study(researcher, dataset, annotators_per_item=1)
+    _run_three(study)
+    client = Client()
+    client.force_login(researcher)
+    people = {(r["consent_accepted"], r["qualified"]): r for r in _rows(client, study, "participants")}
+    assert set(people) == {(False, None), (True, False), (True, True)}
+    finisher = people[True, True]
+    assert finisher["consent_version"] == 1 and finisher["consent_at"]
+    assert finisher["pre_survey"] == {"english": "yes", "age": 30} and finisher["post_survey"] == {"clear": 5}
+    assert finisher["skipped"] == 1 and finisher["edited"] == 1
+    skips = _rows(client, study, "skips")
+    assert [s["reason"] for s in skips] == ["The text is broken"] and skips[0]["worker"] == finisher["worker"]
+    edits = _rows(client, study, "edits")
+    assert edits[0]["previous_answer"]["label"] == "positive" and edits[0]["answer"]["label"] == "negative"
+    responses = _rows(client, study, "responses")
+    assert [r["worker"] for r in responses] == [finisher["worker"]]  # the leavers left no answer
+    assert responses[0]["label"] == "negative"
+    sheet = client.get(reverse("study-datasheet", args=[study.uid])).content.decode()
+    assert "## The protocol" in sheet and "2 workers accepted, 1 declined" in sheet
+    assert "1 workers did not qualify" in sheet and "`participants.csv`" in sheet
+
+
+def test_the_results_page_summarises_the_protocol(researcher, dataset):
+    study = protocol_study(researcher, dataset, annotators_per_item=1)
+    _run_three(study)
+    client = Client()
+    client.force_login(researcher)
+    html = client.get(reverse("study-results", args=[study.uid])).content.decode()
+    assert "protocol-results-heading" in html
+    assert "1 qualified, 1 did not" in html
+    assert "The text is broken: 1" in html
+    assert "Changed answers: 1" in html
+    assert "5: 1" in html  # the Likert point the finisher chose
+
+
+def test_a_study_without_a_protocol_offers_no_protocol_export(study, researcher):
+    client = Client()
+    client.force_login(researcher)
+    assert client.get(reverse("study-export", args=[study.uid, "participants", "csv"])).status_code == 404

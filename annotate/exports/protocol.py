@@ -1,0 +1,244 @@
+"""The exports of a study's protocol (offered when the study has one): ``participants`` (one row per
+worker and platform unit that met the protocol: consent decision with version and time, the
+questionnaires' answers, the screening verdict, skips and edits), ``skips`` (each skipped item with its
+reason) and ``edits`` (each changed answer, before and after). Worker and platform ids are the same
+per-researcher pseudonyms as in the responses export."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from annotate.exports.pseudonyms import AnonymousIds, platform_pseudonym
+from annotate.models import ConsentDecision, ItemSkip, ResponseEdit, Study, SurveyAnswers
+from annotate.protocol.controls import DEFAULT_MAX_SKIPS
+from annotate.tasks.export_spec import Column, ExportTable, Table
+
+PARTICIPANT_COLUMNS: tuple[Column, ...] = (
+    ("worker", "the worker's pseudonym (as in the responses export)"),
+    ("platform_assignment", "the platform's unit of work the worker entered with, hashed; empty for local work"),
+    ("consent_version", "the version of the consent text the worker decided on (empty: no consent step)"),
+    ("consent_accepted", "true: accepted; false: declined (then the worker was handed no item and is not a participant)"),
+    ("consent_at", "when the worker decided (ISO 8601, UTC)"),
+    ("pre_survey", "the answers to the pre-study questions, by question id (a JSON object in CSV)"),
+    ("pre_survey_at", "when they were sent"),
+    ("qualified", "the screening verdict: false ended the study for the worker before any item"),
+    ("post_survey", "the answers to the post-study questions, by question id"),
+    ("post_survey_at", "when they were sent"),
+    ("skipped", "how many items the worker skipped"),
+    ("edited", "how many times the worker changed an answer already sent"),
+)  # fmt: skip
+SKIP_COLUMNS: tuple[Column, ...] = (
+    ("item", "the skipped item's id (as in the responses export)"),
+    ("document", "the item's document id, as imported"),
+    ("worker", "the worker's pseudonym"),
+    ("reason", "the reason the worker chose, among the study's skip reasons"),
+    ("skipped_at", "when (ISO 8601, UTC); the item went to another worker"),
+)
+EDIT_COLUMNS: tuple[Column, ...] = (
+    ("response", "the response whose answer changed (as in the responses export, which holds the answer now)"),
+    ("item", "its item's id"),
+    ("worker", "the worker's pseudonym"),
+    ("previous_answer", "the answer before the change (the kind's answer object, JSON)"),
+    ("answer", "the answer after it"),
+    ("edited_at", "when (ISO 8601, UTC)"),
+)  # fmt: skip
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value else None
+
+
+def participant_rows(study: Study, unverified: bool = False) -> Table:
+    """One row per worker and platform unit that decided on the consent or sent a questionnaire."""
+    anonymous = AnonymousIds(study.owner_id)
+    seats: dict[tuple[int, str], dict[str, Any]] = {}
+    workers: dict[int, tuple[str, str]] = {}
+
+    def seat(worker_id: int, ref: str, provider: str, external: str) -> dict[str, Any]:
+        workers[worker_id] = (provider, external)
+        return seats.setdefault((worker_id, ref), {name: None for name, _ in PARTICIPANT_COLUMNS})
+
+    decisions = ConsentDecision.objects.filter(study=study).values_list(
+        "worker_id",
+        "ref",
+        "worker__provider",
+        "worker__external_id",
+        "version__number",
+        "accepted",
+        "decided_at",
+    )
+    for worker_id, ref, provider, external, number, accepted, at in decisions:
+        seat(worker_id, ref, provider, external).update(
+            consent_version=number, consent_accepted=accepted, consent_at=_iso(at)
+        )
+    answers = SurveyAnswers.objects.filter(study=study).values_list(
+        "worker_id",
+        "ref",
+        "worker__provider",
+        "worker__external_id",
+        "phase",
+        "answers",
+        "qualified",
+        "created",
+    )
+    for worker_id, ref, provider, external, phase, given, qualified, at in answers:
+        row = seat(worker_id, ref, provider, external)
+        row[f"{phase}_survey"], row[f"{phase}_survey_at"] = given, _iso(at)
+        if phase == SurveyAnswers.Phase.PRE:
+            row["qualified"] = qualified
+    skipped = Counter(ItemSkip.objects.filter(study=study).values_list("worker_id", flat=True))
+    edited = Counter(
+        ResponseEdit.objects.filter(response__study=study).values_list("response__worker_id", flat=True)
+    )
+    rows = []
+    for (worker_id, ref), row in sorted(seats.items()):
+        provider, external = workers[worker_id]
+        row.update(
+            worker=anonymous[provider, external],
+            platform_assignment=platform_pseudonym(study.owner_id, provider, ref),
+            skipped=skipped.get(worker_id, 0),
+            edited=edited.get(worker_id, 0),
+        )
+        rows.append(row)
+    return [name for name, _ in PARTICIPANT_COLUMNS], rows
+
+
+def skip_rows(study: Study, unverified: bool = False) -> Table:
+    anonymous = AnonymousIds(study.owner_id)
+    found = (
+        ItemSkip.objects.filter(study=study)
+        .order_by("id")
+        .values_list(
+            "item_id",
+            "item__document__external_id",
+            "worker__provider",
+            "worker__external_id",
+            "reason",
+            "created",
+        )
+    )
+    rows = [
+        {"item": item, "document": doc, "worker": anonymous[p, e], "reason": reason, "skipped_at": _iso(at)}
+        for item, doc, p, e, reason, at in found
+    ]
+    return [name for name, _ in SKIP_COLUMNS], rows
+
+
+def edit_rows(study: Study, unverified: bool = False) -> Table:
+    anonymous = AnonymousIds(study.owner_id)
+    found = (
+        ResponseEdit.objects.filter(response__study=study)
+        .order_by("id")
+        .values_list(
+            "response_id", "response__item_id", "response__worker__provider", "response__worker__external_id",
+            "previous_answer", "answer", "created",
+        )
+    )  # fmt: skip
+    rows = [
+        {
+            "response": r,
+            "item": i,
+            "worker": anonymous[p, e],
+            "previous_answer": before,
+            "answer": after,
+            "edited_at": _iso(at),
+        }
+        for r, i, p, e, before, after, at in found
+    ]
+    return [name for name, _ in EDIT_COLUMNS], rows
+
+
+def protocol_tables(study: Study) -> list[ExportTable]:
+    """The protocol's exports of ``study``: none without a protocol."""
+    protocol = study.protocol or {}
+    if not protocol:
+        return []
+    tables = [
+        ExportTable(
+            "participants",
+            "Participants",
+            "one row per worker who met the study's protocol: consent, questionnaires, screening, skips, edits",
+            PARTICIPANT_COLUMNS,
+            participant_rows,
+        )
+    ]
+    if protocol.get("skip_reasons"):
+        tables.append(
+            ExportTable(
+                "skips", "Skipped items", "one row per skipped item, with its reason", SKIP_COLUMNS, skip_rows
+            )
+        )
+    if protocol.get("back"):
+        tables.append(
+            ExportTable(
+                "edits",
+                "Changed answers",
+                "one row per changed answer, before and after",
+                EDIT_COLUMNS,
+                edit_rows,
+            )
+        )
+    return tables
+
+
+def _question_line(question: dict[str, Any]) -> str:
+    kind = question["type"]
+    shape = {
+        "single": lambda q: "one of " + ", ".join(q["options"]),
+        "multiple": lambda q: "any of " + ", ".join(q["options"]),
+        "likert": lambda q: (
+            f"a point from 1 to {q['points']}"
+            + (f" ({q['labels'][0]} … {q['labels'][1]})" if q.get("labels") else "")
+        ),
+        "text": lambda q: f"free text, at most {q['max_length']} characters",
+        "number": lambda q: (
+            "a "
+            + ("whole " if q.get("integer") else "")
+            + f"number from {q.get('min', '—')} to {q.get('max', '—')}"
+        ),
+    }[kind](question)
+    needed = "required" if question.get("required") else "optional"
+    return f"- `{question['id']}` ({needed}): {question['prompt']} — {shape}"
+
+
+def _rule_line(rule: dict[str, Any]) -> str:
+    if "accept" in rule:
+        return f"- `{rule['question']}` is one of: {', '.join(rule['accept'])}"
+    return f"- `{rule['question']}` from {rule.get('min', '—')} to {rule.get('max', '—')}"
+
+
+def protocol_section(study: Study) -> list[str]:
+    """The datasheet's account of the protocol: the consent versions, the questionnaires and screening
+    rules, the worker's controls, and how many workers took each way (declined, screened out)."""
+    protocol = study.protocol or {}
+    if not protocol:
+        return []
+    lines = ["## The protocol", ""]
+    versions = study.consent_versions.order_by("number")
+    decided = Counter(ConsentDecision.objects.filter(study=study).values_list("accepted", flat=True))
+    if protocol.get("consent"):
+        lines += [
+            f"- Consent: {versions.count()} version(s) shown; {decided.get(True, 0)} workers accepted, "
+            f"{decided.get(False, 0)} declined (those were handed no item and have no answers here)."
+        ]
+        lines += [f"  - version {v.number}, from {_iso(v.created)}" for v in versions]
+    for phase, title in (("pre_survey", "Before the items"), ("post_survey", "After the items")):
+        if protocol.get(phase):
+            lines += ["", f"### Questions: {title.lower()}", ""]
+            lines += [_question_line(q) for q in protocol[phase]]
+    if protocol.get("screening"):
+        screened = SurveyAnswers.objects.filter(study=study, phase="pre", qualified=False).count()
+        lines += ["", "### Screening", "", "A participant qualifies when every rule holds:", ""]
+        lines += [_rule_line(r) for r in protocol["screening"]]
+        lines += ["", f"{screened} workers did not qualify; the study ended for them before any item."]
+    if protocol.get("skip_reasons"):
+        lines += [
+            "",
+            f"Workers could skip an item (at most {protocol.get('max_skips', DEFAULT_MAX_SKIPS)}) giving one of: ",
+        ]
+        lines[-1] += "; ".join(protocol["skip_reasons"]) + ". A skipped item went to another worker."
+    if protocol.get("back"):
+        lines += ["", "Workers could go back and change an answer while their session lasted; the answers "
+                  "exported are the final ones, and the `edits` export holds every change."]  # fmt: skip
+    return [*lines, ""]
