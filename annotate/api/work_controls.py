@@ -21,7 +21,7 @@ from annotate.handout.workers import Seat, session_seat, session_seats
 from annotate.infra.field_errors import flatten_errors
 from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.protocol import stages
-from annotate.protocol.controls import edit_answer, previous_answer, skip
+from annotate.protocol.controls import back_allowed, edit_answer, previous_answer, skip
 from annotate.tasks import get_kind
 
 SKIP = "work/assignments/<uuid:assignment_uid>/skip/"
@@ -65,10 +65,7 @@ def skip_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     if refused is not None:
         return refused
     try:
-        reason = _body(request).get("reason")
-        if not isinstance(reason, str) or not reason:
-            raise ValidationError({"reason": ["required: one of the study's skip reasons"]})
-        skipped = skip(assignment_uid, seats, reason)
+        skipped = skip(assignment_uid, seats, _body(request).get("reason"))
     except ValidationError as exc:
         return error(400, flatten_errors(exc.detail))
     except AssignmentNotFound:
@@ -105,6 +102,8 @@ def previous_view(request: HttpRequest, study_uid) -> JsonResponse:
         return error(400, flatten_errors(exc.detail))
     except ValueError:
         return error(400, {"before": ["must be an assignment id (a UUID) or null"]})
+    if not back_allowed(study):
+        return error(409, {"study": ["this study does not let answers be changed"]})
     response = previous_answer(study, seat, before)
     if response is None:
         return error(404, {"before": ["there is no earlier answer you can change"]})

@@ -50,9 +50,9 @@ def _held(assignment: Assignment | None, seats: Mapping[str, Seat]) -> Seat | No
     return seat
 
 
-def skip(assignment_uid: uuid.UUID | str, seats: Mapping[str, Seat], reason: str) -> ItemSkip:
+def skip(assignment_uid: uuid.UUID | str, seats: Mapping[str, Seat], reason: Any) -> ItemSkip:
     """Skip the open assignment ``assignment_uid`` of one of ``seats`` for ``reason`` (one of the
-    study's skip reasons). Raises :class:`AssignmentNotFound`, or :class:`SubmissionConflict` naming the
+    study's skip reasons; anything else is refused once the assignment is known to be the seat's). Raises :class:`AssignmentNotFound`, or :class:`SubmissionConflict` naming the
     field (``reason``, ``assignment``, ``study``)."""
     with transaction.atomic():
         assignment = (
@@ -67,7 +67,7 @@ def skip(assignment_uid: uuid.UUID | str, seats: Mapping[str, Seat], reason: str
         reasons = skip_reasons(study)
         if not reasons:
             raise SubmissionConflict("study", "this study does not let items be skipped")
-        if reason not in reasons:
+        if not isinstance(reason, str) or reason not in reasons:
             raise SubmissionConflict("reason", f"choose one of: {'; '.join(reasons)}")
         if assignment.status != Assignment.Status.ASSIGNED:
             raise SubmissionConflict("assignment", "this item is no longer open for you")
@@ -132,14 +132,17 @@ def edit_answer(
     naming the bad part of ``answer``."""
     now = now or timezone.now()
     with transaction.atomic():
+        assignment = Assignment.objects.select_related("study").filter(uid=assignment_uid).first()
+        if _held(assignment, seats) is None:
+            raise AssignmentNotFound(str(assignment_uid))
         response = (
             Response.objects.select_for_update(of=("self",))
             .select_related("assignment", "assignment__study", "item")
             .filter(assignment__uid=assignment_uid)
             .first()
         )
-        if response is None or _held(response.assignment, seats) is None:
-            raise AssignmentNotFound(str(assignment_uid))
+        if response is None:
+            raise SubmissionConflict("assignment", "this item has no answer of yours to change yet")
         done = ResponseEdit.objects.filter(submission_key=submission_key).first()
         if done is not None:
             if done.response_id != response.pk:

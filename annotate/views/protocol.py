@@ -93,8 +93,9 @@ def _posting_seat(request, study: Study) -> Seat | None:
 
 
 def _no_seat(request, study: Study) -> HttpResponse:
-    context = {"study": study, "reason": "refused", "refusal": "Open the study's link again to go on."}
-    return render(request, "annotate/work/closed.html", context, status=403)
+    """A form from a browser without the seat (or with another's token): back to the entry page, which
+    shows what this browser may see there; nothing is stored."""
+    return redirect("work-entry", study_uid=study.uid)
 
 
 @csrf_exempt  # the worker's own token is checked instead (see the module docstring)

@@ -58,6 +58,7 @@ import { el } from "./task/dom";
 import { completionEnd, renderEndPage } from "./task/end_pages";
 import { TaskKeyboard, keyHelp, placeKeyLine } from "./task/keyboard";
 import { ItemTimer } from "./task/timer";
+import { type PreviousAnswer, SkipChooser, controlsOn } from "./task/controls";
 
 // What a kind's page builds on, besides TaskFlow.
 export {
@@ -146,6 +147,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   private submissionKey = "";
   private itemsShown = 0;
   private readonly keyboard: TaskKeyboard;
+  /** The skip question, when the study lets items be skipped. */
+  private readonly skipChooser: SkipChooser | null = null;
+  private readonly skipButton: HTMLButtonElement | null = null;
+  private readonly backButton: HTMLButtonElement | null = null;
+  /** The answer being changed (back to an answer already sent), or null on a new item. */
+  protected editing: string | null = null;
 
   constructor(root: HTMLElement, task: TaskConfig<C>, options: FlowOptions = {}) {
     this.root = root;
@@ -182,9 +189,31 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.submitButton.type = "button";
     this.submitButton.disabled = true;
     actions.append(this.submitButton);
+    const protocol = task.protocol;
+    if (controlsOn(protocol) && task.mode !== GOLD_MODE) {
+      if (protocol.back) {
+        this.backButton = el(d, "button", "ht-back", "Previous item");
+        this.backButton.type = "button";
+        this.backButton.addEventListener("click", () => void this.goBack());
+        actions.prepend(this.backButton);
+      }
+      if (protocol.skip_reasons.length > 0) {
+        this.skipButton = el(d, "button", "ht-skip", "Skip…");
+        this.skipButton.type = "button";
+        this.skipChooser = new SkipChooser(
+          d,
+          protocol.skip_reasons,
+          (reason) => void this.skip(reason),
+          () => this.closeSkip(),
+        );
+        this.skipButton.addEventListener("click", () => this.skipChooser?.open());
+        actions.append(this.skipButton);
+      }
+    }
     this.controls = el(d, "div", "ht-controls");
     this.dock = el(d, "div", "ht-dock");
     this.dock.append(this.controls, this.errorBox, actions);
+    if (this.skipChooser) this.dock.append(this.skipChooser.box);
     this.keysLine = el(d, "p", "ht-keys");
     this.taskBox.append(head, this.body, this.dock);
     this.doneBox = el(d, "section", "ht-done");
@@ -194,7 +223,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     root.replaceChildren(this.status, this.taskBox, this.doneBox);
     this.submitButton.addEventListener("click", () => void this.submit());
     this.keyboard = new TaskKeyboard(d, {
-      ready: () => !!this.current && !this.busy && !this.taskBox.hidden,
+      ready: () => !!this.current && !this.busy && !this.taskBox.hidden && !this.skipChooser?.isOpen,
       complete: () => this.answer() !== null,
       submit: () => void this.submit(),
       undoLast: () => this.undoLast(),
@@ -205,6 +234,9 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Show one item in `body`; `config` is the page's study config with the item's on top. */
   protected abstract render(item: NextItem<P, C>, config: C): void;
+  /** Put an answer already sent back on the item just rendered (going back to change it); a kind that
+   * cannot leaves the item blank, to be answered again. */
+  protected restore(_answer: unknown): void {}
   /** The answer to send, or null while it cannot be sent (the submit button stays off). */
   abstract answer(): unknown | null;
   /** Why the answer cannot be sent yet (shown as an error when the worker submits), or null. */
@@ -349,6 +381,10 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       timings: this.timings(),
       signals: this.pageSignals(),
     };
+    if (this.editing !== null) {
+      await this.saveEdit(body);
+      return;
+    }
     let stored: Submitted<P, C>;
     try {
       // "next": the server hands out the following item in the same round trip
@@ -387,6 +423,117 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   /** Enable the submit button when an answer can be sent; kinds call it after each change. */
   syncControls(): void {
     this.submitButton.disabled = this.busy || !this.current || !!this.task.sample || this.answer() === null;
+    const idle = this.busy || !this.current || !!this.task.sample;
+    if (this.skipButton) {
+      this.skipButton.disabled = idle || this.editing !== null;
+      this.skipButton.hidden = this.editing !== null;
+    }
+    if (this.backButton) this.backButton.disabled = idle;
+  }
+
+  /** Skip the item on show for `reason`; the server hands out the next one in the same round trip. */
+  private async skip(reason: string): Promise<void> {
+    const item = this.current;
+    const protocol = this.task.protocol;
+    if (!item || this.busy || !protocol) return;
+    this.closeSkip();
+    this.busy = true;
+    this.syncControls();
+    this.setState("saving");
+    this.status.textContent = "Skipping…";
+    let answer: { next?: NextAnswer<P, C> | null };
+    try {
+      answer = await postJson(
+        submitUrl(protocol.skip_url_template, item.assignment),
+        { reason },
+        this.postOptions(SAVING_RECONNECTING),
+      );
+    } catch (error) {
+      this.reconnected();
+      this.busy = false;
+      this.status.textContent = "";
+      renderError(this.errorBox, error);
+      this.setState("item");
+      this.syncControls();
+      return;
+    }
+    this.reconnected();
+    this.busy = false;
+    this.current = null;
+    if (answer.next) this.receive(answer.next);
+    else await this.loadNext();
+  }
+
+  private closeSkip(): void {
+    this.skipChooser?.close();
+    this.skipButton?.focus();
+  }
+
+  /** Show the answer sent before the one being changed (or the newest), to change it. */
+  private async goBack(): Promise<void> {
+    const protocol = this.task.protocol;
+    if (!protocol || this.busy) return;
+    clearError(this.errorBox);
+    this.busy = true;
+    this.syncControls();
+    let previous: PreviousAnswer<P, C>;
+    try {
+      previous = await postJson(
+        protocol.previous_url,
+        { before: this.editing },
+        this.postOptions(LOADING_RECONNECTING),
+      );
+    } catch (error) {
+      this.reconnected();
+      this.busy = false;
+      const none = error instanceof ApiError && error.status === 404;
+      if (none) this.status.textContent = "There is no earlier answer you can change.";
+      else renderError(this.errorBox, error);
+      this.syncControls();
+      return;
+    }
+    this.reconnected();
+    this.busy = false;
+    this.editing = previous.assignment;
+    this.show({
+      assignment: previous.assignment,
+      page_token: previous.page_token,
+      item: previous.item,
+      config: previous.config,
+    });
+    this.restore(previous.answer);
+    this.syncControls();
+    this.progressText.textContent = "Changing an earlier answer";
+    this.status.textContent = "Your new answer replaces the one you sent. Save it to go on.";
+    this.submitButton.textContent = "Save the changed answer";
+  }
+
+  /** Send the changed answer; then back to the item the worker was on. */
+  private async saveEdit(body: Record<string, unknown>): Promise<void> {
+    const protocol = this.task.protocol;
+    const assignment = this.editing;
+    if (!protocol || assignment === null) return;
+    try {
+      await postJson(
+        submitUrl(protocol.edit_url_template, assignment),
+        body,
+        this.postOptions(SAVING_RECONNECTING),
+      );
+    } catch (error) {
+      this.reconnected();
+      this.busy = false;
+      this.status.textContent = "";
+      renderError(this.errorBox, error);
+      this.setState("item");
+      this.syncControls();
+      return;
+    }
+    this.reconnected();
+    this.busy = false;
+    this.editing = null;
+    this.current = null;
+    this.submitButton.textContent = "Submit and continue";
+    await this.loadNext();
   }
 
   protected setState(state: FlowState): void {

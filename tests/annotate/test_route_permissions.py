@@ -95,6 +95,18 @@ RULES: dict[str, Rule] = {
     ),
     "api-work-next": A(ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"),
     "api-work-submit": A(ANNOTATOR_API, reason="needs the worker holding the assignment: 403/404 otherwise"),
+    "api-work-skip": A(ANNOTATOR_API, reason="needs the worker holding the assignment: 403/404 otherwise"),
+    "api-work-edit": A(ANNOTATOR_API, reason="needs the worker whose answer it is: 403/404 otherwise"),
+    "api-work-previous": A(
+        ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"
+    ),
+    "work-consent": A(
+        ANNOTATOR_PAGE,
+        reason="the consent form: stored only with the seat's own token, else back to the entry",
+    ),
+    "work-survey": A(
+        ANNOTATOR_PAGE, reason="a questionnaire of the protocol: only for the cookie's worker, else the entry"
+    ),
     # public pages
     "home": A(PUBLIC, reason="the landing page; it links by role"),
     "login": A(PUBLIC, reason="signing in"),
@@ -211,7 +223,11 @@ CHOICES = {
     "table": "scores",
 }
 #: Routes whose choice differs from the one above: ``{name: {param: value}}``.
-ROUTE_CHOICES = {"study-rationales": {"fmt": "eraser"}, "api-study-rationales": {"fmt": "hf"}}
+ROUTE_CHOICES = {
+    "study-rationales": {"fmt": "eraser"},
+    "api-study-rationales": {"fmt": "hf"},
+    "work-survey": {"phase": "pre"},
+}
 
 
 def routes(patterns=None, prefix: str = ""):

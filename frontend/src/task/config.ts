@@ -5,6 +5,7 @@
  */
 
 import type { CompletionForm } from "../mturk";
+import type { ProtocolControls } from "./controls";
 
 export interface Completion {
   /** Whether the worker has done their share (the platform's completion step follows). */
@@ -29,6 +30,8 @@ export interface TaskConfig<C = Record<string, unknown>> {
    * the same widgets, other words on the buttons). A worker's page has no mode. */
   mode?: "gold";
   config: C;
+  /** The worker's controls the study's protocol allows (skip with a reason, back to change an answer). */
+  protocol?: ProtocolControls;
   /** A researcher's preview: the item to show; the page sends nothing. */
   sample?: (NextItem<unknown, C> & { message?: string }) | null;
 }
