@@ -54,6 +54,7 @@ urlpatterns = [
     path("studies/<uuid:uid>/clone/", drafts.study_clone, name="study-clone"),
     path("studies/<uuid:uid>/finish/confirm/", drafts.study_finish, name="study-finish"),
     path("studies/<uuid:uid>/golds/", golds.golds_page, name="study-golds"),
+    path("studies/<uuid:uid>/protocol/", protocol.study_protocol, name="study-protocol"),
     path("studies/<uuid:uid>/golds/prepare/", golds.golds_prepare, name="study-golds-prepare"),
     path("studies/<uuid:uid>/golds/import/", golds.golds_import, name="study-golds-import"),
     path("studies/<uuid:uid>/golds/<int:item_id>/", golds.gold_editor, name="study-gold-editor"),

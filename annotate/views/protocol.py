@@ -1,5 +1,6 @@
 """The annotator's protocol pages around the items: the consent page, the pre- and post-study
-questionnaires, and the plain pages for a participant who declined or did not qualify.
+questionnaires, and the plain pages for a participant who declined or did not qualify; and the
+researcher's protocol page (a preview of what participants see, the consent text's versions).
 
 The study's entry page (:func:`annotate.views.work.entry`) shows the step the participant is at
 (:func:`annotate.protocol.stages.before_items`) instead of the items; the forms here post back with the
@@ -9,18 +10,22 @@ from __future__ import annotations
 
 from contextlib import suppress
 
+from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.csrf import csrf_exempt
 
+from annotate.access import owned_or_404, researcher_required
 from annotate.crowd.providers import get_provider
 from annotate.handout.workers import Seat, session_seat, work_token
 from annotate.models import Study
 from annotate.protocol import consent, stages, surveys
 from annotate.protocol.consent import ConsentStale
 from annotate.protocol.markdown import render_markdown
+from annotate.protocol.plan import added_seconds
+from annotate.studies.service import StudyInvalid, update_consent
 from annotate.views.framing import crowd_frameable
 
 #: What a participant who leaves the study early does on each platform.
@@ -149,3 +154,33 @@ def survey_view(request, study_uid, phase: str):
 
 def post_survey_url(study: Study) -> str:
     return reverse("work-survey", args=[study.uid, "post"])
+
+
+@researcher_required
+def study_protocol(request, uid):
+    """The study's protocol as its researcher sees it: the consent text as participants will read it, the
+    questions as they will be asked, the worker's controls and the time added per participant; POST
+    changes the consent text (a running study's next participants get it as a new version)."""
+    study = owned_or_404(Study.objects.all(), request.user, uid=uid)
+    error = ""
+    if request.method == "POST":
+        try:
+            update_consent(request.user, study, request.POST.get("consent", ""))
+        except StudyInvalid as exc:
+            error = "; ".join(m for ms in exc.fields.values() for m in ms)
+        else:
+            messages.success(request, "Consent text saved.")
+            return redirect("study-protocol", uid=study.uid)
+    protocol = study.protocol or {}
+    context = {
+        "study": study,
+        "protocol": protocol,
+        "consent_html": render_markdown(protocol.get("consent", "")),
+        "versions": study.consent_versions.order_by("-number"),
+        "pre_fields": survey_fields(surveys.questions(study, "pre")),
+        "post_fields": survey_fields(surveys.questions(study, "post")),
+        "added": added_seconds(protocol),
+        "error": error,
+        "consent_value": request.POST.get("consent", protocol.get("consent", "")),
+    }
+    return render(request, "annotate/studies/protocol.html", context, status=400 if error else 200)

@@ -456,3 +456,27 @@ def test_a_study_without_a_protocol_offers_no_protocol_export(study, researcher)
     client = Client()
     client.force_login(researcher)
     assert client.get(reverse("study-export", args=[study.uid, "participants", "csv"])).status_code == 404
+
+
+def test_the_protocol_page_previews_the_protocol_and_versions_the_consent(
+    researcher, other_researcher, dataset
+):
+    study = protocol_study(researcher, dataset)
+    Participant(study, "early").decide("accept")
+    client = Client()
+    client.force_login(researcher)
+    url = reverse("study-protocol", args=[study.uid])
+    html = client.get(url).content.decode()
+    assert "<strong>research</strong>" in html and "Is English your first language?" in html
+    assert "v1 (" in html and "1 decisions" in html
+    assert 'id="protocol-plan"' in html and "at most 3" in html
+    refused = client.post(url, {"consent": "x" * 20_001})
+    assert refused.status_code == 400 and "at most 20000 characters" in refused.content.decode()
+    client.post(url, {"consent": "A <b>new</b> text."})
+    again = Participant(study, "late")
+    assert again.field("version") == "2" and "&lt;b&gt;new&lt;/b&gt;" in again.html
+    stranger = Client()
+    stranger.force_login(other_researcher)
+    assert stranger.get(url).status_code == 404
+    assert stranger.post(url, {"consent": "mine"}).status_code == 404
+    assert Study.objects.get(pk=study.pk).protocol["consent"] == "A <b>new</b> text."

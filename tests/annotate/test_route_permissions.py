@@ -194,6 +194,7 @@ RULES: dict[str, Rule] = {
     "api-crowd-action": A(OWNED),
     "api-forced-choice-results": A(OWNED, study="justify"),
     # quality control: the study's owner, and admins
+    "study-protocol": A(OWNED),
     "quality-dashboard": A(OWNED),
     "quality-policy": A(OWNED),
     "quality-regrade": A(OWNED),
