@@ -244,6 +244,34 @@ class SubmittedSerializer(serializers.Serializer):
     )
 
 
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="One of the study's skip reasons (the task page lists them).")
+
+
+class SkippedSerializer(serializers.Serializer):
+    skipped = serializers.IntegerField(help_text="The skip's record.")
+    next = NextSerializer(allow_null=True, help_text="What POST next answers now; null when it has an error.")
+
+
+class PreviousRequestSerializer(serializers.Serializer):
+    before = serializers.UUIDField(
+        required=False, allow_null=True, help_text="The answer to go back from; null: the newest."
+    )
+
+
+class PreviousSerializer(serializers.Serializer):
+    assignment = serializers.UUIDField()
+    page_token = serializers.CharField()
+    item = WorkItemSerializer()
+    answer = serializers.JSONField(help_text="The answer as it is stored now.")
+    config = serializers.DictField()
+    edit = serializers.BooleanField(help_text="Always true: send the changed answer to the edit route.")
+
+
+class EditedSerializer(serializers.Serializer):
+    edit = serializers.IntegerField(allow_null=True, help_text="The change's record.")
+
+
 class ErrorsSerializer(serializers.Serializer):
     errors = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),

@@ -11,9 +11,18 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 
-from annotate.api.work import _guard, error, next_body, parse_submission, study_for_work
+from annotate.api.serializers import (
+    EditedSerializer,
+    PreviousRequestSerializer,
+    PreviousSerializer,
+    SkippedSerializer,
+    SkipSerializer,
+    SubmissionSerializer,
+)
+from annotate.api.work import ERRORS, _Described, _guard, error, next_body, parse_submission, study_for_work
 from annotate.crowd.providers.local.adapter import WITHDRAWN, revoked_seats
 from annotate.handout.page_tokens import page_token
 from annotate.handout.submission import AssignmentNotFound, SubmissionConflict
@@ -142,3 +151,50 @@ def edit_view(request: HttpRequest, assignment_uid) -> JsonResponse:
     except SubmissionConflict as exc:
         return error(409, {exc.field: [exc.message]})
     return JsonResponse({"edit": edit.pk if edit else None}, status=201 if created else 200)
+
+
+# ------------------------------------------------------------------ OpenAPI description
+
+
+class SkipView(_Described):
+    @extend_schema(
+        operation_id="work_skip",
+        request=SkipSerializer,
+        responses={200: SkippedSerializer, 400: ERRORS, 403: ERRORS, 404: ERRORS, 409: ERRORS, 429: ERRORS},
+        description="Skip the open item with one of the study's reasons; it goes to another worker. "
+        "409 names ``reason`` for a reason the study does not offer or past ``max_skips``.",
+    )
+    def post(self, request, assignment_uid):
+        return skip_view(request._request, assignment_uid)
+
+
+class PreviousView(_Described):
+    @extend_schema(
+        operation_id="work_previous",
+        request=PreviousRequestSerializer,
+        responses={200: PreviousSerializer, 400: ERRORS, 403: ERRORS, 404: ERRORS, 409: ERRORS, 429: ERRORS},
+        description="The answer sent before ``before`` (the newest without it), to change it; 404 when "
+        "there is none left to change, 409 when the study does not let answers be changed.",
+    )
+    def post(self, request, study_uid):
+        return previous_view(request._request, study_uid)
+
+
+class EditView(_Described):
+    @extend_schema(
+        operation_id="work_edit",
+        request=SubmissionSerializer,
+        responses={
+            201: EditedSerializer,
+            200: EditedSerializer,
+            400: ERRORS,
+            403: ERRORS,
+            404: ERRORS,
+            409: ERRORS,
+            429: ERRORS,
+        },
+        description="Replace an answer already sent (the one before is kept). A retry with the same "
+        "``submission_key`` answers 200 and changes nothing more.",
+    )
+    def post(self, request, assignment_uid):
+        return edit_view(request._request, assignment_uid)
