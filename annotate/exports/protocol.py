@@ -7,10 +7,14 @@ per-researcher pseudonyms as in the responses export."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
+from django.db.models import Max
+
 from annotate.exports.pseudonyms import AnonymousIds, platform_pseudonym
-from annotate.models import ConsentDecision, ItemSkip, ResponseEdit, Study, SurveyAnswers
+from annotate.models import ConsentDecision, ItemSkip, ResponseEdit, Study, SurveyAnswers, TrainingAnswer
+from annotate.protocol import training
 from annotate.protocol.controls import DEFAULT_MAX_SKIPS
 from annotate.tasks.export_spec import Column, ExportTable, Table
 
@@ -25,6 +29,8 @@ PARTICIPANT_COLUMNS: tuple[Column, ...] = (
     ("qualified", "the screening verdict: false ended the study for the worker before any item"),
     ("post_survey", "the answers to the post-study questions, by question id"),
     ("post_survey_at", "when they were sent"),
+    ("training_attempts", "attempts at the training examples (empty: the study has no training)"),
+    ("training_passed", "whether the worker passed the training (false: the study ended for them before any item)"),
     ("skipped", "how many items the worker skipped"),
     ("edited", "how many times the worker changed an answer already sent"),
 )  # fmt: skip
@@ -34,6 +40,15 @@ SKIP_COLUMNS: tuple[Column, ...] = (
     ("worker", "the worker's pseudonym"),
     ("reason", "the reason the worker chose, among the study's skip reasons"),
     ("skipped_at", "when (ISO 8601, UTC); the item went to another worker"),
+)
+TRAINING_COLUMNS: tuple[Column, ...] = (
+    ("worker", "the worker's pseudonym"),
+    ("example", "the training example's place in the training, from 1"),
+    ("document", "its document's id, as imported (its item is not handed out for data)"),
+    ("attempt", "the attempt at the training, from 1"),
+    ("answer", "the worker's answer (the kind's answer object, JSON); never counted as data"),
+    ("passed", "whether it matched the expected answer (the kind's gold grading)"),
+    ("answered_at", "when (ISO 8601, UTC)"),
 )
 EDIT_COLUMNS: tuple[Column, ...] = (
     ("response", "the response whose answer changed (as in the responses export, which holds the answer now)"),
@@ -87,6 +102,7 @@ def participant_rows(study: Study, unverified: bool = False) -> Table:
         row[f"{phase}_survey"], row[f"{phase}_survey_at"] = given, _iso(at)
         if phase == SurveyAnswers.Phase.PRE:
             row["qualified"] = qualified
+    _add_training(study, seat)
     skipped = Counter(ItemSkip.objects.filter(study=study).values_list("worker_id", flat=True))
     edited = Counter(
         ResponseEdit.objects.filter(response__study=study).values_list("response__worker_id", flat=True)
@@ -102,6 +118,39 @@ def participant_rows(study: Study, unverified: bool = False) -> Table:
         )
         rows.append(row)
     return [name for name, _ in PARTICIPANT_COLUMNS], rows
+
+
+def _add_training(study: Study, seat: Callable[[int, str, str, str], dict[str, Any]]) -> None:
+    """Each participant's training attempts and verdict on their row (``seat`` finds or makes it)."""
+    attempts = (
+        TrainingAnswer.objects.filter(study=study)
+        .values("worker_id", "ref", "worker__provider", "worker__external_id")
+        .annotate(most=Max("attempt"))
+        .values_list("worker_id", "ref", "worker__provider", "worker__external_id", "most")
+    )
+    for worker_id, ref, provider, external, most in attempts:
+        trained = training.state(study, worker_id, ref)
+        row = seat(worker_id, ref, provider, external)
+        row["training_attempts"] = most
+        row["training_passed"] = None if trained is None else trained.passed
+
+
+def training_rows(study: Study, unverified: bool = False) -> Table:
+    anonymous = AnonymousIds(study.owner_id)
+    found = (
+        TrainingAnswer.objects.filter(study=study)
+        .order_by("id")
+        .values_list(
+            "worker__provider", "worker__external_id", "item__position", "item__source__document__external_id",
+            "attempt", "answer", "passed", "created",
+        )
+    )  # fmt: skip
+    rows = [
+        {"worker": anonymous[p, e], "example": pos + 1, "document": doc, "attempt": attempt, "answer": answer,
+         "passed": passed, "answered_at": _iso(at)}
+        for p, e, pos, doc, attempt, answer, passed, at in found
+    ]  # fmt: skip
+    return [name for name, _ in TRAINING_COLUMNS], rows
 
 
 def skip_rows(study: Study, unverified: bool = False) -> Table:
@@ -163,6 +212,16 @@ def protocol_tables(study: Study) -> list[ExportTable]:
             participant_rows,
         )
     ]
+    if protocol.get("training"):
+        tables.append(
+            ExportTable(
+                "training",
+                "Training answers",
+                "one row per answer to a training example (never counted as data)",
+                TRAINING_COLUMNS,
+                training_rows,
+            )
+        )
     if protocol.get("skip_reasons"):
         tables.append(
             ExportTable(
@@ -232,6 +291,17 @@ def protocol_section(study: Study) -> list[str]:
         lines += ["", "### Screening", "", "A participant qualifies when every rule holds:", ""]
         lines += [_rule_line(r) for r in protocol["screening"]]
         lines += ["", f"{screened} workers did not qualify; the study ended for them before any item."]
+    if protocol.get("training"):
+        setting = protocol["training"]
+        lines += [
+            "",
+            "### Training",
+            "",
+            f"{len(setting['items'])} worked example(s) shown before the items, each followed by its expected "
+            f"answer and explanation; a pass needs {setting['pass_mark']:.0%} of them right in one attempt, in "
+            f"at most {setting['tries']} attempt(s). Their documents' items were not handed out for data; "
+            "the `training` export holds the answers.",
+        ]
     if protocol.get("skip_reasons"):
         lines += [
             "",

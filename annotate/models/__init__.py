@@ -12,6 +12,8 @@ from annotate.models.protocol import (
     ItemSkip,
     ResponseEdit,
     SurveyAnswers,
+    TrainingAnswer,
+    TrainingItem,
 )
 from annotate.models.providers import (
     CrowdAction,
@@ -50,6 +52,8 @@ __all__ = [
     "ResponseEdit",
     "Study",
     "SurveyAnswers",
+    "TrainingAnswer",
+    "TrainingItem",
     "Worker",
     "WorkerBlock",
     "WorkerTrust",

@@ -97,3 +97,41 @@ class ResponseEdit(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+
+class TrainingItem(models.Model):
+    """A worked example of a study's training phase: an item of the kind's own shape whose expected
+    answer (``secret["gold"]``) and ``explanation`` are shown to the worker after they answer it. Its
+    document's ordinary item is taken out of the hand-out (``retired``), so nobody answers it for data."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="training_items")
+    source = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="training")
+    position = models.PositiveIntegerField()
+    payload = models.JSONField(default=dict)
+    secret = models.JSONField(default=dict)
+    explanation = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["study_id", "position"]
+
+
+class TrainingAnswer(models.Model):
+    """A worker's answer to a training item in one attempt at the training phase: graded against the
+    expected answer, never counted as data (exported apart)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="training_answers")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="training_answers")
+    ref = models.CharField(max_length=200, blank=True, default="")
+    item = models.ForeignKey(TrainingItem, on_delete=models.CASCADE, related_name="answers")
+    attempt = models.PositiveSmallIntegerField()
+    answer = models.JSONField()
+    passed = models.BooleanField(null=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "worker", "ref", "item", "attempt"], name="training_answer_once"
+            ),
+        ]

@@ -6,13 +6,18 @@ Shape (every key optional)::
     {"consent": "Markdown text",
      "pre_survey": [question, ...], "post_survey": [question, ...],
      "screening": [{"question": "id", "accept": ["option", ...]} | {"question": "id", "min": 1, "max": 5}],
+     "training": {"items": [{"document": "r1", "explanation": "Why the answer is so"}],
+                  "pass_mark": 0.5, "tries": 2},
      "skip_reasons": ["I can't judge this", "The text is broken"], "max_skips": 3,
      "back": true}
 
 A question is ``{"id", "type", "prompt", "required"}`` plus what its type needs: ``single`` and
 ``multiple`` (``options``), ``likert`` (``points`` 2–11 and optional end ``labels``), ``text``
 (``max_length``) and ``number`` (``min``, ``max``, ``integer``). Screening rules read the answers
-of the pre-study questionnaire: a participant qualifies when every rule holds.
+of the pre-study questionnaire: a participant qualifies when every rule holds. Training items name
+documents of the study's dataset that carry a gold answer in the kind's gold format; a participant
+passes when the share of training items answered right in one attempt reaches ``pass_mark``, in at
+most ``tries`` attempts.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 
 QUESTION_TYPES = ("single", "multiple", "likert", "text", "number")
 SURVEYS = ("pre_survey", "post_survey")
-KEYS = ("consent", *SURVEYS, "screening", "skip_reasons", "max_skips", "back")
+KEYS = ("consent", *SURVEYS, "screening", "training", "skip_reasons", "max_skips", "back")
 MAX_CONSENT_CHARS = 20_000
 MAX_QUESTIONS = 30
 MAX_OPTIONS = 20
@@ -31,6 +36,9 @@ MAX_PROMPT_CHARS = 500
 MAX_OPTION_CHARS = 200
 MAX_TEXT_ANSWER = 2000
 MAX_SKIP_REASONS = 10
+MAX_TRAINING_ITEMS = 20
+MAX_EXPLANATION_CHARS = 2000
+MAX_TRIES = 10
 NUMBER_BOUND = 1e12
 _ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
@@ -183,6 +191,40 @@ def _rule(raw: Any, field: str, questions: dict[str, dict], errors: _Errors) -> 
     return rule
 
 
+def _training(raw: Any, errors: _Errors) -> dict[str, Any]:
+    """The training phase: worked examples (documents with a gold answer), the pass mark and the tries."""
+    if not isinstance(raw, dict):
+        errors.add("training", "must be an object with items, pass_mark and tries")
+        return {}
+    for key in sorted(set(raw) - {"items", "pass_mark", "tries"}):
+        errors.add(f"training.{key}", "is not a training setting (known: items, pass_mark, tries)")
+    items = raw.get("items")
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_TRAINING_ITEMS:
+        errors.add("training.items", f"must be a list of 1 to {MAX_TRAINING_ITEMS} items")
+        items = []
+    cleaned_items = []
+    for i, entry in enumerate(items):
+        where = f"training.items.{i}"
+        if not isinstance(entry, dict) or set(entry) - {"document", "explanation"}:
+            errors.add(where, "must be an object with document (its id in the dataset) and explanation")
+            continue
+        document = _text(entry.get("document"), f"{where}.document", errors, MAX_OPTION_CHARS)
+        explanation = _text(
+            entry.get("explanation", ""), f"{where}.explanation", errors, MAX_EXPLANATION_CHARS, blank=True
+        )
+        cleaned_items.append({"document": document, "explanation": explanation})
+    documents = [e["document"] for e in cleaned_items]
+    if len(set(documents)) != len(documents):
+        errors.add("training.items", "each document may be a training item once")
+    mark = raw.get("pass_mark", 1.0)
+    if type(mark) not in (int, float) or not math.isfinite(mark) or not 0 <= mark <= 1:
+        errors.add("training.pass_mark", "must be a share from 0 to 1 of the training items answered right")
+    tries = raw.get("tries", 2)
+    if type(tries) is not int or not 1 <= tries <= MAX_TRIES:
+        errors.add("training.tries", f"must be a whole number from 1 to {MAX_TRIES}")
+    return {"items": cleaned_items, "pass_mark": mark, "tries": tries}
+
+
 def validate_protocol(raw: Any) -> dict[str, Any]:
     """``raw`` (the protocol of a study's settings) cleaned; :class:`ProtocolInvalid` otherwise."""
     if raw in (None, ""):
@@ -206,6 +248,8 @@ def validate_protocol(raw: Any) -> dict[str, Any]:
         rules = []
     if rules:
         cleaned["screening"] = [_rule(r, f"screening.{i}", by_id, errors) for i, r in enumerate(rules)]
+    if raw.get("training") is not None:
+        cleaned["training"] = _training(raw["training"], errors)
     reasons = raw.get("skip_reasons") or []
     if not isinstance(reasons, list) or len(reasons) > MAX_SKIP_REASONS:
         errors.add("skip_reasons", f"must be a list of at most {MAX_SKIP_REASONS} reasons")

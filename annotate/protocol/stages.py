@@ -1,16 +1,18 @@
 """Where a participant stands in the study's protocol, which the entry page, the done page and the
 annotator API all ask: consent first, then the pre-study questionnaire and its screening, then the
-items, then the post-study questionnaire, then the completion."""
+training examples, then the items, then the post-study questionnaire, then the completion."""
 
 from __future__ import annotations
 
 from annotate.models import Study
-from annotate.protocol import consent, surveys
+from annotate.protocol import consent, surveys, training
 
 CONSENT = "consent"
 DECLINED = "declined"
 PRE_SURVEY = "pre_survey"
 SCREENED_OUT = "screened_out"
+TRAINING = "training"
+TRAINING_FAILED = "training_failed"
 WORK = "work"
 
 MESSAGES = {
@@ -18,6 +20,8 @@ MESSAGES = {
     DECLINED: "you declined the consent: this study has nothing more for you",
     PRE_SURVEY: "answer the questions before the study first",
     SCREENED_OUT: "this study is for participants of another profile: it has nothing for you",
+    TRAINING: "finish the training examples first",
+    TRAINING_FAILED: "the training examples were not passed: this study has nothing more for you",
 }
 
 
@@ -36,6 +40,9 @@ def before_items(study: Study, worker_id: int, ref: str) -> str:
             return PRE_SURVEY
         if answered.qualified is False:
             return SCREENED_OUT
+    trained = training.state(study, worker_id, ref)
+    if trained is not None and trained.passed is not True:
+        return TRAINING_FAILED if trained.passed is False else TRAINING
     return WORK
 
 

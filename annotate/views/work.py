@@ -76,6 +76,22 @@ def controls_json(study: Study) -> dict:
     }
 
 
+TRAINING_MODE = "training"
+
+
+def training_task_json(task: dict, study: Study) -> dict:
+    """The task page's configuration for the training phase: the same page and widget, its ``next`` and
+    ``submit`` the training's (:mod:`annotate.api.work_training`), no skip or back."""
+    answer = reverse("api-work-training-answer", args=[study.uid, 999_999_999])
+    return {
+        **task,
+        "mode": TRAINING_MODE,
+        "next_url": reverse("api-work-training-next", args=[study.uid]),
+        "submit_url_template": answer.replace("999999999", ASSIGNMENT_PLACEHOLDER),
+        "protocol": None,
+    }
+
+
 def too_many_new_workers(request, study: Study):
     """A 429 page when this address has brought too many new worker identities to ``study`` lately, else
     ``None``. Every identity the request names counts unless it is the seat this browser already holds in
@@ -190,7 +206,10 @@ def entry(request, study_uid):
         study.status == Study.Status.PAUSED and held_assignment(study, worker.pk, seat.ref or "") is not None
     ):  # a paused study still lets a worker finish the item they hold
         response = render(request, "annotate/work/closed.html", {**base, "reason": study.status})
-    elif (stage := stages.before_items(study, worker.pk, seat.ref or "")) != stages.WORK:
+    elif (stage := stages.before_items(study, worker.pk, seat.ref or "")) == stages.TRAINING:
+        task = training_task_json(task_json(request, study, worker), study)
+        response = render(request, kind.template, {**base, "kind": kind, "task_json": task})
+    elif stage != stages.WORK:
         response = stage_page(request, study, seat, stage)  # consent, questions or the way out first
     else:
         response = render(

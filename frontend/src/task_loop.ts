@@ -59,6 +59,7 @@ import { completionEnd, renderEndPage } from "./task/end_pages";
 import { TaskKeyboard, keyHelp, placeKeyLine } from "./task/keyboard";
 import { ItemTimer } from "./task/timer";
 import { type PreviousAnswer, SkipChooser, controlsOn } from "./task/controls";
+import { TRAINING_MODE, type TrainingFeedback, renderFeedback } from "./task/training";
 
 // What a kind's page builds on, besides TaskFlow.
 export {
@@ -101,7 +102,7 @@ export interface Missing {
   message: string;
 }
 
-export type FlowState = "preview" | "loading" | "item" | "saving" | "error" | EndState;
+export type FlowState = "preview" | "loading" | "item" | "saving" | "feedback" | "error" | EndState;
 
 export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
 export const SAVING_RECONNECTING = "Saving… reconnecting";
@@ -234,6 +235,9 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Show one item in `body`; `config` is the page's study config with the item's on top. */
   protected abstract render(item: NextItem<P, C>, config: C): void;
+  /** Show the expected answer of a training example on the item (after the worker's answer); a kind
+   * that cannot leaves it to the words of the feedback. */
+  protected showExpected(_expected: unknown): void {}
   /** Put an answer already sent back on the item just rendered (going back to change it); a kind that
    * cannot leaves the item blank, to be answered again. */
   protected restore(_answer: unknown): void {}
@@ -354,6 +358,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Show a handed-out item, or finish when the server says the worker is done. */
   private receive(next: NextAnswer<P, C>): void {
+    if ("done" in next && next.done && this.task.mode === TRAINING_MODE && next.completion?.redirect_url) {
+      // the training is over: the study's page says what comes next (the items, another try, the end)
+      this.status.textContent = "Loading…";
+      this.navigate(next.completion.redirect_url);
+      return;
+    }
     if ("done" in next && next.done) {
       this.finish(next.completion ?? {});
       return;
@@ -409,6 +419,11 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       return;
     }
     this.reconnected();
+    const feedback = (stored as Submitted<P, C> & { training?: TrainingFeedback }).training;
+    if (this.task.mode === TRAINING_MODE && feedback) {
+      this.showFeedback(feedback);
+      return;
+    }
     this.copy?.add({ assignment: item.assignment, ...body });
     this.busy = false;
     this.current = null;
@@ -429,6 +444,26 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       this.skipButton.hidden = this.editing !== null;
     }
     if (this.backButton) this.backButton.disabled = idle;
+  }
+
+  /** After a training example: right or not, the expected answer and why; Continue loads the next. */
+  private showFeedback(feedback: TrainingFeedback): void {
+    this.setState("feedback");
+    this.status.textContent = "";
+    this.showExpected(feedback.expected_answer);
+    const box = renderFeedback(this.doc, feedback, () => {
+      box.remove();
+      this.busy = false;
+      this.current = null;
+      void this.loadNext();
+    });
+    this.dock.append(box);
+    box.querySelector<HTMLElement>(".ht-feedback-title")?.focus();
+  }
+
+  private navigate(url: string): void {
+    const d = this.doc;
+    (this.options.navigate ?? ((to: string) => d.defaultView?.location.assign(to)))(url);
   }
 
   /** Skip the item on show for `reason`; the server hands out the next one in the same round trip. */
@@ -558,6 +593,15 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.doneBox.hidden = true;
     this.taskBox.hidden = false;
     this.render(next, { ...this.task.config, ...(next.config ?? {}) } as C);
+    if (this.task.mode === TRAINING_MODE) {
+      this.progressText.textContent = total
+        ? `Training example ${Math.min(done + 1, total)} of ${total}`
+        : "Training example";
+      this.submitButton.textContent = "Check my answer";
+      const attempt = (next as NextItem<P, C> & { training?: { attempt: number; tries: number } }).training;
+      if (attempt && attempt.attempt > 1 && done === 0)
+        this.status.textContent = `Not passed yet: attempt ${attempt.attempt} of ${attempt.tries}. Answer the examples again.`;
+    }
     this.interaction.reset();
     this.timer.start(next.expires_at);
     this.setState("item");

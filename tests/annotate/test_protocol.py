@@ -15,18 +15,21 @@ from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from annotate.models import (
     Assignment,
     ConsentDecision,
+    Item,
     ItemSkip,
     Response,
     ResponseEdit,
     Study,
     SurveyAnswers,
+    TrainingAnswer,
 )
 from annotate.protocol import consent
 from annotate.protocol.config import ProtocolInvalid, validate_protocol
 from annotate.protocol.markdown import render_markdown
 from annotate.protocol.surveys import qualifies
+from annotate.studies.lifecycle import StudyStateError, start_study
 from annotate.studies.service import StudyInvalid, create_study, update_consent
-from tests.annotate.conftest import make_study
+from tests.annotate.conftest import make_dataset, make_study
 from tests.annotate.test_api import body_for, task_json
 
 pytestmark = pytest.mark.django_db
@@ -131,7 +134,7 @@ def next_url(study: Study) -> str:
         ({"pre_survey": PRE, "screening": [{"question": "note", "accept": ["x"]}]}, "screening.0.question"),
         ({"skip_reasons": ["a", "a"]}, "skip_reasons"),
         ({"back": "yes"}, "back"),
-        ({"training": []}, "training"),
+        ({"attention": []}, "attention"),
     ],
 )
 def test_a_bad_protocol_is_refused_naming_the_field(protocol, field):
@@ -480,3 +483,113 @@ def test_the_protocol_page_previews_the_protocol_and_versions_the_consent(
     assert stranger.get(url).status_code == 404
     assert stranger.post(url, {"consent": "mine"}).status_code == 404
     assert Study.objects.get(pk=study.pk).protocol["consent"] == "A <b>new</b> text."
+
+
+# ------------------------------------------------------------------ training with feedback
+
+
+def training_study(owner, tries: int = 2):
+    """Six texts, every second with a gold answer; the first two golds are the training examples."""
+    data = make_dataset(owner, n=6, name="golds", gold_every=2)
+    docs = list(data.documents.order_by("id").values_list("external_id", "metadata"))
+    golds = [(ext, meta["gold"]) for ext, meta in docs if meta.get("gold")]
+    training = {
+        "items": [
+            {"document": golds[0][0], "explanation": "The first words say it."},
+            {"document": golds[1][0]},
+        ],
+        "pass_mark": 1.0,
+        "tries": tries,
+    }
+    study = make_study(owner, data, protocol=validate_protocol({"training": training}), start=False)
+    start_study(study)
+    return study, [g for _, g in golds[:2]]
+
+
+def train(person: Participant, task: dict, answers: list[dict]) -> list[dict]:
+    """Answer the training examples in turn; the feedback of each."""
+    said = []
+    for given in answers:
+        shown = person.api(task["next_url"], token=task["csrf_token"]).json()
+        url = task["submit_url_template"].replace("ASSIGNMENT", shown["assignment"])
+        body = {**body_for(shown["item"]["payload"]), "answer": given}
+        said.append(person.api(url, body, token=task["csrf_token"]).json()["training"])
+    return said
+
+
+def test_training_shows_the_expected_answer_and_lets_the_worker_on_once_passed(researcher):
+    study, golds = training_study(researcher)
+    person = Participant(study)
+    task = task_json(person.html)
+    assert task["mode"] == "training" and "training" in task["next_url"]
+    refused = person.api(reverse("api-work-next", args=[study.uid]), token=task["csrf_token"])
+    assert refused.status_code == 403 and "protocol" in refused.json()["errors"]
+    wrong = {"label": "negative" if golds[0]["label"] == "positive" else "positive", "map": golds[0]["map"]}
+    said = train(person, task, [wrong, golds[1]])
+    assert said[0]["passed"] is False and said[0]["expected_answer"] == golds[0]
+    assert said[0]["explanation"] == "The first words say it." and "label" in said[0]["expected"]
+    assert said[1]["passed"] is True
+    # the attempt failed (pass mark 100 %): the training starts again, saying which attempt it is
+    again = person.api(task["next_url"], token=task["csrf_token"]).json()
+    assert again["training"] == {"attempt": 2, "tries": 2} and again["progress"]["done"] == 0
+    person.html = person.client.get(reverse("work-entry", args=[study.uid])).content.decode()
+    assert task_json(person.html)["mode"] == "training"
+    assert [s["passed"] for s in train(person, task, golds)] == [True, True]
+    over = person.api(task["next_url"], token=task["csrf_token"]).json()
+    assert over["done"] and over["completion"]["redirect_url"] == reverse("work-entry", args=[study.uid])
+    person.html = person.client.get(reverse("work-entry", args=[study.uid])).content.decode()
+    work = task_json(person.html)
+    assert "mode" not in work
+    handed = person.api(work["next_url"], token=work["csrf_token"]).json()
+    training_items = set(study.training_items.values_list("source_id", flat=True))
+    assert len(training_items) == 2 and Item.objects.filter(pk__in=training_items, retired=True).count() == 2
+    assert handed["item"]["payload"]["words"] not in [
+        t.payload["words"] for t in study.training_items.all()
+    ]  # a training example is never handed out for data
+    assert not Response.objects.exists() and TrainingAnswer.objects.count() == 4
+    client = Client()
+    client.force_login(researcher)
+    rows = _rows(client, study, "training")
+    assert [(r["attempt"], r["passed"]) for r in rows] == [(1, False), (1, True), (2, True), (2, True)]
+    people = _rows(client, study, "participants")
+    assert people[0]["training_attempts"] == 2 and people[0]["training_passed"] is True
+
+
+def test_a_failed_training_ends_the_study_for_the_worker_with_nothing_counted(researcher):
+    study, golds = training_study(researcher, tries=1)
+    person = Participant(study)
+    task = task_json(person.html)
+    wrong = {"label": "negative" if golds[0]["label"] == "positive" else "positive", "map": golds[0]["map"]}
+    train(person, task, [wrong, golds[1]])
+    person.html = person.client.get(reverse("work-entry", args=[study.uid])).content.decode()
+    assert 'data-end="training_failed"' in person.html
+    assert person.api(reverse("api-work-next", args=[study.uid]), token=task["csrf_token"]).status_code == 403
+    again = person.api(task["submit_url_template"].replace("ASSIGNMENT", str(study.training_items.first().pk)),
+                       {**body_for({"words": ["a"]}), "answer": golds[0]}, token=task["csrf_token"])  # fmt: skip
+    assert again.status_code == 409 and TrainingAnswer.objects.count() == 2
+    assert not Assignment.objects.filter(study=study).exists()
+
+
+def test_a_training_document_without_a_gold_answer_stops_the_start(researcher, dataset):
+    first = dataset.documents.order_by("id").first()
+    protocol = validate_protocol({"training": {"items": [{"document": first.external_id}]}})
+    study = make_study(researcher, dataset, protocol=protocol, start=False)
+    with pytest.raises(StudyStateError, match="has no gold answer"):
+        start_study(study)
+    assert Study.objects.get(pk=study.pk).status == Study.Status.DRAFT
+
+
+@pytest.mark.parametrize(
+    ("training", "field"),
+    [
+        ({"items": []}, "training.items"),
+        ({"items": [{"document": "a"}, {"document": "a"}]}, "training.items"),
+        ({"items": [{"document": "a"}], "pass_mark": 2}, "training.pass_mark"),
+        ({"items": [{"document": "a"}], "tries": 0}, "training.tries"),
+        ({"items": [{"document": "a", "answer": 1}]}, "training.items.0"),
+    ],
+)
+def test_a_bad_training_setting_is_refused_naming_the_field(training, field):
+    with pytest.raises(ProtocolInvalid) as refused:
+        validate_protocol({"training": training})
+    assert field in refused.value.errors

@@ -100,6 +100,12 @@ RULES: dict[str, Rule] = {
     "api-work-previous": A(
         ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"
     ),
+    "api-work-training-next": A(
+        ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"
+    ),
+    "api-work-training-answer": A(
+        ANNOTATOR_API, reason="needs the worker in the training phase: 403/409 otherwise"
+    ),
     "work-consent": A(
         ANNOTATOR_PAGE,
         reason="the consent form: stored only with the seat's own token, else back to the entry",

@@ -28,10 +28,10 @@ export interface TaskConfig<C = Record<string, unknown>> {
   csrf_token?: string;
   /** "gold": the gold editor, where a researcher's answer becomes the item's gold answer (one item;
    * the same widgets, other words on the buttons). A worker's page has no mode. */
-  mode?: "gold";
+  mode?: "gold" | "training";
   config: C;
   /** The worker's controls the study's protocol allows (skip with a reason, back to change an answer). */
-  protocol?: ProtocolControls;
+  protocol?: ProtocolControls | null;
   /** A researcher's preview: the item to show; the page sends nothing. */
   sample?: (NextItem<unknown, C> & { message?: string }) | null;
 }
