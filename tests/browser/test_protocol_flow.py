@@ -1,8 +1,9 @@
 """A study protocol in a real browser: a researcher creates a highlight study with the study form whose
-protocol has consent, a screening question, a post-study questionnaire, skip and back, previews it and
-starts it; four annotators run it: one accepts, goes back to change an answer (the earlier answer shown
-again), skips an item with a reason and answers the closing questions; one declines the consent; one does
-not qualify; one is handed the skipped item. The pages are checked with axe-core; screenshots of every
+protocol has consent, a screening question, two training examples with feedback, a post-study
+questionnaire, skip and back, previews it and starts it; four annotators run it: one accepts, passes the
+training (one example wrong: the expected words shown), goes back to change an answer (the earlier answer
+shown again), skips an item with a reason and answers the closing questions; one declines the consent; one does
+not qualify; one passes the training and is handed the skipped item. The pages are checked with axe-core; screenshots of every
 step go to ``tests/browser/output/``. The stored rows show a decline and a failed screen leave nothing
 counted, the skip and the edit recorded, and the exports hold each part."""
 
@@ -23,6 +24,7 @@ from annotate.models import (
     ResponseEdit,
     Study,
     SurveyAnswers,
+    TrainingAnswer,
 )
 from tests.browser.conftest import start_invite
 from tests.browser.test_manage_studies import researcher, sign_in
@@ -30,6 +32,10 @@ from tests.browser.test_task_pages_phone import axe_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+TRAINING = [
+    ("Friendly staff and great food .", {"label": "positive", "map": [1, 0, 0, 1, 0, 0]}),
+    ("Awful noise and a slow kitchen .", {"label": "negative", "map": [1, 0, 0, 0, 0, 0, 0]}),
+]
 TEXTS = [
     "The pasta was fresh and the staff were friendly .",
     "Cold soup , a rude waiter and a dirty table .",
@@ -48,6 +54,12 @@ PROTOCOL = {
          "labels": ["not at all", "completely"]},
         {"id": "comment", "type": "text", "prompt": "Anything else?", "required": False, "max_length": 200},
     ],
+    "training": {
+        "items": [{"document": "t0", "explanation": "“Friendly” and “great” praise the place."},
+                  {"document": "t1", "explanation": "“Awful” is the complaint."}],
+        "pass_mark": 0.5,
+        "tries": 2,
+    },
     "skip_reasons": ["I can't judge this", "The text is broken"],
     "back": True,
 }  # fmt: skip
@@ -61,6 +73,8 @@ def create_study(page, url: str, output_dir) -> Study:
     dataset = Dataset.objects.create(name="reviews", owner=owner, labels=["positive", "negative"])
     for i, text in enumerate(TEXTS):
         Document.from_text(dataset, f"r{i}", text, label="").save()
+    for i, (text, gold) in enumerate(TRAINING):
+        Document.from_text(dataset, f"t{i}", text, label="", metadata={"gold": gold}).save()
     sign_in(page, url)
     page.goto(url + "/studies/")
     page.locator("a[data-kind='highlight']").click()
@@ -103,6 +117,28 @@ def accept_and_qualify(page, english: str = "yes") -> None:
     page.locator("#survey-submit").click()
 
 
+def pass_training(page, output_dir=None) -> None:
+    """The two worked examples: the first answered wrong (the feedback shows the expected words), the
+    second right; one of two passes the mark."""
+    page.wait_for_selector(".ht-progress-text:text-is('Training example 1 of 2')")
+    page.get_by_role("button", name="negative").click()
+    page.locator(".hl-word").nth(0).click()
+    page.get_by_role("button", name="Check my answer").click()
+    page.wait_for_selector(".ht-feedback[data-passed='false']")
+    assert "Expected: label “positive”" in page.locator(".ht-feedback").text_content()
+    assert page.locator(".hl-word.hl-expected").all_text_contents() == ["Friendly", "great"]
+    if output_dir is not None:
+        assert axe_problems(page) == []
+        page.screenshot(path=str(output_dir / "3b_training_feedback.png"), full_page=True)
+    page.get_by_role("button", name="Continue").click()
+    page.wait_for_selector(".ht-progress-text:text-is('Training example 2 of 2')")
+    page.get_by_role("button", name="negative").click()
+    page.locator(".hl-word").nth(0).click()
+    page.get_by_role("button", name="Check my answer").click()
+    page.wait_for_selector(".ht-feedback[data-passed='true']")
+    page.get_by_role("button", name="Continue").click()
+
+
 def item_words(page) -> str:
     return " ".join(page.locator(".hl-word").all_text_contents())
 
@@ -128,7 +164,8 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     page.get_by_label("yes", exact=True).check()
     page.locator("#in-age").fill("34")
     page.locator("#survey-submit").click()
-    page.wait_for_selector("#hatlab-app[data-state='item']")
+    pass_training(page, output_dir)
+    page.wait_for_selector(".ht-progress-text:text-is('Your item 1 of 2')")
     first_text = item_words(page)
     assert first_text == TEXTS[0]
     page.get_by_role("button", name="positive").click()
@@ -185,7 +222,8 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     fourth = chromium.new_context(viewport={"width": 1100, "height": 900})
     page4, errors4 = enter(fourth, url, study, "ann-4")
     accept_and_qualify(page4)
-    page4.wait_for_selector("#hatlab-app[data-state='item']")
+    pass_training(page4)
+    page4.wait_for_selector(".ht-progress-text:text-is('Your item 1 of 2')")
     assert item_words(page4) == second_text
     page4.screenshot(path=str(output_dir / "11_skipped_item_elsewhere.png"), full_page=True)
     assert errors2 == errors3 == errors4 == []
@@ -205,6 +243,10 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     assert ItemSkip.objects.get().reason == "The text is broken"
     leavers = Assignment.objects.filter(worker__external_id__in=["invite:ann-2", "invite:ann-3"])
     assert not leavers.exists()
+    trained = TrainingAnswer.objects.filter(study=study)
+    assert sorted(trained.values_list("worker__external_id", "passed")) == [
+        ("invite:ann-1", False), ("invite:ann-1", True), ("invite:ann-4", False), ("invite:ann-4", True),
+    ]  # fmt: skip
     post = SurveyAnswers.objects.get(phase="post")
     assert post.answers == {"clear": 4, "comment": "Clear <b>enough</b>."}
 
