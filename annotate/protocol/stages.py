@@ -15,6 +15,9 @@ TRAINING = "training"
 TRAINING_FAILED = "training_failed"
 WORK = "work"
 
+#: The steps that end the study for a participant before their share: no completion, nothing counted.
+LEFT = (DECLINED, SCREENED_OUT, TRAINING_FAILED)
+
 MESSAGES = {
     CONSENT: "read and accept the study's consent first",
     DECLINED: "you declined the consent: this study has nothing more for you",

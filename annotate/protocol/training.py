@@ -79,10 +79,12 @@ class TrainingState:
 
 def state(study: Study, worker_id: int, ref: str) -> TrainingState | None:
     """The participant's training state (``None`` when the study has no training items)."""
+    settings = settings_of(study)
+    if not settings.get("items"):
+        return None  # no query for a study without training: this sits on the annotator API's path
     total = TrainingItem.objects.filter(study=study).count()
     if total == 0:
         return None
-    settings = settings_of(study)
     rows = list(
         TrainingAnswer.objects.filter(study=study, worker_id=worker_id, ref=ref).values_list(
             "attempt", "passed"

@@ -225,8 +225,7 @@ def done(request, study_uid):
     seat = session_seat(request, study.uid)
     completion = None
     if seat is not None and (stage := stages.before_items(study, seat.worker_id, seat.ref or "")) in (
-        stages.DECLINED,
-        stages.SCREENED_OUT,
+        stages.LEFT
     ):
         return stage_page(request, study, seat, stage)  # not a participant: no completion
     if seat is not None:

@@ -593,3 +593,20 @@ def test_a_bad_training_setting_is_refused_naming_the_field(training, field):
     with pytest.raises(ProtocolInvalid) as refused:
         validate_protocol({"training": training})
     assert field in refused.value.errors
+
+
+def test_a_failed_training_gets_no_completion_on_the_done_page(researcher):
+    study, golds = training_study(researcher, tries=1)
+    person = Participant(study)
+    task = task_json(person.html)
+    flip = {"positive": "negative", "negative": "positive"}
+    train(person, task, [{"label": flip[g["label"]], "map": g["map"]} for g in golds])
+    done = person.client.get(reverse("work-done", args=[study.uid])).content.decode()
+    assert 'data-end="training_failed"' in done and "completion code" not in done.lower()
+
+
+def test_a_study_without_a_protocol_asks_nothing_more_on_the_hot_path(study, django_assert_max_num_queries):
+    from annotate.protocol import stages
+
+    with django_assert_max_num_queries(0):
+        assert stages.before_items(study, 1, "") == stages.WORK
