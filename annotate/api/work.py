@@ -219,6 +219,8 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
         label = Study.Status(study.status).label.lower()
         return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
     stage = stages.before_items(study, seat.worker_id, seat.ref or "")
+    if stage == stages.ATTENTION_FAILED:  # the page's end for a worker who may no longer work
+        return 403, {"errors": {"worker": [stages.MESSAGES[stage]]}}
     if stage != stages.WORK:  # consent, the questions before the items, or not a participant
         return 403, {"errors": {"protocol": [stages.MESSAGES[stage]]}}
     try:

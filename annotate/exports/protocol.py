@@ -13,9 +13,18 @@ from typing import Any
 from django.db.models import Max
 
 from annotate.exports.pseudonyms import AnonymousIds, platform_pseudonym
-from annotate.models import ConsentDecision, ItemSkip, ResponseEdit, Study, SurveyAnswers, TrainingAnswer
-from annotate.protocol import training
+from annotate.models import (
+    ConsentDecision,
+    ItemSkip,
+    Response,
+    ResponseEdit,
+    Study,
+    SurveyAnswers,
+    TrainingAnswer,
+)
+from annotate.protocol import attention, training
 from annotate.protocol.controls import DEFAULT_MAX_SKIPS
+from annotate.tasks.base import ATTENTION_KEY
 from annotate.tasks.export_spec import Column, ExportTable, Table
 
 PARTICIPANT_COLUMNS: tuple[Column, ...] = (
@@ -31,6 +40,7 @@ PARTICIPANT_COLUMNS: tuple[Column, ...] = (
     ("post_survey_at", "when they were sent"),
     ("training_attempts", "attempts at the training examples (empty: the study has no training)"),
     ("training_passed", "whether the worker passed the training (false: the study ended for them before any item)"),
+    ("attention_missed", "attention checks answered otherwise than instructed (empty: the study has none)"),
     ("skipped", "how many items the worker skipped"),
     ("edited", "how many times the worker changed an answer already sent"),
 )  # fmt: skip
@@ -103,6 +113,18 @@ def participant_rows(study: Study, unverified: bool = False) -> Table:
         if phase == SurveyAnswers.Phase.PRE:
             row["qualified"] = qualified
     _add_training(study, seat)
+    checks = bool(attention.settings_of(study).get("items"))
+    if checks:  # everyone who met an attention check has a row
+        met = Response.objects.filter(study=study, item__secret__has_key=ATTENTION_KEY).values_list(
+            "worker_id", "assignment__provider_assignment_id", "worker__provider", "worker__external_id"
+        )
+        for worker_id, ref, provider, external in met.distinct():
+            seat(worker_id, ref, provider, external)
+    missed = Counter(
+        Response.objects.filter(
+            study=study, gold_passed=False, item__secret__has_key=ATTENTION_KEY
+        ).values_list("worker_id", flat=True)
+    )
     skipped = Counter(ItemSkip.objects.filter(study=study).values_list("worker_id", flat=True))
     edited = Counter(
         ResponseEdit.objects.filter(response__study=study).values_list("response__worker_id", flat=True)
@@ -115,6 +137,7 @@ def participant_rows(study: Study, unverified: bool = False) -> Table:
             platform_assignment=platform_pseudonym(study.owner_id, provider, ref),
             skipped=skipped.get(worker_id, 0),
             edited=edited.get(worker_id, 0),
+            attention_missed=missed.get(worker_id, 0) if checks else None,
         )
         rows.append(row)
     return [name for name, _ in PARTICIPANT_COLUMNS], rows
@@ -301,6 +324,16 @@ def protocol_section(study: Study) -> list[str]:
             f"answer and explanation; a pass needs {setting['pass_mark']:.0%} of them right in one attempt, in "
             f"at most {setting['tries']} attempt(s). Their documents' items were not handed out for data; "
             "the `training` export holds the answers.",
+        ]
+    if protocol.get("attention"):
+        setting = protocol["attention"]
+        lines += ["", "### Attention checks", ""]
+        lines += [f"- `{c['document']}`: “{c['instruction']}”" for c in setting["items"]]
+        lines += [
+            "",
+            "Each is a gold item whose gold is the instructed answer, mixed in like the golds but left out of "
+            f"gold trust; a worker who missed more than {setting['max_failures']} was handed no more items "
+            "(`attention_missed` in the participants export).",
         ]
     if protocol.get("skip_reasons"):
         lines += [

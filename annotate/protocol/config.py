@@ -28,7 +28,7 @@ from typing import Any
 
 QUESTION_TYPES = ("single", "multiple", "likert", "text", "number")
 SURVEYS = ("pre_survey", "post_survey")
-KEYS = ("consent", *SURVEYS, "screening", "training", "skip_reasons", "max_skips", "back")
+KEYS = ("consent", *SURVEYS, "screening", "training", "attention", "skip_reasons", "max_skips", "back")
 MAX_CONSENT_CHARS = 20_000
 MAX_QUESTIONS = 30
 MAX_OPTIONS = 20
@@ -225,6 +225,40 @@ def _training(raw: Any, errors: _Errors) -> dict[str, Any]:
     return {"items": cleaned_items, "pass_mark": mark, "tries": tries}
 
 
+def _attention(raw: Any, errors: _Errors) -> dict[str, Any]:
+    """The attention checks: documents whose gold is the instructed answer, the instruction shown with
+    each, and how many may be failed before the worker is handed no more items."""
+    if not isinstance(raw, dict):
+        errors.add("attention", "must be an object with items and max_failures")
+        return {}
+    for key in sorted(set(raw) - {"items", "max_failures"}):
+        errors.add(f"attention.{key}", "is not an attention setting (known: items, max_failures)")
+    items = raw.get("items")
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_TRAINING_ITEMS:
+        errors.add("attention.items", f"must be a list of 1 to {MAX_TRAINING_ITEMS} checks")
+        items = []
+    cleaned = []
+    for i, entry in enumerate(items):
+        where = f"attention.items.{i}"
+        if not isinstance(entry, dict) or set(entry) - {"document", "instruction"}:
+            errors.add(where, "must be an object with document (its id in the dataset) and instruction")
+            continue
+        cleaned.append(
+            {
+                "document": _text(entry.get("document"), f"{where}.document", errors, MAX_OPTION_CHARS),
+                "instruction": _text(
+                    entry.get("instruction"), f"{where}.instruction", errors, MAX_PROMPT_CHARS
+                ),
+            }
+        )
+    if len({c["document"] for c in cleaned}) != len(cleaned):
+        errors.add("attention.items", "each document may be an attention check once")
+    most = raw.get("max_failures", 0)
+    if type(most) is not int or not 0 <= most <= MAX_TRAINING_ITEMS:
+        errors.add("attention.max_failures", f"must be a whole number from 0 to {MAX_TRAINING_ITEMS}")
+    return {"items": cleaned, "max_failures": most}
+
+
 def validate_protocol(raw: Any) -> dict[str, Any]:
     """``raw`` (the protocol of a study's settings) cleaned; :class:`ProtocolInvalid` otherwise."""
     if raw in (None, ""):
@@ -250,6 +284,12 @@ def validate_protocol(raw: Any) -> dict[str, Any]:
         cleaned["screening"] = [_rule(r, f"screening.{i}", by_id, errors) for i, r in enumerate(rules)]
     if raw.get("training") is not None:
         cleaned["training"] = _training(raw["training"], errors)
+    if raw.get("attention") is not None:
+        cleaned["attention"] = _attention(raw["attention"], errors)
+    trained = {e.get("document") for e in cleaned.get("training", {}).get("items", [])}
+    checked = {e.get("document") for e in cleaned.get("attention", {}).get("items", [])}
+    if trained & checked:
+        errors.add("attention.items", "a document cannot be both a training example and an attention check")
     reasons = raw.get("skip_reasons") or []
     if not isinstance(reasons, list) or len(reasons) > MAX_SKIP_REASONS:
         errors.add("skip_reasons", f"must be a list of at most {MAX_SKIP_REASONS} reasons")

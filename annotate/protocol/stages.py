@@ -5,7 +5,7 @@ training examples, then the items, then the post-study questionnaire, then the c
 from __future__ import annotations
 
 from annotate.models import Study
-from annotate.protocol import consent, surveys, training
+from annotate.protocol import attention, consent, surveys, training
 
 CONSENT = "consent"
 DECLINED = "declined"
@@ -13,10 +13,11 @@ PRE_SURVEY = "pre_survey"
 SCREENED_OUT = "screened_out"
 TRAINING = "training"
 TRAINING_FAILED = "training_failed"
+ATTENTION_FAILED = "attention_failed"
 WORK = "work"
 
 #: The steps that end the study for a participant before their share: no completion, nothing counted.
-LEFT = (DECLINED, SCREENED_OUT, TRAINING_FAILED)
+LEFT = (DECLINED, SCREENED_OUT, TRAINING_FAILED, ATTENTION_FAILED)
 
 MESSAGES = {
     CONSENT: "read and accept the study's consent first",
@@ -25,6 +26,7 @@ MESSAGES = {
     SCREENED_OUT: "this study is for participants of another profile: it has nothing for you",
     TRAINING: "finish the training examples first",
     TRAINING_FAILED: "the training examples were not passed: this study has nothing more for you",
+    ATTENTION_FAILED: "you can no longer work on this study: too many attention checks were missed",
 }
 
 
@@ -46,6 +48,8 @@ def before_items(study: Study, worker_id: int, ref: str) -> str:
     trained = training.state(study, worker_id, ref)
     if trained is not None and trained.passed is not True:
         return TRAINING_FAILED if trained.passed is False else TRAINING
+    if attention.failed(study, worker_id, ref):
+        return ATTENTION_FAILED
     return WORK
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotate.models import Item, Study
+from annotate.protocol.attention import AttentionInvalid, prepare_attention
 from annotate.protocol.training import TrainingInvalid, prepare_training
 from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.tasks import get_kind
@@ -47,7 +48,8 @@ def apply(study: Study, action: str) -> int:
         if locked.status == Study.Status.DRAFT:
             try:  # the training examples leave the hand-out before anyone is handed an item
                 prepare_training(locked)
-            except TrainingInvalid as exc:
+                prepare_attention(locked)
+            except (TrainingInvalid, AttentionInvalid) as exc:
                 raise StudyStateError(str(exc)) from None
         if locked.status == Study.Status.DRAFT and locked.config.get(GOLD_RATE_KEY) is not None:
             prepare_gold_items(locked)  # golds mixed in at a rate meet everyone (items built now or earlier)

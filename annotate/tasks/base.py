@@ -24,6 +24,9 @@ from annotate.tasks.page_words import payload_words
 
 #: The study config's key of the share of hand-outs that are gold items (:mod:`annotate.quality.gold_mixing`).
 GOLD_RATE_KEY = "gold_rate"
+#: An item's ``secret`` key that makes a gold item an attention check (an instructed-response item of the
+#: study's protocol, :mod:`annotate.protocol.attention`): graded like a gold, kept out of gold trust.
+ATTENTION_KEY = "attention"
 
 
 class BaseConfigSerializer(serializers.Serializer):

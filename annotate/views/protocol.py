@@ -56,9 +56,12 @@ def stage_page(request, study: Study, seat: Seat, stage: str) -> HttpResponse:
         return render(request, "annotate/work/consent.html", context)
     if stage == stages.PRE_SURVEY:
         return survey_page(request, study, seat, "pre")
-    reason = {stages.DECLINED: "declined", stages.TRAINING_FAILED: "training_failed"}.get(
-        stage, "screened_out"
-    )
+    reasons = {
+        stages.DECLINED: "declined",
+        stages.TRAINING_FAILED: "training_failed",
+        stages.ATTENTION_FAILED: "attention_failed",
+    }
+    reason = reasons.get(stage, "screened_out")
     context = {"study": study, "reason": reason, "return_step": return_step(study)}
     return render(request, "annotate/work/left.html", context)
 

@@ -152,6 +152,8 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   private readonly skipChooser: SkipChooser | null = null;
   private readonly skipButton: HTMLButtonElement | null = null;
   private readonly backButton: HTMLButtonElement | null = null;
+  /** An item's own instruction (an attention check's "for this item, choose …"), above its text. */
+  private readonly instructionBox: HTMLElement;
   /** The answer being changed (back to an answer already sent), or null on a new item. */
   protected editing: string | null = null;
 
@@ -216,7 +218,10 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.dock.append(this.controls, this.errorBox, actions);
     if (this.skipChooser) this.dock.append(this.skipChooser.box);
     this.keysLine = el(d, "p", "ht-keys");
-    this.taskBox.append(head, this.body, this.dock);
+    this.instructionBox = el(d, "p", "ht-instruction");
+    this.instructionBox.setAttribute("role", "note");
+    this.instructionBox.hidden = true;
+    this.taskBox.append(head, this.instructionBox, this.body, this.dock);
     this.doneBox = el(d, "section", "ht-done");
     this.doneBox.hidden = true;
     this.status = el(d, "p", "ht-status");
@@ -592,6 +597,9 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.taskBox.querySelector(".ht-retry")?.remove();
     this.doneBox.hidden = true;
     this.taskBox.hidden = false;
+    const instruction = (next.item.payload as { instruction?: unknown } | null)?.instruction;
+    this.instructionBox.textContent = typeof instruction === "string" ? instruction : "";
+    this.instructionBox.hidden = typeof instruction !== "string" || !instruction;
     this.render(next, { ...this.task.config, ...(next.config ?? {}) } as C);
     if (this.task.mode === TRAINING_MODE) {
       this.progressText.textContent = total

@@ -610,3 +610,81 @@ def test_a_study_without_a_protocol_asks_nothing_more_on_the_hot_path(study, dja
 
     with django_assert_max_num_queries(0):
         assert stages.before_items(study, 1, "") == stages.WORK
+
+
+# ------------------------------------------------------------------ attention checks
+
+
+def attention_study(owner, max_failures: int = 0):
+    """Six texts, every second with a gold; the first gold is an attention check, the next a gold."""
+    data = make_dataset(owner, n=6, name="checks", gold_every=2)
+    first = data.documents.order_by("id").first()
+    check = {
+        "document": first.external_id,
+        "instruction": "For this item, choose the label named above the text.",
+    }
+    protocol = validate_protocol({"attention": {"items": [check], "max_failures": max_failures}})
+    study = make_study(owner, data, protocol=protocol, start=False, annotators_per_item=1)
+    start_study(study)
+    return study, first.metadata["gold"]
+
+
+def test_a_missed_attention_check_stops_the_worker_and_stays_out_of_gold_trust(researcher):
+    from annotate.quality.grading import gold_counts
+
+    study, gold = attention_study(researcher)
+    person = Participant(study)
+    task = task_json(person.html)
+    item = person.api(task["next_url"], token=task["csrf_token"]).json()
+    assert item["item"]["payload"]["instruction"].startswith("For this item")
+    assert '"gold"' not in json.dumps(item) and "secret" not in json.dumps(item)  # the answer stays hidden
+    flip = {"positive": "negative", "negative": "positive"}
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    body = {**body_for(item["item"]["payload"]), "answer": {"label": flip[gold["label"]], "map": gold["map"]}}
+    person.api(submit, body, token=task["csrf_token"])
+    assert Response.objects.get().gold_passed is False
+    stopped = person.api(task["next_url"], token=task["csrf_token"])
+    assert stopped.status_code == 403 and "no longer" in stopped.json()["errors"]["worker"][0]
+    entry = person.client.get(reverse("work-entry", args=[study.uid])).content.decode()
+    assert 'data-end="attention_failed"' in entry
+    assert gold_counts(study) == {}  # an attention check is not a gold for trust
+    client = Client()
+    client.force_login(researcher)
+    quality = client.get(reverse("quality-dashboard", args=[study.uid])).content.decode()
+    assert 'id="attention-checks"' in quality and "<td>1</td><td>yes</td>" in quality
+    assert _rows(client, study, "participants")[0]["attention_missed"] == 1
+
+
+def test_a_passed_attention_check_lets_the_worker_go_on(researcher):
+    study, gold = attention_study(researcher)
+    person = Participant(study)
+    task = task_json(person.html)
+    item = person.api(task["next_url"], token=task["csrf_token"]).json()
+    submit = task["submit_url_template"].replace("ASSIGNMENT", item["assignment"])
+    person.api(submit, {**body_for(item["item"]["payload"]), "answer": gold}, token=task["csrf_token"])
+    assert Response.objects.get().gold_passed is True
+    following = person.api(task["next_url"], token=task["csrf_token"])
+    assert following.status_code == 200 and "instruction" not in following.json()["item"]["payload"]
+
+
+@pytest.mark.parametrize(
+    ("protocol", "field"),
+    [
+        ({"attention": {"items": [{"document": "a"}]}}, "attention.items.0.instruction"),
+        (
+            {"attention": {"items": [{"document": "a", "instruction": "x"}], "max_failures": -1}},
+            "attention.max_failures",
+        ),
+        (
+            {
+                "attention": {"items": [{"document": "a", "instruction": "x"}]},
+                "training": {"items": [{"document": "a"}]},
+            },
+            "attention.items",
+        ),
+    ],
+)
+def test_a_bad_attention_setting_is_refused_naming_the_field(protocol, field):
+    with pytest.raises(ProtocolInvalid) as refused:
+        validate_protocol(protocol)
+    assert field in refused.value.errors
