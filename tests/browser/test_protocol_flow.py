@@ -32,6 +32,10 @@ from tests.browser.test_task_pages_phone import axe_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+CHECK = (
+    "Attention check : purple skies over a calm sea .",
+    {"label": "negative", "map": [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]},
+)
 TRAINING = [
     ("Friendly staff and great food .", {"label": "positive", "map": [1, 0, 0, 1, 0, 0]}),
     ("Awful noise and a slow kitchen .", {"label": "negative", "map": [1, 0, 0, 0, 0, 0, 0]}),
@@ -60,6 +64,10 @@ PROTOCOL = {
         "pass_mark": 0.5,
         "tries": 2,
     },
+    "attention": {
+        "items": [{"document": "a0", "instruction": "For this item, choose “negative” and highlight only the word “purple”."}],
+        "max_failures": 0,
+    },
     "skip_reasons": ["I can't judge this", "The text is broken"],
     "back": True,
 }  # fmt: skip
@@ -71,6 +79,7 @@ def create_study(page, url: str, output_dir) -> Study:
 
     owner = researcher()
     dataset = Dataset.objects.create(name="reviews", owner=owner, labels=["positive", "negative"])
+    Document.from_text(dataset, "a0", CHECK[0], label="", metadata={"gold": CHECK[1]}).save()
     for i, text in enumerate(TEXTS):
         Document.from_text(dataset, f"r{i}", text, label="").save()
     for i, (text, gold) in enumerate(TRAINING):
@@ -81,7 +90,7 @@ def create_study(page, url: str, output_dir) -> Study:
     page.fill("input[name=name]", "Reviews with a protocol")
     page.select_option("select[name=dataset]", str(dataset.pk))
     page.fill("input[name=annotators_per_item]", "1")
-    page.fill("input[name=max_items_per_worker]", "2")
+    page.fill("input[name=max_items_per_worker]", "3")
     page.fill("textarea[name=protocol]", '{"back": "yes"}')
     page.locator("button[type=submit]", has_text="Create study").click()
     assert "back: must be true or false" in page.locator(".errorlist").first.text_content()
@@ -139,6 +148,19 @@ def pass_training(page, output_dir=None) -> None:
     page.get_by_role("button", name="Continue").click()
 
 
+def answer_the_check(page, output_dir=None) -> None:
+    """The attention check comes first (golds keep their queue places): its instruction is shown."""
+    page.wait_for_selector(".ht-progress-text:text-is('Your item 1 of 3')")
+    assert "highlight only the word “purple”" in page.locator(".ht-instruction").text_content()
+    page.get_by_role("button", name="negative").click()
+    page.locator(".hl-word").nth(3).click()  # "purple"
+    if output_dir is not None:
+        page.screenshot(path=str(output_dir / "3c_attention_check.png"), full_page=True)
+    page.locator(".ht-submit").click()
+    page.wait_for_selector(".ht-progress-text:text-is('Your item 2 of 3')")
+    assert page.locator(".ht-instruction").is_hidden()
+
+
 def item_words(page) -> str:
     return " ".join(page.locator(".hl-word").all_text_contents())
 
@@ -165,13 +187,13 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     page.locator("#in-age").fill("34")
     page.locator("#survey-submit").click()
     pass_training(page, output_dir)
-    page.wait_for_selector(".ht-progress-text:text-is('Your item 1 of 2')")
+    answer_the_check(page, output_dir)
     first_text = item_words(page)
     assert first_text == TEXTS[0]
     page.get_by_role("button", name="positive").click()
     page.locator(".hl-word").nth(1).click()  # "pasta"
     page.locator(".ht-submit").click()
-    page.wait_for_selector(".ht-progress-text:text-is('Your item 2 of 2')")
+    page.wait_for_selector(".ht-progress-text:text-is('Your item 3 of 3')")
     second_text = item_words(page)
     page.get_by_role("button", name="Previous item").click()
     page.wait_for_selector(".ht-progress-text:text-is('Changing an earlier answer')")
@@ -181,7 +203,7 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     page.screenshot(path=str(output_dir / "4_back_to_change.png"), full_page=True)
     page.locator(".hl-word").nth(7).click()  # "friendly"
     page.get_by_role("button", name="Save the changed answer").click()
-    page.wait_for_selector(".ht-progress-text:text-is('Your item 2 of 2')")
+    page.wait_for_selector(".ht-progress-text:text-is('Your item 3 of 3')")
     assert item_words(page) == second_text  # back on the item held before going back
     page.get_by_role("button", name="Skip…").click()
     page.get_by_label("The text is broken").check()
@@ -223,7 +245,7 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     page4, errors4 = enter(fourth, url, study, "ann-4")
     accept_and_qualify(page4)
     pass_training(page4)
-    page4.wait_for_selector(".ht-progress-text:text-is('Your item 1 of 2')")
+    answer_the_check(page4)
     assert item_words(page4) == second_text
     page4.screenshot(path=str(output_dir / "11_skipped_item_elsewhere.png"), full_page=True)
     assert errors2 == errors3 == errors4 == []
@@ -236,7 +258,12 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
         "invite:ann-3": True,
         "invite:ann-4": True,
     }
-    answered = Response.objects.filter(study=study).select_related("worker")
+    checks = Response.objects.filter(study=study, item__is_gold=True).order_by("id")
+    assert [(r.worker.external_id, r.gold_passed) for r in checks] == [
+        ("invite:ann-1", True),
+        ("invite:ann-4", True),
+    ]
+    answered = Response.objects.filter(study=study, item__is_gold=False).select_related("worker")
     assert [r.worker.external_id for r in answered] == ["invite:ann-1"]
     assert answered[0].answer["map"][7] == 1 and answered[0].answer["map"][1] == 1  # the edit replaced it
     assert ResponseEdit.objects.get().previous_answer["map"][7] == 0
