@@ -272,6 +272,27 @@ class EditedSerializer(serializers.Serializer):
     edit = serializers.IntegerField(allow_null=True, help_text="The change's record.")
 
 
+class TrainingAttemptSerializer(serializers.Serializer):
+    attempt = serializers.IntegerField(help_text="The attempt at the training, from 1.")
+    tries = serializers.IntegerField(help_text="The attempts allowed.")
+
+
+class TrainingNextSerializer(NextSerializer):
+    training = TrainingAttemptSerializer(required=False)
+
+
+class TrainingFeedbackSerializer(serializers.Serializer):
+    passed = serializers.BooleanField(allow_null=True)
+    expected = serializers.CharField(help_text="The expected answer in words.")
+    expected_answer = serializers.JSONField(help_text="The expected answer as the kind's answer object.")
+    explanation = serializers.CharField(allow_blank=True)
+
+
+class TrainingAnsweredSerializer(serializers.Serializer):
+    response = serializers.IntegerField(help_text="The training answer's record (never counted as data).")
+    training = TrainingFeedbackSerializer()
+
+
 class ErrorsSerializer(serializers.Serializer):
     errors = serializers.DictField(
         child=serializers.ListField(child=serializers.CharField()),

@@ -9,9 +9,11 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 
-from annotate.api.work import _guard, error, parse_submission, study_for_work
+from annotate.api.serializers import SubmissionSerializer, TrainingAnsweredSerializer, TrainingNextSerializer
+from annotate.api.work import ERRORS, _Described, _guard, error, parse_submission, study_for_work
 from annotate.handout.workers import Seat, session_seat
 from annotate.infra.field_errors import flatten_errors
 from annotate.models import Study, TrainingItem
@@ -99,3 +101,38 @@ def training_answer_view(request: HttpRequest, study_uid, item_id: int) -> JsonR
         return error(400, flatten_errors(exc.detail))
     body = {"response": given.pk, "training": training.feedback(study, item, given)}
     return JsonResponse(body, status=201 if created else 200)
+
+
+# ------------------------------------------------------------------ OpenAPI description
+
+
+class TrainingNextView(_Described):
+    @extend_schema(
+        operation_id="work_training_next",
+        request=None,
+        responses={200: TrainingNextSerializer, 403: ERRORS, 404: ERRORS, 409: ERRORS, 429: ERRORS},
+        description="The next training example of the participant's attempt, or ``{done: true}`` with the "
+        "entry page as ``completion.redirect_url`` (the items, another try, or the end).",
+    )
+    def post(self, request, study_uid):
+        return training_next_view(request._request, study_uid)
+
+
+class TrainingAnswerView(_Described):
+    @extend_schema(
+        operation_id="work_training_answer",
+        request=SubmissionSerializer,
+        responses={
+            201: TrainingAnsweredSerializer,
+            200: TrainingAnsweredSerializer,
+            400: ERRORS,
+            403: ERRORS,
+            404: ERRORS,
+            409: ERRORS,
+            429: ERRORS,
+        },
+        description="Grade an answer to a training example: whether it was right, the expected answer and "
+        "its explanation. A second answer to the same example in the same attempt keeps the first.",
+    )
+    def post(self, request, study_uid, item_id):
+        return training_answer_view(request._request, study_uid, item_id)

@@ -168,6 +168,8 @@ def test_the_fake_api_covers_the_work_routes(spec, exchanges):
         "/api/work/assignments/{assignment_uid}/skip/",
         "/api/work/assignments/{assignment_uid}/edit/",
         "/api/work/{study_uid}/previous/",
+        "/api/work/{study_uid}/training/next/",
+        "/api/work/{study_uid}/training/{item_id}/answer/",
     }
 
 
