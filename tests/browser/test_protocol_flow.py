@@ -3,7 +3,7 @@ protocol has consent, a screening question, two training examples with feedback,
 questionnaire, skip and back, previews it and starts it; four annotators run it: one accepts, passes the
 training (one example wrong: the expected words shown), goes back to change an answer (the earlier answer
 shown again), skips an item with a reason and answers the closing questions; one declines the consent; one does
-not qualify; one passes the training and is handed the skipped item. The pages are checked with axe-core; screenshots of every
+not qualify; one, on a phone, passes the training and is handed the skipped item. The pages are checked with axe-core; screenshots of every
 step go to ``tests/browser/output/``. The stored rows show a decline and a failed screen leave nothing
 counted, the skip and the edit recorded, and the exports hold each part."""
 
@@ -241,13 +241,16 @@ def test_a_study_with_a_protocol_run_by_four_annotators(live_server, chromium, o
     page3.screenshot(path=str(output_dir / "10_screened_out.png"), full_page=True)
 
     # ---- annotator 4: is handed the item annotator 1 skipped -------------------------------------
-    fourth = chromium.new_context(viewport={"width": 1100, "height": 900})
+    fourth = chromium.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
     page4, errors4 = enter(fourth, url, study, "ann-4")
     accept_and_qualify(page4)
     pass_training(page4)
     answer_the_check(page4)
     assert item_words(page4) == second_text
-    page4.screenshot(path=str(output_dir / "11_skipped_item_elsewhere.png"), full_page=True)
+    assert axe_problems(page4) == []
+    for control in ("Previous item", "Skip…", "Submit and continue"):  # thumb-sized on a phone
+        assert page4.get_by_role("button", name=control).bounding_box()["height"] >= 44
+    page4.screenshot(path=str(output_dir / "11_skipped_item_elsewhere_phone.png"), full_page=True)
     assert errors2 == errors3 == errors4 == []
 
     # ---- what was stored, and what the researcher sees ------------------------------------------
