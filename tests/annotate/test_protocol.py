@@ -553,6 +553,8 @@ def test_training_shows_the_expected_answer_and_lets_the_worker_on_once_passed(r
     assert [(r["attempt"], r["passed"]) for r in rows] == [(1, False), (1, True), (2, True), (2, True)]
     people = _rows(client, study, "participants")
     assert people[0]["training_attempts"] == 2 and people[0]["training_passed"] is True
+    sheet = client.get(reverse("study-datasheet", args=[study.uid])).content.decode()
+    assert "### Training" in sheet and "in at most 2 attempt(s)" in sheet and "`training.csv`" in sheet
 
 
 def test_a_failed_training_ends_the_study_for_the_worker_with_nothing_counted(researcher):
@@ -653,6 +655,8 @@ def test_a_missed_attention_check_stops_the_worker_and_stays_out_of_gold_trust(r
     quality = client.get(reverse("quality-dashboard", args=[study.uid])).content.decode()
     assert 'id="attention-checks"' in quality and "<td>1</td><td>yes</td>" in quality
     assert _rows(client, study, "participants")[0]["attention_missed"] == 1
+    sheet = client.get(reverse("study-datasheet", args=[study.uid])).content.decode()
+    assert "### Attention checks" in sheet and "For this item, choose the label named" in sheet
 
 
 def test_a_passed_attention_check_lets_the_worker_go_on(researcher):
