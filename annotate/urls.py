@@ -19,6 +19,7 @@ from annotate.views import (
     home,
     lexicon,
     machine,
+    protocol,
     publish,
     results,
     studies,
@@ -54,6 +55,7 @@ urlpatterns = [
     path("studies/<uuid:uid>/clone/", drafts.study_clone, name="study-clone"),
     path("studies/<uuid:uid>/finish/confirm/", drafts.study_finish, name="study-finish"),
     path("studies/<uuid:uid>/golds/", golds.golds_page, name="study-golds"),
+    path("studies/<uuid:uid>/protocol/", protocol.study_protocol, name="study-protocol"),
     path("studies/<uuid:uid>/golds/prepare/", golds.golds_prepare, name="study-golds-prepare"),
     path("studies/<uuid:uid>/golds/import/", golds.golds_import, name="study-golds-import"),
     path("studies/<uuid:uid>/golds/<int:item_id>/", golds.gold_editor, name="study-gold-editor"),
@@ -87,6 +89,8 @@ urlpatterns = [
     # the annotator's pages
     path("w/<uuid:study_uid>/", work.entry, name="work-entry"),
     path("w/<uuid:study_uid>/done/", work.done, name="work-done"),
+    path("w/<uuid:study_uid>/consent/", protocol.consent_view, name="work-consent"),
+    path("w/<uuid:study_uid>/survey/<str:phase>/", protocol.survey_view, name="work-survey"),
     # dashboards
     path("studies/<uuid:uid>/dashboard/", dashboards.study_dashboard, name="study-dashboard"),
     path(

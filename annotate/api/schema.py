@@ -11,11 +11,16 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import IsResearcher
-from annotate.api import work
+from annotate.api import work, work_controls, work_training
 
 _described = [
     path(f"api/{work.NEXT}", work.NextView.as_view()),
     path(f"api/{work.SUBMIT}", work.SubmitView.as_view()),
+    path(f"api/{work_controls.SKIP}", work_controls.SkipView.as_view()),
+    path(f"api/{work_controls.EDIT}", work_controls.EditView.as_view()),
+    path(f"api/{work_controls.PREVIOUS}", work_controls.PreviousView.as_view()),
+    path(f"api/{work_training.TRAINING_NEXT}", work_training.TrainingNextView.as_view()),
+    path(f"api/{work_training.TRAINING_ANSWER}", work_training.TrainingAnswerView.as_view()),
 ]
 
 #: The ``?format=`` values the schema view's renderers answer to.

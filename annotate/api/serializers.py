@@ -126,6 +126,7 @@ class StudySerializer(serializers.ModelSerializer):
     provider = serializers.ChoiceField(choices=[], default="local")
     config = JSONObjectField(required=False, default=dict)
     provider_config = JSONObjectField(required=False, default=dict)
+    protocol = JSONObjectField(required=False, default=dict)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
     time_limit_s = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, default=1800)
     owner = serializers.CharField(source="owner.username", read_only=True)
@@ -144,6 +145,7 @@ class StudySerializer(serializers.ModelSerializer):
             "time_limit_s",
             "provider",
             "provider_config",
+            "protocol",
             "status",
             "owner",
             "created",
@@ -306,6 +308,55 @@ class SubmittedSerializer(serializers.Serializer):
         help_text="With next=true: the next item, as POST next answers it; null when next would answer an "
         "error (ask next for it).",
     )
+
+
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(help_text="One of the study's skip reasons (the task page lists them).")
+
+
+class SkippedSerializer(serializers.Serializer):
+    skipped = serializers.IntegerField(help_text="The skip's record.")
+    next = NextSerializer(allow_null=True, help_text="What POST next answers now; null when it has an error.")
+
+
+class PreviousRequestSerializer(serializers.Serializer):
+    before = serializers.UUIDField(
+        required=False, allow_null=True, help_text="The answer to go back from; null: the newest."
+    )
+
+
+class PreviousSerializer(serializers.Serializer):
+    assignment = serializers.UUIDField()
+    page_token = serializers.CharField()
+    item = WorkItemSerializer()
+    answer = serializers.JSONField(help_text="The answer as it is stored now.")
+    config = serializers.DictField()
+    edit = serializers.BooleanField(help_text="Always true: send the changed answer to the edit route.")
+
+
+class EditedSerializer(serializers.Serializer):
+    edit = serializers.IntegerField(allow_null=True, help_text="The change's record.")
+
+
+class TrainingAttemptSerializer(serializers.Serializer):
+    attempt = serializers.IntegerField(help_text="The attempt at the training, from 1.")
+    tries = serializers.IntegerField(help_text="The attempts allowed.")
+
+
+class TrainingNextSerializer(NextSerializer):
+    training = TrainingAttemptSerializer(required=False)
+
+
+class TrainingFeedbackSerializer(serializers.Serializer):
+    passed = serializers.BooleanField(allow_null=True)
+    expected = serializers.CharField(help_text="The expected answer in words.")
+    expected_answer = serializers.JSONField(help_text="The expected answer as the kind's answer object.")
+    explanation = serializers.CharField(allow_blank=True)
+
+
+class TrainingAnsweredSerializer(serializers.Serializer):
+    response = serializers.IntegerField(help_text="The training answer's record (never counted as data).")
+    training = TrainingFeedbackSerializer()
 
 
 class ErrorsSerializer(serializers.Serializer):

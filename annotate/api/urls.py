@@ -4,7 +4,17 @@ datasets and studies, the machine side, the dashboards, the crowd platform and q
 from django.urls import path, re_path
 from rest_framework.routers import SimpleRouter
 
-from annotate.api import crowd, dashboards, machine, quality, schema, views, work
+from annotate.api import (
+    crowd,
+    dashboards,
+    machine,
+    quality,
+    schema,
+    views,
+    work,
+    work_controls,
+    work_training,
+)
 from annotate.crowd.publishing import ACTIONS
 from annotate.tasks.routes import UUID
 
@@ -21,6 +31,11 @@ router.register("jobs", machine.JobViewSet, basename="api-job")
 urlpatterns = [
     path(work.NEXT, work.next_view, name="api-work-next"),
     path(work.SUBMIT, work.submit_view, name="api-work-submit"),
+    path(work_controls.SKIP, work_controls.skip_view, name="api-work-skip"),
+    path(work_controls.EDIT, work_controls.edit_view, name="api-work-edit"),
+    path(work_controls.PREVIOUS, work_controls.previous_view, name="api-work-previous"),
+    path(work_training.TRAINING_NEXT, work_training.training_next_view, name="api-work-training-next"),
+    path(work_training.TRAINING_ANSWER, work_training.training_answer_view, name="api-work-training-answer"),
     *router.urls,
     path(
         "dashboards/studies/<uuid:uid>/", dashboards.StudyDashboardView.as_view(), name="api-dashboard-study"

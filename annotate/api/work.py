@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.authentication import CSRFCheck
@@ -54,6 +55,7 @@ from annotate.infra.field_errors import flatten_errors
 from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.infra.sql import Prepared
 from annotate.models import Study
+from annotate.protocol import stages
 from annotate.quality.exclusion import is_blocked
 from annotate.tasks import get_kind
 
@@ -62,7 +64,17 @@ NEXT = "work/<uuid:study_uid>/next/"
 SUBMIT = "work/assignments/<uuid:assignment_uid>/submit/"
 
 TIMING_FIELDS = ("read_ms", "answer_ms", "label_at_ms", "first_highlight_at_ms")
-STUDY_FIELDS = ("id", "uid", "kind", "config", "instructions", "time_limit_s", "status", "provider")
+STUDY_FIELDS = (
+    "id",
+    "uid",
+    "kind",
+    "config",
+    "instructions",
+    "time_limit_s",
+    "status",
+    "provider",
+    "protocol",
+)
 _STUDY_BY_UID = Prepared(
     "hatlab_study_by_uid",
     ("uuid",),
@@ -91,8 +103,9 @@ def study_for_work(uid) -> Study | None:
     if row is None:
         return None
     values = dict(zip(STUDY_FIELDS, row, strict=True))
-    if isinstance(values["config"], str):
-        values["config"] = json.loads(values["config"])
+    for name in ("config", "protocol"):
+        if isinstance(values[name], str):
+            values[name] = json.loads(values[name])
     return Study(**values)
 
 
@@ -177,9 +190,22 @@ def _guard(request: HttpRequest) -> JsonResponse | None:
 PAUSED_MESSAGE = "the study is paused: no new items are handed out until it is resumed"
 
 
+POST_SURVEY_MESSAGE = "One last step: a few questions about the study."
+
+
 def _done(request, study: Study, seat: Seat, progress: dict) -> dict:
-    """Nothing more to hand out: the completion when the worker's share is done, else what is left."""
+    """Nothing more to hand out: the completion when the worker's share is done, else what is left. A
+    post-study questionnaire still to answer comes first: the page goes to it, and the completion is
+    shown after it (:func:`annotate.views.work.done`)."""
     completion = completion_for(request, study, seat, progress, nothing_left=True)
+    if completion.get("finished") and stages.post_survey_pending(study, seat.worker_id, seat.ref or ""):
+        survey = reverse("work-survey", args=[study.uid, "post"])
+        completion = {
+            "finished": True,
+            "state": "done",
+            "message": POST_SURVEY_MESSAGE,
+            "redirect_url": survey,
+        }
     return {"done": True, "completion": completion, "progress": progress}
 
 
@@ -198,6 +224,11 @@ def next_body(request: HttpRequest, study: Study, seat: Seat) -> tuple[int, dict
     if study.status != Study.Status.RUNNING:
         label = Study.Status(study.status).label.lower()
         return 409, {"errors": {"study": [f"the study is {label}, not running"]}}
+    stage = stages.before_items(study, seat.worker_id, seat.ref or "")
+    if stage == stages.ATTENTION_FAILED:  # the page's end for a worker who may no longer work
+        return 403, {"errors": {"worker": [stages.MESSAGES[stage]]}}
+    if stage != stages.WORK:  # consent, the questions before the items, or not a participant
+        return 403, {"errors": {"protocol": [stages.MESSAGES[stage]]}}
     try:
         assignment, progress = next_with_progress(
             study, seat.worker_id, ref=seat.ref or "", provisional=not seat.verified

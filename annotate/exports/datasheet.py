@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import Count, Max, Min
 
 from annotate.exports import tables as exports
+from annotate.exports.protocol import protocol_section
 from annotate.models import Item, Response, Study, WorkerTrust
 from annotate.quality.redundancy import policy_of, redundancy_summary
 from annotate.tasks import TASK_KINDS, get_kind
@@ -53,6 +54,7 @@ def datasheet(study: Study, unverified: bool = False) -> str:
         "",
         *_study_section(study),
         "",
+        *protocol_section(study),
         *_counts_section(study, unverified),
         "",
         "## The exports",

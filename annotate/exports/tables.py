@@ -23,9 +23,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from annotate.exports.protocol import protocol_tables
+from annotate.exports.pseudonyms import AnonymousIds, platform_pseudonym
 from annotate.infra import csvfile
 from annotate.models import Document, Item, Response, Study, WorkerTrust
-from annotate.models.crowd import pseudonym
 from annotate.quality.redundancy import policy_of
 from annotate.tasks import get_kind
 from annotate.tasks.export_spec import Column, ExportItem, ExportTable
@@ -103,30 +104,11 @@ def _answers(study: Study, unverified: bool):
     return responses if unverified else responses.counted()
 
 
-def platform_pseudonym(owner_id: int | None, provider: str, external_id: str) -> str:
-    """A platform's id of a unit of work, hashed per researcher as worker ids are
-    (:func:`annotate.models.crowd.pseudonym`); empty for none."""
-    if not external_id:
-        return ""
-    return pseudonym(owner_id, f"{provider}:unit", external_id, prefix="a")
-
-
-class _AnonymousIds(dict):
-    """``(provider, external_id)`` → the worker's pseudonym for the researcher ``owner_id``, computed once
-    per worker."""
-
-    def __init__(self, owner_id: int | None):
-        super().__init__()
-        self.owner_id = owner_id
-
-    def __missing__(self, key: tuple[str, str]) -> str:
-        value = self[key] = pseudonym(self.owner_id, key[0], key[1])
-        return value
-
-
 def tables_of(study: Study) -> dict[str, ExportTable]:
-    """The aggregated exports the study's kind offers, by name."""
-    return {table.name: table for table in get_kind(study.kind).export_tables(study)}
+    """The aggregated exports the study's kind offers, then its protocol's (:mod:`annotate.exports.protocol`),
+    by name."""
+    tables = [*get_kind(study.kind).export_tables(study), *protocol_tables(study)]
+    return {table.name: table for table in tables}
 
 
 def response_columns(study: Study, unverified: bool = False, text: bool = False) -> tuple[Column, ...]:
@@ -167,7 +149,7 @@ def response_rows(study: Study, unverified: bool = False, text: bool = False) ->
     :data:`CHUNK` at a time, with the items and documents of each chunk in one query each, so the number of
     queries grows with the chunks, not with the documents, and only one chunk's documents are held."""
     kind = get_kind(study.kind)
-    anonymous = _AnonymousIds(study.owner_id)
+    anonymous = AnonymousIds(study.owner_id)
     trust = {
         worker: (value, status)
         for worker, value, status in WorkerTrust.objects.filter(study=study).values_list(

@@ -55,7 +55,7 @@ from django.utils import timezone
 
 from annotate.infra import sql
 from annotate.infra.sql import Prepared
-from annotate.models import Assignment, Item, Study, Worker, WorkerBlock
+from annotate.models import Assignment, Item, ItemSkip, Study, Worker, WorkerBlock
 from annotate.quality.gold_mixing import gold_wanted
 from annotate.tasks import get_kind
 from annotate.tasks.base import GOLD_RATE_KEY, TaskKind
@@ -69,6 +69,7 @@ MAX_REFUSALS = 5
 _A = Assignment._meta.db_table
 _I = Item._meta.db_table
 _W = Worker._meta.db_table
+_K = ItemSkip._meta.db_table
 
 
 class WorkerBlocked(Exception):
@@ -256,12 +257,10 @@ def _own(ref: str) -> Q:
 
 
 def _submitted_count(study_id: int, worker_id: int, ref: str = "") -> int:
-    """The answers the seat of ``worker_id`` under ``ref`` submitted in the study (see :func:`_own`)."""
-    return (
-        Assignment.objects.filter(worker_id=worker_id, study_id=study_id, status=SUBMITTED)
-        .filter(_own(ref))
-        .count()
-    )
+    """The answers the seat of ``worker_id`` under ``ref`` submitted in the study, and the items it
+    skipped (see :func:`_own` and :mod:`annotate.protocol.controls`)."""
+    own = Assignment.objects.filter(worker_id=worker_id, study_id=study_id).filter(_own(ref))
+    return own.filter(status=SUBMITTED).count() + own.filter(skip__isnull=False).count()
 
 
 # a worker's status in a study: the site-wide status, unless the study's owner blocked them (WorkerBlock)
@@ -295,9 +294,11 @@ def _lock_worker_and_release(study_id: int, worker_id: int, now: datetime, begin
     return status
 
 
-# The seat's own submitted answers: confirmed ones, or any under its unit ($6); see _own.
-_DONE = f"""(SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'
-             AND (NOT d.provisional OR d.provider_assignment_id = $6))"""
+# The seat's own submitted answers and skipped items: confirmed ones, or any under its unit ($6); see _own.
+_DONE = f"""((SELECT count(*) FROM {_A} d WHERE d.worker_id = $2 AND d.study_id = $1 AND d.status = '{SUBMITTED}'
+             AND (NOT d.provisional OR d.provider_assignment_id = $6))
+           + (SELECT count(*) FROM {_K} k JOIN {_A} d ON d.id = k.assignment_id
+              WHERE k.worker_id = $2 AND k.study_id = $1 AND (NOT d.provisional OR d.provider_assignment_id = $6)))"""
 _LIVE = f"(SELECT count(*) FROM {{_A}} a WHERE a.item_id = i.id AND a.status <> '{RELEASED}'{{only}})"
 _CANDIDATE_SQL = f"""
     SELECT i.id, i.responses_needed, i.payload, i.is_gold, {_DONE}, (SELECT {_STATUS_IN_STUDY.format(study="$1", worker="$2")} FROM {_W} w WHERE w.id = $2)

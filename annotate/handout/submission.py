@@ -172,7 +172,8 @@ _READ = Prepared(
                        AND v.invitee = substring(w.external_id FROM {len(Invite.WORKER_PREFIX) + 1})
                        WHERE w.id = a.worker_id AND w.provider = '{Invite.PROVIDER}'
                        AND left(w.external_id, {len(Invite.WORKER_PREFIX)}) = '{Invite.WORKER_PREFIX}'
-                       AND v.revoked_at IS NOT NULL)
+                       AND v.revoked_at IS NOT NULL),
+               s.protocol
         FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
         WHERE a.uid = $1""",
 )
@@ -281,6 +282,7 @@ def _submit_fast(
         uid=row[12],
         status=row[13],
         provider=row[14],
+        protocol=_json(row[17]),
     )
     item = Item(id=item_id, study=study, payload=_json(payload), secret=_json(secret), is_gold=is_gold)
     kind = get_kind(kind_name)
@@ -424,6 +426,7 @@ def _locked_assignment(uid: str) -> Assignment | None:
             "study__uid",
             "study__status",
             "study__provider",
+            "study__protocol",
         )
         .filter(uid=uid)
         .first()

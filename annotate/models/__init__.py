@@ -6,6 +6,15 @@ from annotate.models.crowd import Assignment, Response, Worker
 from annotate.models.dashboards import DashboardCache
 from annotate.models.jobs import Job
 from annotate.models.machine import Explanation, ModelRun, Prediction
+from annotate.models.protocol import (
+    ConsentDecision,
+    ConsentVersion,
+    ItemSkip,
+    ResponseEdit,
+    SurveyAnswers,
+    TrainingAnswer,
+    TrainingItem,
+)
 from annotate.models.providers import (
     CrowdAction,
     EntryBinding,
@@ -20,6 +29,8 @@ from annotate.models.studies import Item, Study
 __all__ = [
     "Assignment",
     "ChangeLog",
+    "ConsentDecision",
+    "ConsentVersion",
     "CrowdAction",
     "DashboardCache",
     "Dataset",
@@ -29,6 +40,7 @@ __all__ = [
     "GoldReview",
     "Invite",
     "Item",
+    "ItemSkip",
     "Job",
     "ModelRun",
     "Payment",
@@ -37,7 +49,11 @@ __all__ = [
     "Publication",
     "QualityPolicy",
     "Response",
+    "ResponseEdit",
     "Study",
+    "SurveyAnswers",
+    "TrainingAnswer",
+    "TrainingItem",
     "Worker",
     "WorkerBlock",
     "WorkerTrust",

@@ -35,6 +35,11 @@ class Study(models.Model):
         max_length=40, default="local", help_text="A crowd provider from the registry."
     )
     provider_config = models.JSONField(default=dict, blank=True)
+    protocol = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Consent, questionnaires, screening and the worker's controls (annotate.protocol).",
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

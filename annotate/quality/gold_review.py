@@ -26,7 +26,7 @@ from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.quality.grading import gold_counts, refresh_trust, regrade_item
 from annotate.quality.policy import applied_rule, policy_for
 from annotate.tasks import get_kind
-from annotate.tasks.base import GOLD_RATE_KEY
+from annotate.tasks.base import ATTENTION_KEY, GOLD_RATE_KEY
 from explain_engine.api import gold_review_counts
 
 # A gold answer is validated as an answer would be; these timings satisfy the read-first rule.
@@ -38,7 +38,11 @@ def review_golds(study: Study) -> list[GoldReview]:
     policy = policy_for(study)
     rule = applied_rule(study)
     counts = gold_counts(study)
-    golds = list(Item.objects.filter(study=study, is_gold=True).order_by("position", "id"))
+    golds = list(
+        Item.objects.filter(study=study, is_gold=True)
+        .exclude(secret__has_key=ATTENTION_KEY)
+        .order_by("position", "id")
+    )
     rows = list(
         Response.objects.filter(item__in=golds, gold_passed__isnull=False)
         .counted()

@@ -21,6 +21,7 @@ from django.db.models import Count, Q
 from annotate.models import Item, Response, Study, WorkerTrust
 from annotate.quality.policy import golds_in_use, judged_after, policy_for
 from annotate.tasks import get_kind
+from annotate.tasks.base import ATTENTION_KEY
 from explain_engine.api import trust_table
 
 TRUST_FIELDS = ("golds_seen", "golds_passed", "trust", "trust_low", "trust_high", "status")
@@ -35,10 +36,14 @@ class TrustChange:
 
 def gold_counts(study: Study, worker_ids: Iterable[int] | None = None) -> dict[int, tuple[int, int]]:
     """``{worker_id: (golds passed, golds seen)}`` over the study's graded, verified answers to
-    non-retired gold items."""
-    qs = Response.objects.filter(
-        study=study, item__is_gold=True, item__retired=False, gold_passed__isnull=False
-    ).counted()
+    non-retired gold items (attention checks, ``secret["attention"]``, are not golds here)."""
+    qs = (
+        Response.objects.filter(
+            study=study, item__is_gold=True, item__retired=False, gold_passed__isnull=False
+        )
+        .exclude(item__secret__has_key=ATTENTION_KEY)  # attention checks have their own policy
+        .counted()
+    )
     if worker_ids is not None:
         qs = qs.filter(worker_id__in=list(worker_ids))
     rows = qs.values("worker_id").annotate(seen=Count("id"), passed=Count("id", filter=Q(gold_passed=True)))

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotate.models import Item, Study
+from annotate.protocol.attention import AttentionInvalid, prepare_attention
+from annotate.protocol.training import TrainingInvalid, prepare_training
 from annotate.quality.gold_mixing import prepare_gold_items
 from annotate.quality.redundancy import prepare_adaptive_items
 from annotate.tasks import get_kind
@@ -44,6 +46,12 @@ def apply(study: Study, action: str) -> int:
                 raise StudyStateError("the study's dataset has no documents")
             Item.objects.bulk_create(items, batch_size=BATCH_SIZE)
             created = len(items)
+        if locked.status == Study.Status.DRAFT:
+            try:  # the training examples leave the hand-out before anyone is handed an item
+                prepare_training(locked)
+                prepare_attention(locked)
+            except (TrainingInvalid, AttentionInvalid) as exc:
+                raise StudyStateError(str(exc)) from None
         if locked.status == Study.Status.DRAFT and locked.config.get(GOLD_RATE_KEY) is not None:
             prepare_gold_items(locked)  # golds mixed in at a rate meet everyone (items built now or earlier)
         if locked.status == Study.Status.DRAFT:

@@ -4,16 +4,17 @@ own create pages and the draft management all go through these functions, with t
 explicitly.
 
 The settings (``name``, ``dataset``, ``kind``, ``config``, ``instructions``, ``annotators_per_item``,
-``time_limit_s``, ``provider``, ``provider_config``) are checked in two steps, as one refusal:
+``time_limit_s``, ``provider``, ``provider_config``, ``protocol``) are checked in two steps, as one refusal:
 
 * each field on its own (type, bounds, choices, the datasets ``user`` may use: their own, or any for an
   admin; another researcher's dataset reads as one that does not exist);
 * then the rules across fields: the kind's config schema (through the kind registry, with the objects
   the config names checked against what ``user`` may see), the opt-in gold rate, the redundancy policy
   (:mod:`annotate.quality.redundancy`: an adaptive one publishes up to its ``max`` answers per item, so
-  ``annotators_per_item`` follows it), and the dataset a kind needs, with what its documents must hold
+  ``annotators_per_item`` follows it), the dataset a kind needs, with what its documents must hold
   (:attr:`~annotate.tasks.base.TaskKind.document_fields`, e.g. ``metadata.explanation``): a dataset that
-  lacks it is refused here, naming the documents, not first when the study starts.
+  lacks it is refused here, naming the documents, not first when the study starts; and the protocol
+  (consent, questionnaires, screening, the worker's controls: :func:`annotate.protocol.config.validate_protocol`).
 
 A refusal is :class:`StudyInvalid`, carrying field → messages. It is a DRF ``ValidationError`` with the
 same nested detail the API has always answered, so the API's 400 bodies stay as they were; the pages
@@ -35,6 +36,7 @@ from annotate.crowd.providers import PROVIDERS
 from annotate.infra.field_errors import flatten_errors
 from annotate.infra.strict_fields import StrictCharField
 from annotate.models import Dataset, Study
+from annotate.protocol.config import ProtocolInvalid, validate_protocol
 from annotate.quality.gold_mixing import validate_gold_rate
 from annotate.quality.redundancy import ADAPTIVE, validate_redundancy
 from annotate.studies.drafts import Rebuilt, build_with_golds, gold_answers, rebuild_items, require_draft
@@ -74,6 +76,7 @@ class _StudyFields(serializers.Serializer):
     time_limit_s = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, default=1800)
     provider = serializers.ChoiceField(choices=[], default="local")
     provider_config = serializers.JSONField(required=False, default=dict)
+    protocol = serializers.JSONField(required=False, default=dict)
 
     def __init__(self, user, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -128,6 +131,12 @@ def _check_rules(user, cleaned: dict[str, Any]) -> dict[str, Any]:
         problems = kind.dataset_problems(cleaned["config"], cleaned["dataset"])
         if problems:
             raise StudyInvalid({"dataset": problems})
+    try:
+        cleaned["protocol"] = validate_protocol(cleaned.get("protocol"))
+    except ProtocolInvalid as exc:
+        raise StudyInvalid(
+            {f"protocol.{field}": problems for field, problems in exc.errors.items()}
+        ) from None
     return cleaned
 
 
@@ -195,8 +204,29 @@ def clone_study(user, study: Study) -> Study:
             time_limit_s=study.time_limit_s,
             provider=study.provider,
             provider_config=dict(study.provider_config),
+            protocol=dict(study.protocol),
         )
         golds = gold_answers(study)
         if golds:
             build_with_golds(clone, golds)
         return clone
+
+
+def update_consent(user, study: Study, text: str) -> Study:
+    """Change the consent text of ``user``'s study in any state: a running study's next participants
+    are shown it as a new version (:mod:`annotate.protocol.consent`), and every decision already taken
+    keeps the version it was taken on. An empty text removes the consent step for new participants.
+    :class:`StudyInvalid` names ``protocol.consent`` when the text is refused."""
+    _require_owner(user, study, "edit")
+    try:
+        protocol = validate_protocol({**(study.protocol or {}), "consent": text})
+    except ProtocolInvalid as exc:
+        raise StudyInvalid(
+            {f"protocol.{field}": problems for field, problems in exc.errors.items()}
+        ) from None
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        locked.protocol = protocol
+        locked.save(update_fields=["protocol"])
+    study.protocol = protocol
+    return study

@@ -41,6 +41,10 @@ GOLD_RATE_KEY = "gold_rate"
 #: The study config's key of the redundancy policy: fixed or adaptive (:mod:`annotate.quality.redundancy`).
 REDUNDANCY_KEY = "redundancy"
 
+#: An item's ``secret`` key that makes a gold item an attention check (an instructed-response item of the
+#: study's protocol, :mod:`annotate.protocol.attention`): graded like a gold, kept out of gold trust.
+ATTENTION_KEY = "attention"
+
 
 class BaseConfigSerializer(serializers.Serializer):
     """Config options every kind understands."""

@@ -8,9 +8,11 @@ come back on the form's fields through :func:`add_api_errors`, in words.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from annotate.access import is_admin
 from annotate.crowd.providers import PROVIDERS
@@ -33,6 +35,22 @@ COMMON_FIELDS = (
     "redundancy_threshold",
     "provider",
     "open_enrollment",
+    "protocol",
+)
+
+#: What the protocol field explains (its shape: :mod:`annotate.protocol.config`).
+PROTOCOL_HELP = (
+    "Optional, as JSON: consent (Markdown text the participant accepts before any item), pre_survey and "
+    "post_survey (questions: id, type single/multiple/likert/text/number, prompt, required, options, points, "
+    "min, max), screening (rules on pre_survey answers: question with accept, or min/max), skip_reasons "
+    "(lets workers skip an item with one of these reasons), max_skips, back (true: workers may go back and "
+    "change an answer)."
+)
+PROTOCOL_EXAMPLE = (
+    '{"consent": "I agree that my answers are used for research.", '
+    '"pre_survey": [{"id": "english", "type": "single", "prompt": "Is English your first language?", '
+    '"options": ["yes", "no"]}], "screening": [{"question": "english", "accept": ["yes"]}], '
+    '"skip_reasons": ["I can\'t judge this", "The text is broken"], "back": true}'
 )
 #: The redundancy fields beside the mode, by the key of the config's ``redundancy`` they fill.
 REDUNDANCY_FIELDS = {
@@ -111,6 +129,13 @@ class KindStudyForm(forms.Form):
         required=False, help_text="Local provider: anyone with the study link may annotate (no invite)."
     )
 
+    protocol = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": PROTOCOL_EXAMPLE, "spellcheck": "false"}),
+        required=False,
+        label="Protocol (consent, questionnaires, skip and back)",
+        help_text=PROTOCOL_HELP,
+    )
+
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         datasets = Dataset.objects.all() if is_admin(user) else Dataset.objects.filter(owner=user)
@@ -119,6 +144,10 @@ class KindStudyForm(forms.Form):
         self.fields["provider"].initial = "local"
         if self.default_instructions:
             self.fields["instructions"].initial = self.default_instructions
+
+    def clean_protocol(self) -> dict[str, Any]:
+        """The protocol's JSON as an object (its rules are the study rule's: the service checks them)."""
+        return parse_protocol(self.cleaned_data.get("protocol", ""))
 
     def config(self) -> dict[str, Any]:
         """The kind's own options of the study config (before its schema fills in and checks them)."""
@@ -144,6 +173,7 @@ class KindStudyForm(forms.Form):
             **cls.redundancy_initial(config.get(REDUNDANCY_KEY) or {}),
             "provider": study.provider,
             "open_enrollment": bool((study.provider_config or {}).get("open_enrollment")),
+            "protocol": protocol_text(study),
             **cls.config_initial(config),
         }
 
@@ -183,7 +213,27 @@ class KindStudyForm(forms.Form):
             "time_limit_s": data["time_limit_min"] * 60,
             "provider": data["provider"],
             "provider_config": {"open_enrollment": True} if data.get("open_enrollment") else {},
+            "protocol": data.get("protocol") or {},
         }
+
+
+def parse_protocol(text: Any) -> dict[str, Any]:
+    """The protocol field's text as a JSON object (empty: none); ``ValidationError`` in words otherwise."""
+    text = (text or "").strip() if isinstance(text, str) else ""
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValidationError(f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValidationError("must be a JSON object, {...}")
+    return value
+
+
+def protocol_text(study: Study) -> str:
+    """A study's protocol as the form's text (empty when it has none)."""
+    return json.dumps(study.protocol, indent=2, ensure_ascii=False) if study.protocol else ""
 
 
 #: Where a field of the study API's input appears on the forms, when its name differs.

@@ -32,6 +32,7 @@ from annotate.crowd.providers.reconcile import review_submission, send_bonus
 from annotate.infra import csvfile
 from annotate.infra.json_input import JSONInputError, parse_json
 from annotate.models import Item, PlatformSubmission, QualityPolicy, Study, Worker
+from annotate.protocol import attention
 from annotate.quality import aggregation, exclusion, gold_review, grading, redundancy
 from annotate.quality.gold_import import answer_errors
 from annotate.quality.gold_mixing import set_gold_rate
@@ -133,6 +134,8 @@ def dashboard(request, uid, form: PolicyForm | None = None, status: int = 200):
         .select_related("worker")
         .order_by("id"),
         "bonus_key": secrets.token_hex(12),
+        "attention_checks": attention.check_rows(study),
+        "attention_setting": attention.settings_of(study),
     }
     return render(request, "annotate/quality/dashboard.html", context, status=status)
 

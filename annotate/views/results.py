@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from annotate.access import owned_or_404, researcher_required
 from annotate.models import Study
+from annotate.protocol.summary import protocol_summary
 from annotate.quality.exclusion import left_out
 from annotate.tasks import get_kind
 from annotate.tasks.results import BadQuery, ResultsPage
@@ -40,6 +41,7 @@ def results_page(request, uid):
         return _bad(exc)
     context["kind"] = get_kind(page.study.kind)
     context["left_out"] = left_out(page.study)
+    context["protocol_summary"] = protocol_summary(page.study)
     return render(request, page.template, context)
 
 

@@ -27,9 +27,12 @@ from annotate.handout.assignment import held_assignment, work_left, worker_progr
 from annotate.handout.workers import Seat, remember_worker, session_seat, work_token
 from annotate.infra import throttle
 from annotate.models import Item, Study, Worker
+from annotate.protocol import stages
+from annotate.protocol.controls import back_allowed, skip_reasons
 from annotate.quality.exclusion import is_blocked
 from annotate.tasks import get_kind
 from annotate.views.framing import crowd_frameable
+from annotate.views.protocol import post_survey_url, stage_page
 
 ASSIGNMENT_PLACEHOLDER = "ASSIGNMENT"
 _SAMPLE_UID = uuid.UUID(int=0)
@@ -52,6 +55,40 @@ def task_json(request, study: Study, worker: Worker | None = None) -> dict:
         "done_url": reverse("work-done", args=[study.uid]),
         "csrf_token": work_token(worker.pk) if worker is not None else django_token,
         "config": kind.public_config(study),
+        "protocol": controls_json(study),
+    }
+
+
+def controls_json(study: Study) -> dict:
+    """The worker's controls the study allows, for the task page: skip reasons, going back, and their
+    API routes."""
+    reasons = skip_reasons(study)
+    return {
+        "skip_reasons": reasons,
+        "back": back_allowed(study),
+        "skip_url_template": reverse("api-work-skip", args=[_SAMPLE_UID]).replace(
+            str(_SAMPLE_UID), ASSIGNMENT_PLACEHOLDER
+        ),
+        "edit_url_template": reverse("api-work-edit", args=[_SAMPLE_UID]).replace(
+            str(_SAMPLE_UID), ASSIGNMENT_PLACEHOLDER
+        ),
+        "previous_url": reverse("api-work-previous", args=[study.uid]),
+    }
+
+
+TRAINING_MODE = "training"
+
+
+def training_task_json(task: dict, study: Study) -> dict:
+    """The task page's configuration for the training phase: the same page and widget, its ``next`` and
+    ``submit`` the training's (:mod:`annotate.api.work_training`), no skip or back."""
+    answer = reverse("api-work-training-answer", args=[study.uid, 999_999_999])
+    return {
+        **task,
+        "mode": TRAINING_MODE,
+        "next_url": reverse("api-work-training-next", args=[study.uid]),
+        "submit_url_template": answer.replace("999999999", ASSIGNMENT_PLACEHOLDER),
+        "protocol": None,
     }
 
 
@@ -169,6 +206,11 @@ def entry(request, study_uid):
         study.status == Study.Status.PAUSED and held_assignment(study, worker.pk, seat.ref or "") is not None
     ):  # a paused study still lets a worker finish the item they hold
         response = render(request, "annotate/work/closed.html", {**base, "reason": study.status})
+    elif (stage := stages.before_items(study, worker.pk, seat.ref or "")) == stages.TRAINING:
+        task = training_task_json(task_json(request, study, worker), study)
+        response = render(request, kind.template, {**base, "kind": kind, "task_json": task})
+    elif stage != stages.WORK:
+        response = stage_page(request, study, seat, stage)  # consent, questions or the way out first
     else:
         response = render(
             request, kind.template, {**base, "kind": kind, "task_json": task_json(request, study, worker)}
@@ -182,10 +224,16 @@ def done(request, study_uid):
     study = get_object_or_404(Study, uid=study_uid)
     seat = session_seat(request, study.uid)
     completion = None
+    if seat is not None and (stage := stages.before_items(study, seat.worker_id, seat.ref or "")) in (
+        stages.LEFT
+    ):
+        return stage_page(request, study, seat, stage)  # not a participant: no completion
     if seat is not None:
         nothing_left = study.status == Study.Status.FINISHED or not work_left(
             study, seat.worker_id, seat.ref or ""
         )
         progress = worker_progress(study, seat.worker_id, seat.ref or "")
         completion = completion_for(request, study, seat, progress, nothing_left=nothing_left)
+        if completion.get("finished") and stages.post_survey_pending(study, seat.worker_id, seat.ref or ""):
+            return redirect(post_survey_url(study))
     return render(request, "annotate/work/done.html", {"study": study, "completion": completion})

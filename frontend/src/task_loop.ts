@@ -58,6 +58,8 @@ import { el } from "./task/dom";
 import { completionEnd, renderEndPage } from "./task/end_pages";
 import { TaskKeyboard, keyHelp, placeKeyLine } from "./task/keyboard";
 import { ItemTimer } from "./task/timer";
+import { type PreviousAnswer, SkipChooser, controlsOn } from "./task/controls";
+import { TRAINING_MODE, type TrainingFeedback, renderFeedback } from "./task/training";
 
 // What a kind's page builds on, besides TaskFlow.
 export {
@@ -100,7 +102,7 @@ export interface Missing {
   message: string;
 }
 
-export type FlowState = "preview" | "loading" | "item" | "saving" | "error" | EndState;
+export type FlowState = "preview" | "loading" | "item" | "saving" | "feedback" | "error" | EndState;
 
 export const PREVIEW_MESSAGE = "This is a preview. Accept the HIT to start working on it.";
 export const SAVING_RECONNECTING = "Saving… reconnecting";
@@ -146,6 +148,14 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   private submissionKey = "";
   private itemsShown = 0;
   private readonly keyboard: TaskKeyboard;
+  /** The skip question, when the study lets items be skipped. */
+  private readonly skipChooser: SkipChooser | null = null;
+  private readonly skipButton: HTMLButtonElement | null = null;
+  private readonly backButton: HTMLButtonElement | null = null;
+  /** An item's own instruction (an attention check's "for this item, choose …"), above its text. */
+  private readonly instructionBox: HTMLElement;
+  /** The answer being changed (back to an answer already sent), or null on a new item. */
+  protected editing: string | null = null;
 
   constructor(root: HTMLElement, task: TaskConfig<C>, options: FlowOptions = {}) {
     this.root = root;
@@ -182,11 +192,36 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.submitButton.type = "button";
     this.submitButton.disabled = true;
     actions.append(this.submitButton);
+    const protocol = task.protocol;
+    if (controlsOn(protocol) && task.mode !== GOLD_MODE) {
+      if (protocol.back) {
+        this.backButton = el(d, "button", "ht-back", "Previous item");
+        this.backButton.type = "button";
+        this.backButton.addEventListener("click", () => void this.goBack());
+        actions.prepend(this.backButton);
+      }
+      if (protocol.skip_reasons.length > 0) {
+        this.skipButton = el(d, "button", "ht-skip", "Skip…");
+        this.skipButton.type = "button";
+        this.skipChooser = new SkipChooser(
+          d,
+          protocol.skip_reasons,
+          (reason) => void this.skip(reason),
+          () => this.closeSkip(),
+        );
+        this.skipButton.addEventListener("click", () => this.skipChooser?.open());
+        actions.append(this.skipButton);
+      }
+    }
     this.controls = el(d, "div", "ht-controls");
     this.dock = el(d, "div", "ht-dock");
     this.dock.append(this.controls, this.errorBox, actions);
+    if (this.skipChooser) this.dock.append(this.skipChooser.box);
     this.keysLine = el(d, "p", "ht-keys");
-    this.taskBox.append(head, this.body, this.dock);
+    this.instructionBox = el(d, "p", "ht-instruction");
+    this.instructionBox.setAttribute("role", "note");
+    this.instructionBox.hidden = true;
+    this.taskBox.append(head, this.instructionBox, this.body, this.dock);
     this.doneBox = el(d, "section", "ht-done");
     this.doneBox.hidden = true;
     this.status = el(d, "p", "ht-status");
@@ -194,7 +229,7 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     root.replaceChildren(this.status, this.taskBox, this.doneBox);
     this.submitButton.addEventListener("click", () => void this.submit());
     this.keyboard = new TaskKeyboard(d, {
-      ready: () => !!this.current && !this.busy && !this.taskBox.hidden,
+      ready: () => !!this.current && !this.busy && !this.taskBox.hidden && !this.skipChooser?.isOpen,
       complete: () => this.answer() !== null,
       submit: () => void this.submit(),
       undoLast: () => this.undoLast(),
@@ -205,6 +240,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Show one item in `body`; `config` is the page's study config with the item's on top. */
   protected abstract render(item: NextItem<P, C>, config: C): void;
+  /** Show the expected answer of a training example on the item (after the worker's answer); a kind
+   * that cannot leaves it to the words of the feedback. */
+  protected showExpected(_expected: unknown): void {}
+  /** Put an answer already sent back on the item just rendered (going back to change it); a kind that
+   * cannot leaves the item blank, to be answered again. */
+  protected restore(_answer: unknown): void {}
   /** The answer to send, or null while it cannot be sent (the submit button stays off). */
   abstract answer(): unknown | null;
   /** Why the answer cannot be sent yet (shown as an error when the worker submits), or null. */
@@ -322,6 +363,12 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
 
   /** Show a handed-out item, or finish when the server says the worker is done. */
   private receive(next: NextAnswer<P, C>): void {
+    if ("done" in next && next.done && this.task.mode === TRAINING_MODE && next.completion?.redirect_url) {
+      // the training is over: the study's page says what comes next (the items, another try, the end)
+      this.status.textContent = "Loading…";
+      this.navigate(next.completion.redirect_url);
+      return;
+    }
     if ("done" in next && next.done) {
       this.finish(next.completion ?? {});
       return;
@@ -349,6 +396,10 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       timings: this.timings(),
       signals: this.pageSignals(),
     };
+    if (this.editing !== null) {
+      await this.saveEdit(body);
+      return;
+    }
     let stored: Submitted<P, C>;
     try {
       // "next": the server hands out the following item in the same round trip
@@ -373,6 +424,11 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
       return;
     }
     this.reconnected();
+    const feedback = (stored as Submitted<P, C> & { training?: TrainingFeedback }).training;
+    if (this.task.mode === TRAINING_MODE && feedback) {
+      this.showFeedback(feedback);
+      return;
+    }
     this.copy?.add({ assignment: item.assignment, ...body });
     this.busy = false;
     this.current = null;
@@ -387,6 +443,137 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
   /** Enable the submit button when an answer can be sent; kinds call it after each change. */
   syncControls(): void {
     this.submitButton.disabled = this.busy || !this.current || !!this.task.sample || this.answer() === null;
+    const idle = this.busy || !this.current || !!this.task.sample;
+    if (this.skipButton) {
+      this.skipButton.disabled = idle || this.editing !== null;
+      this.skipButton.hidden = this.editing !== null;
+    }
+    if (this.backButton) this.backButton.disabled = idle;
+  }
+
+  /** After a training example: right or not, the expected answer and why; Continue loads the next. */
+  private showFeedback(feedback: TrainingFeedback): void {
+    this.setState("feedback");
+    this.status.textContent = "";
+    this.showExpected(feedback.expected_answer);
+    const box = renderFeedback(this.doc, feedback, () => {
+      box.remove();
+      this.busy = false;
+      this.current = null;
+      void this.loadNext();
+    });
+    this.dock.append(box);
+    box.querySelector<HTMLElement>(".ht-feedback-title")?.focus();
+  }
+
+  private navigate(url: string): void {
+    const d = this.doc;
+    (this.options.navigate ?? ((to: string) => d.defaultView?.location.assign(to)))(url);
+  }
+
+  /** Skip the item on show for `reason`; the server hands out the next one in the same round trip. */
+  private async skip(reason: string): Promise<void> {
+    const item = this.current;
+    const protocol = this.task.protocol;
+    if (!item || this.busy || !protocol) return;
+    this.closeSkip();
+    this.busy = true;
+    this.syncControls();
+    this.setState("saving");
+    this.status.textContent = "Skipping…";
+    let answer: { next?: NextAnswer<P, C> | null };
+    try {
+      answer = await postJson(
+        submitUrl(protocol.skip_url_template, item.assignment),
+        { reason },
+        this.postOptions(SAVING_RECONNECTING),
+      );
+    } catch (error) {
+      this.reconnected();
+      this.busy = false;
+      this.status.textContent = "";
+      renderError(this.errorBox, error);
+      this.setState("item");
+      this.syncControls();
+      return;
+    }
+    this.reconnected();
+    this.busy = false;
+    this.current = null;
+    if (answer.next) this.receive(answer.next);
+    else await this.loadNext();
+  }
+
+  private closeSkip(): void {
+    this.skipChooser?.close();
+    this.skipButton?.focus();
+  }
+
+  /** Show the answer sent before the one being changed (or the newest), to change it. */
+  private async goBack(): Promise<void> {
+    const protocol = this.task.protocol;
+    if (!protocol || this.busy) return;
+    clearError(this.errorBox);
+    this.busy = true;
+    this.syncControls();
+    let previous: PreviousAnswer<P, C>;
+    try {
+      previous = await postJson(
+        protocol.previous_url,
+        { before: this.editing },
+        this.postOptions(LOADING_RECONNECTING),
+      );
+    } catch (error) {
+      this.reconnected();
+      this.busy = false;
+      const none = error instanceof ApiError && error.status === 404;
+      if (none) this.status.textContent = "There is no earlier answer you can change.";
+      else renderError(this.errorBox, error);
+      this.syncControls();
+      return;
+    }
+    this.reconnected();
+    this.busy = false;
+    this.editing = previous.assignment;
+    this.show({
+      assignment: previous.assignment,
+      page_token: previous.page_token,
+      item: previous.item,
+      config: previous.config,
+    });
+    this.restore(previous.answer);
+    this.syncControls();
+    this.progressText.textContent = "Changing an earlier answer";
+    this.status.textContent = "Your new answer replaces the one you sent. Save it to go on.";
+    this.submitButton.textContent = "Save the changed answer";
+  }
+
+  /** Send the changed answer; then back to the item the worker was on. */
+  private async saveEdit(body: Record<string, unknown>): Promise<void> {
+    const protocol = this.task.protocol;
+    const assignment = this.editing;
+    if (!protocol || assignment === null) return;
+    try {
+      await postJson(
+        submitUrl(protocol.edit_url_template, assignment),
+        body,
+        this.postOptions(SAVING_RECONNECTING),
+      );
+    } catch (error) {
+      this.reconnected();
+      this.busy = false;
+      this.status.textContent = "";
+      renderError(this.errorBox, error);
+      this.setState("item");
+      this.syncControls();
+      return;
+    }
+    this.reconnected();
+    this.busy = false;
+    this.editing = null;
+    this.current = null;
+    this.submitButton.textContent = "Submit and continue";
+    await this.loadNext();
   }
 
   protected setState(state: FlowState): void {
@@ -410,7 +597,19 @@ export abstract class TaskFlow<P, C = Record<string, unknown>> {
     this.taskBox.querySelector(".ht-retry")?.remove();
     this.doneBox.hidden = true;
     this.taskBox.hidden = false;
+    const instruction = (next.item.payload as { instruction?: unknown } | null)?.instruction;
+    this.instructionBox.textContent = typeof instruction === "string" ? instruction : "";
+    this.instructionBox.hidden = typeof instruction !== "string" || !instruction;
     this.render(next, { ...this.task.config, ...(next.config ?? {}) } as C);
+    if (this.task.mode === TRAINING_MODE) {
+      this.progressText.textContent = total
+        ? `Training example ${Math.min(done + 1, total)} of ${total}`
+        : "Training example";
+      this.submitButton.textContent = "Check my answer";
+      const attempt = (next as NextItem<P, C> & { training?: { attempt: number; tries: number } }).training;
+      if (attempt && attempt.attempt > 1 && done === 0)
+        this.status.textContent = `Not passed yet: attempt ${attempt.attempt} of ${attempt.tries}. Answer the examples again.`;
+    }
     this.interaction.reset();
     this.timer.start(next.expires_at);
     this.setState("item");

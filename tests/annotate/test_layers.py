@@ -30,6 +30,7 @@ DOMAIN = (
     "annotate.exports",
     "annotate.corpus",
     "annotate.crowd",
+    "annotate.protocol",
 )
 
 

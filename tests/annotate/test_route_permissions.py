@@ -95,6 +95,24 @@ RULES: dict[str, Rule] = {
     ),
     "api-work-next": A(ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"),
     "api-work-submit": A(ANNOTATOR_API, reason="needs the worker holding the assignment: 403/404 otherwise"),
+    "api-work-skip": A(ANNOTATOR_API, reason="needs the worker holding the assignment: 403/404 otherwise"),
+    "api-work-edit": A(ANNOTATOR_API, reason="needs the worker whose answer it is: 403/404 otherwise"),
+    "api-work-previous": A(
+        ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"
+    ),
+    "api-work-training-next": A(
+        ANNOTATOR_API, reason="needs the worker cookie the entry page set: 403 without it"
+    ),
+    "api-work-training-answer": A(
+        ANNOTATOR_API, reason="needs the worker in the training phase: 403/409 otherwise"
+    ),
+    "work-consent": A(
+        ANNOTATOR_PAGE,
+        reason="the consent form: stored only with the seat's own token, else back to the entry",
+    ),
+    "work-survey": A(
+        ANNOTATOR_PAGE, reason="a questionnaire of the protocol: only for the cookie's worker, else the entry"
+    ),
     # public pages
     "home": A(PUBLIC, reason="the landing page; it links by role"),
     "favicon": A(PUBLIC, reason="the site's icon, which browsers ask for on every page"),
@@ -184,6 +202,7 @@ RULES: dict[str, Rule] = {
     "api-crowd-action": A(OWNED),
     "api-forced-choice-results": A(OWNED, study="justify"),
     # quality control: the study's owner, and admins
+    "study-protocol": A(OWNED),
     "quality-dashboard": A(OWNED),
     "quality-policy": A(OWNED),
     "quality-regrade": A(OWNED),
@@ -213,7 +232,11 @@ CHOICES = {
     "table": "scores",
 }
 #: Routes whose choice differs from the one above: ``{name: {param: value}}``.
-ROUTE_CHOICES = {"study-rationales": {"fmt": "eraser"}, "api-study-rationales": {"fmt": "hf"}}
+ROUTE_CHOICES = {
+    "study-rationales": {"fmt": "eraser"},
+    "api-study-rationales": {"fmt": "hf"},
+    "work-survey": {"phase": "pre"},
+}
 
 
 def routes(patterns=None, prefix: str = ""):

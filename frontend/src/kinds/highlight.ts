@@ -155,6 +155,25 @@ export class HighlightTask extends TaskFlow<HighlightPayload, StudyConfig> {
     this.history.reset();
   }
 
+  /** A training example's expected words, marked on the text beside the worker's own. */
+  protected showExpected(expected: unknown): void {
+    const map = (expected as { map?: unknown } | null)?.map;
+    if (!Array.isArray(map)) return;
+    this.widget.text.querySelectorAll<HTMLElement>(".hl-word").forEach((word, i) => {
+      word.classList.toggle("hl-expected", map[i] === 1);
+    });
+  }
+
+  /** The answer sent before, back on the item: its label, then its highlighted words. */
+  protected restore(answer: unknown): void {
+    const given = answer as { label?: unknown; map?: unknown } | null;
+    if (!given || typeof given.label !== "string") return;
+    this.widget.chooseLabel(given.label);
+    if (Array.isArray(given.map)) given.map.forEach((on, i) => on && this.widget.setRange(i, i, 1));
+    this.history.reset();
+    this.syncControls();
+  }
+
   private renderLabels(labels: LabelChoice[]): void {
     this.labels = labels;
     this.labelButtons = labels.map((label, i) => {

@@ -5,6 +5,7 @@
  */
 
 import type { CompletionForm } from "../mturk";
+import type { ProtocolControls } from "./controls";
 
 export interface Completion {
   /** Whether the worker has done their share (the platform's completion step follows). */
@@ -27,8 +28,10 @@ export interface TaskConfig<C = Record<string, unknown>> {
   csrf_token?: string;
   /** "gold": the gold editor, where a researcher's answer becomes the item's gold answer (one item;
    * the same widgets, other words on the buttons). A worker's page has no mode. */
-  mode?: "gold";
+  mode?: "gold" | "training";
   config: C;
+  /** The worker's controls the study's protocol allows (skip with a reason, back to change an answer). */
+  protocol?: ProtocolControls | null;
   /** A researcher's preview: the item to show; the page sends nothing. */
   sample?: (NextItem<unknown, C> & { message?: string }) | null;
 }
