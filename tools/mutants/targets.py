@@ -61,7 +61,7 @@ TARGETS: tuple[Target, ...] = (
     Target("annotate/handout/page_tokens.py", _annotate("test_risk.py", "test_api.py"), "trust: page tokens"),
     Target(
         "annotate/handout/hooks.py",
-        _annotate("test_trust_on_submit.py", "test_counted.py"),
+        _annotate("test_trust_on_submit.py", "test_counted.py", "test_quality.py"),
         "trust: submission hooks",
     ),
     Target(
