@@ -149,12 +149,12 @@ def function_lines(path: Path, names: Iterable[str]) -> set[int]:
     return lines
 
 
-def changed_lines(base: str, paths: Iterable[str]) -> dict[str, set[int]]:
+def changed_lines(base: str, paths: Iterable[str], root: Path = ROOT) -> dict[str, set[int]]:
     """The lines of each path that differ from ``base`` (the working tree against it, uncommitted edits
     included), as line numbers of the current file."""
     diff = subprocess.run(
         ["git", "diff", "-U0", "--no-color", "--no-ext-diff", base, "--", *paths],
-        cwd=ROOT,
+        cwd=root,
         check=True,
         capture_output=True,
         text=True,
@@ -172,11 +172,11 @@ def changed_lines(base: str, paths: Iterable[str]) -> dict[str, set[int]]:
     return found
 
 
-def default_base() -> str:
+def default_base(root: Path = ROOT) -> str:
     """The merge base with ``origin/main``; ``HEAD~1`` when there is none, or when it is ``HEAD`` itself."""
 
     def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
         return done.stdout.strip() if done.returncode == 0 else ""
 
     head = git("rev-parse", "HEAD")
