@@ -55,7 +55,7 @@ def test_every_listed_equivalent_names_a_line_of_its_module_and_an_operator_in_u
 def test_the_operators_are_cosmic_rays():
     from cosmic_ray.plugins import operator_names
 
-    assert tool.OPERATORS <= set(operator_names())
+    assert set(operator_names()) >= tool.OPERATORS
 
 
 def test_the_table_of_equivalents_is_read_as_written(tmp_path):
