@@ -167,3 +167,23 @@ def test_an_unfinished_worker_is_told_why_there_is_no_code(status, nothing_left,
     assert message.startswith("You have answered 1 of 3 items. ") and says in message
     others = {"closed": "has ended", "full": "Every item", "unfinished": "Go back"}
     assert [word for key, word in others.items() if key != state and word in message] == []
+
+
+def test_a_confirmed_participant_gets_the_code_without_asking_prolific_again(researcher, prolific, monkeypatch):
+    """A session Prolific confirmed at entry is vouched for: when the share is done the code is shown on
+    the API and the done page even while Prolific is down, and no reconciliation is queued for them."""
+    queued = []
+    monkeypatch.setattr("annotate.crowd.completion.reconcile_soon", queued.append)
+    study = crowd_study(researcher, "prolific", dict(PROLIFIC_CONFIG), n=2, annotators_per_item=5)
+    [publication] = get_provider("prolific").publish(study, "b1")
+    code = publication.details["completion_code"]
+    worker = prolific_entry(prolific, study, publication, "pconfirmed")
+    worker.answer_one()
+    prolific.fail_next("GET", SESSION, status=503)  # down when the share is done: not asked again
+    last = worker.answer_one()
+    assert last["progress"] == {"done": 2, "total": 2}
+    assert last["completion"]["finished"] is True and last["completion"]["state"] == "done"
+    assert code in json.dumps(last)
+    prolific.fail_next("GET", SESSION, status=503)
+    assert code in worker.done_page()
+    assert queued == []
