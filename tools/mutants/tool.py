@@ -107,6 +107,8 @@ class Outcome:
 
     @property
     def kind(self) -> str:
+        if self.equivalent is ANNOTATION:
+            return "equivalent"
         if self.result.worker_outcome in (WorkerOutcome.SKIPPED, WorkerOutcome.NO_TEST):
             return "not run"
         if self.result.test_outcome == TestOutcome.INCOMPETENT:
@@ -131,6 +133,34 @@ def read_equivalents(path: Path = EQUIVALENT_FILE) -> list[Equivalent]:
         module, operator, line, why = cells
         rows.append(Equivalent(module, operator.removeprefix("core/"), line.strip("`").strip(), why))
     return rows
+
+
+#: A mutant inside a type annotation (``int | None`` made ``int & None``): the modules postpone their
+#: annotations (PEP 563, ``from __future__ import annotations``), so nothing evaluates them at run time;
+#: one that does not would fail on import, which any test sees. Not run; counted as equivalent.
+ANNOTATION = Equivalent("", "", "", "inside a type annotation, which is never evaluated (PEP 563)")
+
+
+def annotation_spans(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (line, column) spans of a module's annotations: parameters', return types', annotated names'."""
+    spans = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        found: list[ast.expr | None] = []
+        if isinstance(node, ast.arg):
+            found.append(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            found.append(node.annotation)
+        for a in found:
+            if a is not None and a.end_lineno is not None and a.end_col_offset is not None:
+                spans.append(((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)))
+    return spans
+
+
+def in_annotation(item: WorkItem, spans: list[tuple[tuple[int, int], tuple[int, int]]]) -> bool:
+    start = tuple(item.mutations[0].start_pos)
+    return any(low <= start < high for low, high in spans)
 
 
 def function_lines(path: Path, names: Iterable[str]) -> set[int]:
@@ -257,12 +287,16 @@ def run_target(
 ) -> None:
     """Run the target's pending mutants (those without a result; survivors too with ``retry_survivors``)."""
     done = {item.job_id: result for item, result in db.completed_work_items}
+    spans = annotation_spans(Path(target.path))
     pending = [
         i
         for i in items
-        if i.job_id not in done
-        or (retry_survivors and done[i.job_id].test_outcome == TestOutcome.SURVIVED)
-        or done[i.job_id].worker_outcome == WorkerOutcome.SKIPPED
+        if not in_annotation(i, spans)
+        and (
+            i.job_id not in done
+            or (retry_survivors and done[i.job_id].test_outcome == TestOutcome.SURVIVED)
+            or done[i.job_id].worker_outcome == WorkerOutcome.SKIPPED
+        )
     ]
     if not pending:
         return
@@ -451,8 +485,13 @@ def main(argv: list[str] | None = None) -> int:
                     target, items, db, first=n == 0, deadline=deadline, retry_survivors=args.retry_survivors
                 )
                 results = {item.job_id: result for item, result in db.completed_work_items}
+            spans = annotation_spans(tree / target.path)
             for item in items:
                 text = line_of(tree, item)
+                if in_annotation(item, spans):
+                    skipped = WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="annotation")
+                    outcomes.append(Outcome(target.path, item, skipped, text, ANNOTATION))
+                    continue
                 eq = match_equivalent(equivalents, target.path, item.mutations[0].operator_name, text)
                 outcomes.append(Outcome(target.path, item, results[item.job_id], text, eq))
     finally:
