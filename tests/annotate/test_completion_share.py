@@ -169,7 +169,9 @@ def test_an_unfinished_worker_is_told_why_there_is_no_code(status, nothing_left,
     assert [word for key, word in others.items() if key != state and word in message] == []
 
 
-def test_a_confirmed_participant_gets_the_code_without_asking_prolific_again(researcher, prolific, monkeypatch):
+def test_a_confirmed_participant_gets_the_code_without_asking_prolific_again(
+    researcher, prolific, monkeypatch
+):
     """A session Prolific confirmed at entry is vouched for: when the share is done the code is shown on
     the API and the done page even while Prolific is down, and no reconciliation is queued for them."""
     queued = []
