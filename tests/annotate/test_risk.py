@@ -55,6 +55,13 @@ def test_page_token_holds_only_for_its_item_study_worker_and_time():
     assert not valid(signing.dumps([str(study), 7], salt="hatlab.page"))
     for junk in (None, "", 12, True, {"page": True}):
         assert not valid(junk)
+    # signed with this very salt but not of a page token's shape (three values, a mapping, a time that
+    # is no number): refused, never an error
+    salt = "hatlab.page.item"
+    assert not valid(signing.dumps([str(study), 7, str(item)], salt=salt))
+    assert not valid(signing.dumps({"study": str(study), "worker": 7}, salt=salt))
+    assert not valid(signing.dumps([str(study), 7, str(item), "1000005"], salt=salt))
+    assert not valid(signing.dumps([str(study), 7, str(item), served, "extra"], salt=salt))
 
 
 @pytest.mark.parametrize("native", [True, False])
