@@ -50,7 +50,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "annotate/handout/assignment.py",
-        _annotate("test_assignment.py", "test_abandoned_items.py"),
+        _annotate("test_assignment.py", "test_abandoned_items.py", "test_concurrency.py"),
         "money: hand-out",
     ),
     Target(
