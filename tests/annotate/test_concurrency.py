@@ -128,7 +128,9 @@ def test_a_worker_waits_for_an_overflow_item_another_request_holds_instead_of_be
     worker may take the overflow slot. While another request holds the item's row lock, the confirmed
     worker's request waits for it and gets the slot; it is never told the study has nothing left."""
     owner = make_user("owner-overflow")
-    study = make_study(owner, make_dataset(owner, n=1, name="overflow"), annotators_per_item=1, name="overflow")
+    study = make_study(
+        owner, make_dataset(owner, n=1, name="overflow"), annotators_per_item=1, name="overflow"
+    )
     assert next_assignment(study, make_worker("unconfirmed"), ref="P1", provisional=True) is not None
     item = Item.objects.get(study=study)
     locked, release = threading.Event(), threading.Event()
