@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotate.handout.assignment import next_assignment
 from annotate.handout.page_tokens import SLACK_S, page_token, page_token_valid
 from annotate.handout.submission import submit
-from annotate.models import Response, Worker, WorkerTrust
+from annotate.models import Item, Response, Worker, WorkerTrust
 from annotate.quality import exclusion, risk
 from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
@@ -350,3 +350,21 @@ def test_gold_failures_are_a_reason(researcher):
             Response.objects.filter(worker=sloppy, item=item).update(gold_passed=False)
     reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
     assert reasons["gold"].evidence == "3 of 4 gold items failed"
+
+
+def test_a_retired_gold_item_is_no_evidence_and_neither_is_an_ordinary_one(researcher):
+    """Only golds still in use judge a worker: failures on gold items since retired are left out of the
+    gold reason, and an ordinary item's answer is never a gold pass or failure."""
+    study = crowd_study(researcher, n=8, gold_every=2, annotators_per_item=3)
+    sloppy = make_worker("sloppy")
+    for item in golds(study):
+        answered(study, sloppy, item, seconds=60, signals=HUMAN)
+    for item in ordinary(study):
+        answered(study, sloppy, item, seconds=60, signals=HUMAN)
+    Response.objects.filter(worker=sloppy, item__is_gold=True).update(gold_passed=False)
+    Response.objects.filter(worker=sloppy, item__is_gold=False).update(gold_passed=True)
+    reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
+    assert reasons["gold"].evidence == "4 of 4 gold items failed"
+    Item.objects.filter(pk__in=[g.pk for g in golds(study)[:3]]).update(retired=True)
+    reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
+    assert reasons["gold"].evidence == "1 of 1 gold items failed"
