@@ -74,7 +74,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "annotate/quality/exclusion.py",
-        _annotate("test_quality.py", "test_counted.py", "test_block_scope.py"),
+        _annotate("test_quality.py", "test_counted.py", "test_block_scope.py", "test_risk.py"),
         "trust: exclusion",
     ),
     Target("annotate/infra/throttle.py", _annotate("test_throttle.py"), "trust: throttles"),
