@@ -62,6 +62,19 @@ def test_a_block_holds_for_a_slim_copy_of_the_study_too(two_labs, researcher, cl
     assert not is_blocked(slim_b1, worker.pk)
 
 
+def test_a_researchers_unblock_lifts_the_block_in_all_their_studies(two_labs, researcher, client):
+    """A person's unblock is their choice: it lifts the owner's block even where another of their studies
+    had blocked the worker too (a re-grade would leave that one standing)."""
+    a1, a2, b1, worker = two_labs
+    client.force_login(researcher)
+    assert action(client, a1, worker, "block").status_code == 302
+    WorkerTrust.objects.update_or_create(study=a2, worker=worker, defaults={"blocked": True})
+    assert action(client, a1, worker, "unblock").status_code == 302
+    assert not is_blocked(a1, worker.pk) and not is_blocked(a2, worker.pk)
+    assert not WorkerTrust.objects.filter(worker=worker, blocked=True).exists()
+    assert next_assignment(a2, worker) is not None
+
+
 def test_another_researcher_cannot_lift_the_block(two_labs, researcher, other_researcher, client):
     a1, a2, b1, worker = two_labs
     client.force_login(researcher)
