@@ -104,3 +104,23 @@ def test_changed_lines_are_the_lines_a_change_touched(tmp_path):
     (repo / "b.py").write_text("y = 1\nz = 2\n")  # uncommitted: counted too
     assert tool.changed_lines("HEAD~1", ["a.py", "b.py"], repo) == {"a.py": {3, 7, 8}, "b.py": {2}}
     assert tool.changed_lines("HEAD", ["a.py"], repo) == {}
+
+
+def test_annotations_are_skipped_only_where_they_are_never_evaluated(tmp_path):
+    """A mutant inside an annotation counts as equivalent because every target postpones its
+    annotations; the spans cover parameters, return types and annotated names, not the code beside them."""
+    for target in TARGETS:
+        assert "from __future__ import annotations" in (ROOT / target.path).read_text(), target.path
+    module = tmp_path / "m.py"
+    module.write_text("def f(a: int | None, b=1 | 2) -> str | None:\n    x: int | None = a | b\n    return x\n")
+    spans = tool.annotation_spans(module)
+
+    def covered(line: int, col: int) -> bool:
+        return any(low <= (line, col) < high for low, high in spans)
+
+    source = module.read_text().splitlines()
+    assert covered(1, source[0].index("int | None"))
+    assert covered(1, source[0].index("str | None"))
+    assert not covered(1, source[0].index("1 | 2"))
+    assert covered(2, source[1].index("int | None"))
+    assert not covered(2, source[1].index("a | b"))
