@@ -112,7 +112,9 @@ def test_annotations_are_skipped_only_where_they_are_never_evaluated(tmp_path):
     for target in TARGETS:
         assert "from __future__ import annotations" in (ROOT / target.path).read_text(), target.path
     module = tmp_path / "m.py"
-    module.write_text("def f(a: int | None, b=1 | 2) -> str | None:\n    x: int | None = a | b\n    return x\n")
+    module.write_text(
+        "def f(a: int | None, b=1 | 2) -> str | None:\n    x: int | None = a | b\n    return x\n"
+    )
     spans = tool.annotation_spans(module)
 
     def covered(line: int, col: int) -> bool:
