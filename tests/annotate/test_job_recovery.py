@@ -388,3 +388,32 @@ def test_one_researchers_jobs_cannot_hold_the_queue(ada, queue, settings):
     # a running job counts as in flight too
     Job.objects.filter(pk=adas[1].pk).update(status=Job.Status.RUNNING, heartbeat=timezone.now())
     assert sweeper.sweep().sent == []
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit: sent at once, as in a request
+def test_a_sweep_sends_the_jobs_waiting_behind_one_it_holds(ada, queue, settings):
+    """A job whose owner has no room is held and skipped, not a stop: another owner's job that waits
+    behind it (older first) is sent in the same sweep."""
+    settings.HATLAB_JOBS_PER_OWNER = 1
+    bob = make_user("bob", RESEARCHER_GROUP)
+    rows = []
+    for owner, key in ((ada, "ada-0"), (ada, "ada-1"), (bob, "bob-0")):
+        row = Job.objects.create(kind="k", key=key, created_by=owner)
+        dispatch.dispatch(row, jobs.train_model, "cpu")
+        rows.append(row)
+    _, held, waiting = rows
+    # Bob's job never reached the broker; both wait past the grace, hers first
+    Job.objects.filter(pk=waiting.pk).update(sent=None)
+    Job.objects.filter(pk__in=[held.pk, waiting.pk]).update(updated=timezone.now() - timedelta(seconds=6))
+    done = sweeper.sweep()
+    assert done.sent == [waiting.pk] and done.unsent == []
+    assert Job.objects.get(pk=held.pk).sent is None
+    assert queued_ids(queue)[-1] == dispatch.task_id(waiting.pk)
+
+
+def test_the_sweep_job_runs_as_the_beat_sends_it(queue):
+    """The beat's sweep task takes no argument and is not a retried (bound) task: run as a worker runs
+    it, it returns what it did."""
+    result = sweeper.sweep_jobs.apply()
+    assert result.successful(), result.traceback
+    assert result.get() == {"lost": [], "sent": [], "unsent": []}
