@@ -300,6 +300,10 @@ def run_target(
     ]
     if not pending:
         return
+    if deadline is not None and time.monotonic() > deadline:  # not even the unmutated run: over budget
+        over = WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output="over budget")
+        db.set_multiple_results([i.job_id for i in pending], over)
+        return
     seconds = baseline(target, first)
     timeout = max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * seconds)
     print(
