@@ -417,3 +417,14 @@ def test_the_sweep_job_runs_as_the_beat_sends_it(queue):
     result = sweeper.sweep_jobs.apply()
     assert result.successful(), result.traceback
     assert result.get() == {"lost": [], "sent": [], "unsent": []}
+
+
+def test_a_jobs_history_keeps_its_last_twenty_events_oldest_first():
+    """Each event is appended with its time; past twenty the oldest drop off, so a job retried for days
+    keeps a short history that ends with what happened last."""
+    row = Job(kind="k", key="history", events=[])
+    at = timezone.now()
+    for n in range(25):
+        row.events = dispatch.event(row, f"event {n}", at + timedelta(seconds=n))
+    assert [e["event"] for e in row.events] == [f"event {n}" for n in range(5, 25)]
+    assert row.events[-1]["at"] == (at + timedelta(seconds=24)).isoformat(timespec="seconds")
