@@ -428,3 +428,22 @@ def test_a_jobs_history_keeps_its_last_twenty_events_oldest_first():
         row.events = dispatch.event(row, f"event {n}", at + timedelta(seconds=n))
     assert [e["event"] for e in row.events] == [f"event {n}" for n in range(5, 25)]
     assert row.events[-1]["at"] == (at + timedelta(seconds=24)).isoformat(timespec="seconds")
+
+
+def test_only_a_queued_job_with_a_task_that_was_never_sent_is_unsent(settings):
+    """A job waits for the broker only while it is queued, has a task and was not sent: past the grace
+    or after a failed send. A running or finished job, a row with no task, or a sent job never does."""
+    old = timezone.now() - timedelta(seconds=settings.HATLAB_JOB_SEND_GRACE_S + 1)
+
+    def job(**fields) -> Job:
+        given = {"status": Job.Status.QUEUED, "task": "annotate.jobs.train", "sent": None, "updated": old}
+        return Job(kind="k", key="unsent", **{**given, **fields})
+
+    assert dispatch.unsent(job())
+    assert dispatch.unsent(job(updated=timezone.now(), message=dispatch.QUEUE_DOWN_NOTE))
+    assert not dispatch.unsent(job(updated=timezone.now()))  # dispatched just now: about to be sent
+    for status in (Job.Status.RUNNING, Job.Status.DONE):
+        assert not dispatch.unsent(job(status=status))
+        assert not dispatch.unsent(job(status=status, task=""))
+    assert not dispatch.unsent(job(task=""))
+    assert not dispatch.unsent(job(sent=timezone.now()))
