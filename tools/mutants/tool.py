@@ -12,9 +12,9 @@ results), each mutant run against its module's tests in a temporary copy of the 
 ``--changed`` compares the working tree with the merge base of ``origin/main`` (or with ``HEAD~1`` when
 that base is ``HEAD`` itself, as in a clone of main); ``--base REF`` names another. When the change touches
 no target's lines, ``--fallback-sample N`` runs N mutants drawn with a seed (printed; the HEAD commit's unless
-``--seed``). A mutant survives when its tests pass; a timeout counts as killed. Survivors listed in
-``equivalent.md`` beside this file (module, operator, source line) are equivalent; any other survivor fails
-the run (exit 1). ``--sessions DIR`` keeps Cosmic Ray's session databases, so a later run with the same
+``--seed``); its survivors are reported, not a failure, as they predate the change. A mutant survives when
+its tests pass; a timeout counts as killed. Survivors listed in ``equivalent.md`` beside this file (module,
+operator, source line) are equivalent; any other survivor fails the run (exit 1). ``--sessions DIR`` keeps Cosmic Ray's session databases, so a later run with the same
 DIR resumes (and ``--retry-survivors`` runs the survivors again, after new tests).
 """
 
@@ -405,6 +405,7 @@ def choose(
     sample = args.sample
     if args.changed and not chosen and args.fallback_sample:
         sample = args.fallback_sample
+        args.fell_back = True
         chosen = {}
         for target in targets:
             with use_db(str(session_items(target, tree, sessions))) as db:
@@ -511,7 +512,18 @@ def main(argv: list[str] | None = None) -> int:
     if not outcomes:
         print("no mutant to run: the change touched no target's lines")
     bad = summary["total"]["survived"] + summary["total"]["error"]
+    if bad and fallback_only(args):
+        print(
+            "the change touched no target's lines: the sample's survivors are reported, not a failure "
+            "(they are older than this change)"
+        )
+        return 0
     return 1 if bad else 0
+
+
+def fallback_only(args: argparse.Namespace) -> bool:
+    """Whether this run is ``--changed``'s fallback sample (the change touched no target's lines)."""
+    return bool(args.changed and getattr(args, "fell_back", False))
 
 
 def as_json(o: Outcome) -> dict:
