@@ -126,3 +126,11 @@ def test_annotations_are_skipped_only_where_they_are_never_evaluated(tmp_path):
     assert not covered(1, source[0].index("1 | 2"))
     assert covered(2, source[1].index("int | None"))
     assert not covered(2, source[1].index("a | b"))
+
+
+def test_only_a_changed_runs_fallback_sample_reports_survivors_without_failing():
+    from argparse import Namespace
+
+    assert tool.fallback_only(Namespace(changed=True, fell_back=True))
+    assert not tool.fallback_only(Namespace(changed=True))  # mutants on changed lines: a gate
+    assert not tool.fallback_only(Namespace(changed=False, fell_back=True))
