@@ -30,7 +30,7 @@ SQLITE_TESTS := tests/annotate/test_assignment.py tests/annotate/test_submission
 PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
 TEST_URL = url='$(TEST_DATABASE_URL)'; [ -n "$$url" ] || url=$$(sed -n 's/^HATLAB_TEST_DATABASE_URL=//p' $(TEST_ENV_FILE))
 
-.PHONY: demo test test-postgres test-sqlite mutants install install-dev tools services frontend lint typecheck bench lock clean
+.PHONY: demo test test-postgres test-sqlite mutants mutants-tool mutants-changed install install-dev tools services frontend lint typecheck bench lock clean
 
 # One venv; the lock it was last installed from is recorded by a stamp. --no-deps: the lock lists everything.
 $(VENV)/.installed-%: requirements/%.lock pyproject.toml
@@ -80,6 +80,23 @@ test-postgres: install-dev
 # Hand-made mutants of the hand-out, submission, agreement and forced-choice code: each must be killed.
 mutants: install-dev
 	$(TEST_URL); DATABASE_URL=$$url HATLAB_TEST_RUN=mutants$$$$ $(PY) tools/mutants/run.py
+
+# Mutation testing by a tool (Cosmic Ray's operators, tools/mutants/tool.py) over the modules of
+# tools/mutants/targets.py, each mutant against its module's tests: every mutant is hours on two cores, so
+# narrow it with MUTANTS_ARGS (--module PATH, --per-module N --seed S, --sessions DIR to resume).
+MUTANTS_ARGS   ?=
+# mutants-changed: only the mutants on the lines this change touched (against the merge base with
+# origin/main, else HEAD~1), at most MUTANTS_BUDGET seconds; a change that touches no target's lines runs a
+# sample of MUTANTS_SAMPLE drawn with MUTANTS_SEED (fixed, so the check does not flip from commit to commit).
+MUTANTS_BUDGET ?= 300
+MUTANTS_SAMPLE ?= 4
+MUTANTS_SEED   ?= 32
+mutants-tool: install-dev
+	$(TEST_URL); DATABASE_URL=$$url HATLAB_TEST_RUN=mutanttool$$$$ $(PY) tools/mutants/tool.py $(MUTANTS_ARGS)
+
+mutants-changed: install-dev
+	$(TEST_URL); DATABASE_URL=$$url HATLAB_TEST_RUN=mutantchanged$$$$ $(PY) tools/mutants/tool.py --changed \
+	  --budget $(MUTANTS_BUDGET) --fallback-sample $(MUTANTS_SAMPLE) --seed $(MUTANTS_SEED) $(MUTANTS_ARGS)
 
 # The demo's database: the same modules on SQLite, less the few that are PostgreSQL-only by design.
 test-sqlite: install-dev

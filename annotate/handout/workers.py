@@ -167,18 +167,6 @@ def session_seat(request, study_uid) -> Seat | None:
     return session_seats(request).get(str(study_uid))
 
 
-def session_worker_id(request, study_uid) -> int | None:
-    """The primary key of this browser's worker in the study ``study_uid``, if any."""
-    seat = session_seat(request, study_uid)
-    return None if seat is None else seat.worker_id
-
-
 def session_worker_ids(request) -> set[int]:
     """The primary keys of all workers this browser acts as (one per study at most)."""
     return {seat.worker_id for seat in session_seats(request).values()}
-
-
-def current_worker(request, study) -> Worker | None:
-    """This browser's worker in ``study``, or ``None``."""
-    pk = session_worker_id(request, study.uid)
-    return None if pk is None else Worker.objects.filter(pk=pk).first()

@@ -216,3 +216,14 @@ def test_each_platform_unit_holds_its_own_open_assignment(study):
     assert next_assignment(study, worker, ref="A2").pk == second.pk
     units = dict(Assignment.objects.filter(worker=worker).values_list("pk", "provider_assignment_id"))
     assert units == {first.pk: "A1", second.pk: "A2"}
+
+
+def test_a_confirmed_workers_progress_counts_their_answers_from_every_unit(study):
+    """A confirmed worker's answers are theirs whatever platform unit (MTurk assignment) they came
+    through, so their share counts them all, under any unit."""
+    confirmed = make_worker("confirmed")
+    for ref in ("A1", "A2"):
+        answer(next_assignment(study, confirmed, ref=ref), confirmed)
+    assert worker_progress(study, confirmed.pk, "A2")["done"] == 2
+    assert worker_progress(study, confirmed.pk, "A3")["done"] == 2
+    assert worker_progress(study, confirmed.pk)["done"] == 2

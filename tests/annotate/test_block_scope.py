@@ -12,8 +12,8 @@ from django.apps import apps as live_apps
 
 from annotate.crowd import blocks
 from annotate.handout.assignment import WorkerBlocked, next_assignment
-from annotate.models import ChangeLog, QualityPolicy, Worker, WorkerBlock, WorkerTrust
-from annotate.quality.exclusion import is_blocked
+from annotate.models import ChangeLog, QualityPolicy, Study, Worker, WorkerBlock, WorkerTrust
+from annotate.quality.exclusion import is_blocked, owner_of
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import answer, crowd_study, golds, ordinary
 
@@ -47,6 +47,32 @@ def test_a_block_holds_in_the_blockers_studies_only(two_labs, researcher, client
         next_assignment(a2, worker)
     assert next_assignment(b1, worker) is not None  # B's study still hands the worker items
     assert Worker.objects.get(pk=worker.pk).status == Worker.Status.ACTIVE  # no site-wide block
+
+
+def test_a_block_holds_for_a_slim_copy_of_the_study_too(two_labs, researcher, client):
+    """The submission path reads a slim copy of the study (no owner loaded): the owner is read from the
+    database for it, so the block holds there as on the full row, and only in the blocker's studies."""
+    a1, a2, b1, worker = two_labs
+    client.force_login(researcher)
+    assert action(client, a1, worker, "block").status_code == 302
+    slim_a2, slim_b1 = (Study.objects.only("id").get(pk=s.pk) for s in (a2, b1))
+    slim_a2.owner_id = slim_b1.owner_id = None
+    assert owner_of(slim_a2) == researcher.pk and owner_of(a2) == researcher.pk
+    assert is_blocked(slim_a2, worker.pk)
+    assert not is_blocked(slim_b1, worker.pk)
+
+
+def test_a_researchers_unblock_lifts_the_block_in_all_their_studies(two_labs, researcher, client):
+    """A person's unblock is their choice: it lifts the owner's block even where another of their studies
+    had blocked the worker too (a re-grade would leave that one standing)."""
+    a1, a2, b1, worker = two_labs
+    client.force_login(researcher)
+    assert action(client, a1, worker, "block").status_code == 302
+    WorkerTrust.objects.update_or_create(study=a2, worker=worker, defaults={"blocked": True})
+    assert action(client, a1, worker, "unblock").status_code == 302
+    assert not is_blocked(a1, worker.pk) and not is_blocked(a2, worker.pk)
+    assert not WorkerTrust.objects.filter(worker=worker, blocked=True).exists()
+    assert next_assignment(a2, worker) is not None
 
 
 def test_another_researcher_cannot_lift_the_block(two_labs, researcher, other_researcher, client):

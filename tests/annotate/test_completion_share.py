@@ -16,10 +16,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from annotate.crowd import completion
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import Backoff
 from annotate.crowd.providers.prolific import client as prolific_client
-from annotate.models import Assignment, Item, Publication
+from annotate.models import Assignment, Item, Publication, Study
 from tests.annotate.conftest import make_worker
 from tests.annotate.crowd_helpers import MTURK_CONFIG, PROLIFIC_CONFIG, answer, answer_of, crowd_study
 from tests.annotate.fake_prolific import FakeProlific
@@ -135,3 +136,56 @@ def test_no_code_to_sessions_prolific_has_not_confirmed(researcher, prolific):
     real = entered[2]
     assert code in real.done_page()
     assert real.next()["completion"]["code"] == code
+
+
+@pytest.mark.parametrize(
+    ("done", "total", "finished"),
+    [(0, 0, False), (1, 1, True), (2, 2, True), (0, 1, False), (1, 2, False), (3, 2, True)],
+    ids=["no-items", "one-of-one", "two-of-two", "none-of-one", "one-of-two", "more-than-share"],
+)
+def test_a_share_is_done_only_when_every_item_of_it_is_answered(done, total, finished):
+    """A study (or share) with no item owes nobody a code; otherwise the worker's own answers must reach
+    their share, one item short is not done, and a single-item share is done by its one answer."""
+    assert completion.share_done({"done": done, "total": total}) is finished
+
+
+@pytest.mark.parametrize(
+    ("status", "nothing_left", "state", "says"),
+    [
+        ("finished", False, "closed", "This study has ended, so there is no completion code."),
+        ("finished", True, "closed", "This study has ended, so there is no completion code."),
+        ("running", True, "full", "Every item is being worked on or is finished; please come back later."),
+        ("running", False, "unfinished", "Go back to the task to continue; the completion code comes when"),
+    ],
+)
+def test_an_unfinished_worker_is_told_why_there_is_no_code(status, nothing_left, state, says):
+    """Each reason for no code has its own words, after what the worker answered so far."""
+    study = Study(status=status)
+    progress = {"done": 1, "total": 3}
+    assert completion.left_state(study, nothing_left) == state
+    message = completion.left_message(study, progress, nothing_left)
+    assert message.startswith("You have answered 1 of 3 items. ") and says in message
+    others = {"closed": "has ended", "full": "Every item", "unfinished": "Go back"}
+    assert [word for key, word in others.items() if key != state and word in message] == []
+
+
+def test_a_confirmed_participant_gets_the_code_without_asking_prolific_again(
+    researcher, prolific, monkeypatch
+):
+    """A session Prolific confirmed at entry is vouched for: when the share is done the code is shown on
+    the API and the done page even while Prolific is down, and no reconciliation is queued for them."""
+    queued = []
+    monkeypatch.setattr("annotate.crowd.completion.reconcile_soon", queued.append)
+    study = crowd_study(researcher, "prolific", dict(PROLIFIC_CONFIG), n=2, annotators_per_item=5)
+    [publication] = get_provider("prolific").publish(study, "b1")
+    code = publication.details["completion_code"]
+    worker = prolific_entry(prolific, study, publication, "pconfirmed")
+    worker.answer_one()
+    prolific.fail_next("GET", SESSION, status=503)  # down when the share is done: not asked again
+    last = worker.answer_one()
+    assert last["progress"] == {"done": 2, "total": 2}
+    assert last["completion"]["finished"] is True and last["completion"]["state"] == "done"
+    assert code in json.dumps(last)
+    prolific.fail_next("GET", SESSION, status=503)
+    assert code in worker.done_page()
+    assert queued == []

@@ -7,7 +7,7 @@ import uuid
 from collections import Counter, defaultdict
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from annotate.handout.assignment import next_assignment
 from annotate.handout.submission import submit
@@ -121,3 +121,37 @@ def test_a_submission_sent_twice_at_once_is_stored_once():
     assert len({r.response_id for r in results}) == 1
     assert Response.objects.filter(assignment=a).count() == 1
     assert Item.objects.get(pk=a.item_id).responses_done == 1
+
+
+def test_a_worker_waits_for_an_overflow_item_another_request_holds_instead_of_being_told_nothing_is_left():
+    """One item, one annotator per item, held by a worker the platform has not confirmed: a confirmed
+    worker may take the overflow slot. While another request holds the item's row lock, the confirmed
+    worker's request waits for it and gets the slot; it is never told the study has nothing left."""
+    owner = make_user("owner-overflow")
+    study = make_study(
+        owner, make_dataset(owner, n=1, name="overflow"), annotators_per_item=1, name="overflow"
+    )
+    assert next_assignment(study, make_worker("unconfirmed"), ref="P1", provisional=True) is not None
+    item = Item.objects.get(study=study)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=item.pk)
+                locked.set()
+                release.wait(20)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    assert locked.wait(20)
+    timer = threading.Timer(1.0, release.set)
+    timer.start()
+    try:
+        got = next_assignment(study, make_worker("confirmed"))
+    finally:
+        release.set()
+        holder.join(30)
+    assert got is not None and got.item_id == item.pk and got.slot == 1

@@ -17,7 +17,7 @@ from annotate.exports import tables as exports
 from annotate.exports.tables import UnknownExport, item_rows, response_rows, stream
 from annotate.handout.assignment import next_assignment
 from annotate.handout.submission import submit
-from annotate.models import Document
+from annotate.models import Document, WorkerTrust
 from tests.annotate.conftest import make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -103,6 +103,18 @@ def test_response_rows_are_anonymised(answered):
     assert first["label"] == "positive" and first["map"][:3] == [1, 1, 0]
     assert (first["read_ms"], first["answer_ms"], first["gold_passed"]) == (1000, 500, None)
     assert first["document"].startswith("demo-")
+
+
+def test_response_rows_carry_each_workers_trust_to_four_places(answered):
+    """A worker's trust goes with each of their answers, rounded to four decimal places, with its status;
+    a worker with no trust row has none."""
+    study, workers, _ = answered
+    WorkerTrust.objects.create(study=study, worker=workers[0], trust=2 / 3, status="trusted")
+    rows = list(response_rows(study))
+    first = [r for r in rows if r["worker"] == workers[0].pseudonym_for(study.owner_id)]
+    second = [r for r in rows if r["worker"] == workers[1].pseudonym_for(study.owner_id)]
+    assert [(r["trust"], r["trust_status"]) for r in first] == [(0.6667, "trusted")] * 2
+    assert [(r["trust"], r["trust_status"]) for r in second] == [(None, "")] * 2
 
 
 def test_item_rows_have_cam_and_sam(answered):

@@ -388,3 +388,62 @@ def test_one_researchers_jobs_cannot_hold_the_queue(ada, queue, settings):
     # a running job counts as in flight too
     Job.objects.filter(pk=adas[1].pk).update(status=Job.Status.RUNNING, heartbeat=timezone.now())
     assert sweeper.sweep().sent == []
+
+
+@pytest.mark.django_db(transaction=True)  # autocommit: sent at once, as in a request
+def test_a_sweep_sends_the_jobs_waiting_behind_one_it_holds(ada, queue, settings):
+    """A job whose owner has no room is held and skipped, not a stop: another owner's job that waits
+    behind it (older first) is sent in the same sweep."""
+    settings.HATLAB_JOBS_PER_OWNER = 1
+    bob = make_user("bob", RESEARCHER_GROUP)
+    rows = []
+    for owner, key in ((ada, "ada-0"), (ada, "ada-1"), (bob, "bob-0")):
+        row = Job.objects.create(kind="k", key=key, created_by=owner)
+        dispatch.dispatch(row, jobs.train_model, "cpu")
+        rows.append(row)
+    _, held, waiting = rows
+    # Bob's job never reached the broker; both wait past the grace, hers first
+    Job.objects.filter(pk=waiting.pk).update(sent=None)
+    Job.objects.filter(pk__in=[held.pk, waiting.pk]).update(updated=timezone.now() - timedelta(seconds=6))
+    done = sweeper.sweep()
+    assert done.sent == [waiting.pk] and done.unsent == []
+    assert Job.objects.get(pk=held.pk).sent is None
+    assert queued_ids(queue)[-1] == dispatch.task_id(waiting.pk)
+
+
+def test_the_sweep_job_runs_as_the_beat_sends_it(queue):
+    """The beat's sweep task takes no argument and is not a retried (bound) task: run as a worker runs
+    it, it returns what it did."""
+    result = sweeper.sweep_jobs.apply()
+    assert result.successful(), result.traceback
+    assert result.get() == {"lost": [], "sent": [], "unsent": []}
+
+
+def test_a_jobs_history_keeps_its_last_twenty_events_oldest_first():
+    """Each event is appended with its time; past twenty the oldest drop off, so a job retried for days
+    keeps a short history that ends with what happened last."""
+    row = Job(kind="k", key="history", events=[])
+    at = timezone.now()
+    for n in range(25):
+        row.events = dispatch.event(row, f"event {n}", at + timedelta(seconds=n))
+    assert [e["event"] for e in row.events] == [f"event {n}" for n in range(5, 25)]
+    assert row.events[-1]["at"] == (at + timedelta(seconds=24)).isoformat(timespec="seconds")
+
+
+def test_only_a_queued_job_with_a_task_that_was_never_sent_is_unsent(settings):
+    """A job waits for the broker only while it is queued, has a task and was not sent: past the grace
+    or after a failed send. A running or finished job, a row with no task, or a sent job never does."""
+    old = timezone.now() - timedelta(seconds=settings.HATLAB_JOB_SEND_GRACE_S + 1)
+
+    def job(**fields) -> Job:
+        given = {"status": Job.Status.QUEUED, "task": "annotate.jobs.train", "sent": None, "updated": old}
+        return Job(kind="k", key="unsent", **{**given, **fields})
+
+    assert dispatch.unsent(job())
+    assert dispatch.unsent(job(updated=timezone.now(), message=dispatch.QUEUE_DOWN_NOTE))
+    assert not dispatch.unsent(job(updated=timezone.now()))  # dispatched just now: about to be sent
+    for status in (Job.Status.RUNNING, Job.Status.DONE):
+        assert not dispatch.unsent(job(status=status))
+        assert not dispatch.unsent(job(status=status, task=""))
+    assert not dispatch.unsent(job(task=""))
+    assert not dispatch.unsent(job(sent=timezone.now()))

@@ -625,7 +625,10 @@ def test_human_rows_come_from_highlight_responses(user, dataset):
     assert rows[0].levels == [10, 10, 0] and rows[0].label == "pos"
     assert rows[2].levels == [10, 0, 0]  # CAM
     assert rows[3].levels == [10, 10, 0]  # SAM
-    assert all("w0" not in r.name for r in rows)  # pseudonyms only
+    # pseudonyms only (a random pseudonym may contain "w0" by chance: compare whole names)
+    workers = Worker.objects.filter(external_id__in=["w0", "w1"]).order_by("external_id")
+    assert [r.name for r in rows[:2]] == [f"annotator {w.pseudonym_for(user.pk)}" for w in workers]
+    assert not {r.name.removeprefix("annotator ") for r in rows} & {"w0", "w1"}
 
 
 def test_row_progress_is_throttled_and_never_goes_back(user, dataset):

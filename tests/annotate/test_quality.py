@@ -185,6 +185,26 @@ def test_submission_hook_blocks_locally_at_once(study):
     assert on_response_stored(answer(study, make_worker("x"), ordinary(study)[0])).blocked == []
 
 
+def test_submission_hook_touches_trust_only_for_a_verified_gold_answer(study, django_assert_num_queries):
+    """Only a graded gold answer that is verified moves trust: an ordinary answer (verified or not) and a
+    provisional gold answer cost the hook no query; the verified gold answer refreshes and blocks."""
+    QualityPolicy.objects.create(study=study, block_mode="platform", min_golds=1)
+    worker = make_worker("w")
+    plain = answer(study, worker, ordinary(study)[0])
+    provisional = answer(study, worker, golds(study)[0], correct=False)
+    Response.objects.filter(pk=provisional.pk).update(verification=Response.Verification.PROVISIONAL)
+    plain, provisional = (Response.objects.select_related("study").get(pk=r.pk) for r in (plain, provisional))
+    assert plain.gold_passed is None and plain.verification == Response.Verification.VERIFIED
+    assert provisional.gold_passed is False
+    with django_assert_num_queries(0):
+        assert on_response_stored(plain).blocked == []
+        assert on_response_stored(provisional).blocked == []
+    assert not exclusion.is_blocked(study, worker.pk)
+    Response.objects.filter(pk=provisional.pk).update(verification=Response.Verification.VERIFIED)
+    verified = Response.objects.select_related("study").get(pk=provisional.pk)
+    assert on_response_stored(verified).blocked == [worker.pk]
+
+
 # --- gold review ------------------------------------------------------------------------------------
 
 

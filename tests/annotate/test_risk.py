@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotate.handout.assignment import next_assignment
 from annotate.handout.page_tokens import SLACK_S, page_token, page_token_valid
 from annotate.handout.submission import submit
-from annotate.models import Response, Worker, WorkerTrust
+from annotate.models import Item, Response, Worker, WorkerTrust
 from annotate.quality import exclusion, risk
 from annotate.quality.policy import policy_for
 from annotate.tasks import get_kind
@@ -55,6 +55,13 @@ def test_page_token_holds_only_for_its_item_study_worker_and_time():
     assert not valid(signing.dumps([str(study), 7], salt="hatlab.page"))
     for junk in (None, "", 12, True, {"page": True}):
         assert not valid(junk)
+    # signed with this very salt but not of a page token's shape (three values, a mapping, a time that
+    # is no number): refused, never an error
+    salt = "hatlab.page.item"
+    assert not valid(signing.dumps([str(study), 7, str(item)], salt=salt))
+    assert not valid(signing.dumps({"study": str(study), "worker": 7}, salt=salt))
+    assert not valid(signing.dumps([str(study), 7, str(item), "1000005"], salt=salt))
+    assert not valid(signing.dumps([str(study), 7, str(item), served, "extra"], salt=salt))
 
 
 @pytest.mark.parametrize("native", [True, False])
@@ -137,6 +144,20 @@ def test_interaction_events_counts_real_input_only():
     assert risk.interaction_events({"interaction": {"pointer": True, "keys": "9"}}) == 0
     assert risk.interaction_events({"pointer": 5}) == 0  # only the page's interaction block counts
     assert risk.interaction_events(None) == 0
+
+
+def test_answer_time_is_the_servers_interval_and_the_clients_claim_only_without_it():
+    """The server's interval from hand-out to answer wins, even a zero one (the fastest script) over a
+    client claiming seconds; a negative one (clocks out of step) is unknown, and then the client's read
+    plus answer time counts, one of them missing counting as zero; with neither, the time is unknown."""
+    handed = timezone.now()
+    assert risk._time_ms(handed, handed + timedelta(seconds=3), 9000, 9000) == 3000.0
+    assert risk._time_ms(handed, handed, 5000, 4000) == 0.0
+    assert risk._time_ms(handed, handed - timedelta(seconds=1), 5000, 4000) == 9000
+    assert risk._time_ms(None, handed, 5000, 4000) == 9000
+    assert risk._time_ms(handed, None, 5000, None) == 5000
+    assert risk._time_ms(None, None, None, 4000) == 4000
+    assert risk._time_ms(None, None, None, None) is None
 
 
 def reasons_for(n: int = 12, **arrays) -> list[risk.Reason]:
@@ -329,3 +350,21 @@ def test_gold_failures_are_a_reason(researcher):
             Response.objects.filter(worker=sloppy, item=item).update(gold_passed=False)
     reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
     assert reasons["gold"].evidence == "3 of 4 gold items failed"
+
+
+def test_a_retired_gold_item_is_no_evidence_and_neither_is_an_ordinary_one(researcher):
+    """Only golds still in use judge a worker: failures on gold items since retired are left out of the
+    gold reason, and an ordinary item's answer is never a gold pass or failure."""
+    study = crowd_study(researcher, n=8, gold_every=2, annotators_per_item=3)
+    sloppy = make_worker("sloppy")
+    for item in golds(study):
+        answered(study, sloppy, item, seconds=60, signals=HUMAN)
+    for item in ordinary(study):
+        answered(study, sloppy, item, seconds=60, signals=HUMAN)
+    Response.objects.filter(worker=sloppy, item__is_gold=True).update(gold_passed=False)
+    Response.objects.filter(worker=sloppy, item__is_gold=False).update(gold_passed=True)
+    reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
+    assert reasons["gold"].evidence == "4 of 4 gold items failed"
+    Item.objects.filter(pk__in=[g.pk for g in golds(study)[:3]]).update(retired=True)
+    reasons = {r.code: r for r in risk.study_risks(study)[sloppy.pk].reasons}
+    assert reasons["gold"].evidence == "1 of 1 gold items failed"

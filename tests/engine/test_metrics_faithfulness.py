@@ -224,6 +224,14 @@ def test_bad_input_names_the_method_and_text():
         faithfulness(bundle, ["great food"], {"m": [[1.0, float("nan")]]})
 
 
+@pytest.mark.parametrize("bins", [(0.0, 0.5), (-0.1,), (0.5, 1.5), (1.01,), ()])
+def test_bins_are_fractions_of_the_text_in_zero_to_one(bins):
+    """A bin is a fraction of the text's words in (0, 1]: none, a zero or negative one, or one past the
+    whole text is refused naming the bins."""
+    with pytest.raises(ValueError, match=r"bins must be fractions in \(0, 1\]"):
+        faithfulness(linear_bundle(), ["great food"], {"m": [[1.0, 2.0]]}, bins=bins)
+
+
 def test_faithfulness_command(trained, tmp_path, capsys):
     _, folder = trained
     records = reviews(12, seed=4)

@@ -8,6 +8,7 @@ from scipy.stats import mannwhitneyu, ttest_rel, wilcoxon
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
+from explain_engine.metrics import forced_choice
 from explain_engine.metrics.forced_choice import (
     NO_PREFERENCE,
     answer_categories,
@@ -113,3 +114,26 @@ def test_categories_and_fleiss_kappa_with_and_without_confidence():
         assert out[key].value == pytest.approx(sm_fleiss(aggregate_raters(table, n_cat=len(cats))[0]))
         assert out[key].n == 120
     assert out["without_confidence"].value > out["with_confidence"].value
+
+
+def test_no_preference_sits_between_the_options_with_and_without_confidence():
+    """The answer scale runs from the first option to the second with "no preference" in the middle
+    (tasks 1-2: five categories with confidence, three without); task 3 has none."""
+    assert category_set(["A", "B"], True, False) == ["A", NO_PREFERENCE, "B"]
+    assert category_set(["A", "B"], True, True) == [
+        "A confident",
+        "A unconfident",
+        NO_PREFERENCE,
+        "B confident",
+        "B unconfident",
+    ]
+    assert category_set(["A", "B"], False, False) == ["A", "B"]
+
+
+def test_two_paired_texts_are_enough_for_the_paired_test():
+    """Two methods scored on the same two texts are compared by the paired test asked for; the unpaired
+    fallback (Mann-Whitney) is for methods with fewer than two texts in common."""
+    best, other = {"t1": 0.9, "t2": 0.7}, {"t1": 0.2, "t2": 0.1}
+    for test in ("ttest", "wilcoxon"):
+        assert forced_choice._compare(best, other, test)[1] == test
+    assert forced_choice._compare({"t1": 0.9}, {"t1": 0.2, "t3": 0.1}, "ttest")[1] == "mannwhitney"
