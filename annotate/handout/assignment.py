@@ -58,7 +58,7 @@ from annotate.infra.sql import Prepared
 from annotate.models import Assignment, Item, Study, Worker, WorkerBlock
 from annotate.quality.gold_mixing import gold_wanted
 from annotate.tasks import get_kind
-from annotate.tasks.base import GOLD_RATE_KEY, TaskKind
+from annotate.tasks.base import GOLD_RATE_KEY, REDUNDANCY_KEY, TaskKind
 
 ASSIGNED = Assignment.Status.ASSIGNED
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -204,7 +204,10 @@ def _handed(study: Study, assignment: Assignment, found: tuple):
     """``(assignment, progress)`` for an assignment just made on the candidate ``found``."""
     item_id, _, payload, is_gold, done = found
     assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
-    return assignment, {"done": done, "total": worker_share(study)}
+    return assignment, {
+        "done": done,
+        "total": worker_total(study, assignment.worker_id, done, assignment.provider_assignment_id),
+    }
 
 
 def _overflow(
@@ -576,10 +579,30 @@ def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
     )
 
 
+def worker_total(study: Study, worker_id: int, done: int, ref: str = "") -> int:
+    """The ``q`` of a worker's "item i of q", who submitted ``done`` answers: :func:`worker_share`; in an
+    adaptive study (:mod:`annotate.quality.redundancy`) no more than they will be given: their answers, the
+    item they hold and, under the kind's share rule, the items still collecting answers that they were not
+    given (an item that stopped before the worker reached it is not theirs to count)."""
+    share = worker_share(study)
+    if ((study.config or {}).get(REDUNDANCY_KEY) or {}).get("mode") != "adaptive":
+        return share
+    theirs = Assignment.objects.filter(study_id=study.pk, worker_id=worker_id).exclude(status=RELEASED)
+    held = theirs.filter(status=ASSIGNED, provider_assignment_id=ref).count()
+    open_items = (
+        Item.objects.filter(study_id=study.pk, retired=False, stop_reason="")
+        .exclude(pk__in=theirs.values("item_id"))
+        .exclude(pk__in=kind_excluded_items(study, worker_id))
+    )
+    documents = list(open_items.values_list("document_id", flat=True))
+    return min(share, done + held + get_kind(study.kind).worker_share(study, documents))
+
+
 def worker_progress(study: Study, worker_id: int, ref: str = "") -> dict[str, int]:
     """``{"done": answers the seat of ``worker_id`` under ``ref`` submitted (its own: see :func:`_own`),
-    "total": items they may answer at most}``."""
-    return {"done": _submitted_count(study.pk, worker_id, ref), "total": worker_share(study)}
+    "total": items they may answer at most (:func:`worker_total`)}``."""
+    done = _submitted_count(study.pk, worker_id, ref)
+    return {"done": done, "total": worker_total(study, worker_id, done, ref)}
 
 
 def held_assignment(study: Study, worker_id: int, ref: str = "") -> Assignment | None:

@@ -370,3 +370,41 @@ def test_a_provisional_answer_stops_nothing_until_the_platform_verifies_it(resea
     on_verification_changed(study, [unconfirmed.pk])
     item.refresh_from_db()
     assert item.stop_reason.startswith("label_share 1.000 >= 0.9 at 3 answers")
+
+
+def test_a_workers_q_counts_only_the_items_they_will_be_given(researcher):
+    """ "Item i of q" in an adaptive study: a newcomer's q leaves out the items that stopped before they came
+    (two of three here); a worker keeps the items they answered in it; a fixed study's q is every item, and
+    ``max_items_per_worker`` still caps it."""
+    from annotate.handout.assignment import next_with_progress, worker_progress
+    from annotate.handout.assignment import worker_share as share
+
+    study = adaptive_study(researcher)
+    first, second, newcomer = make_worker("q1"), make_worker("q2"), make_worker("q3")
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 3}
+    for label in ("positive", "positive", "positive"):
+        answer(study, first, label)
+    for label in ("positive", "positive", "negative"):
+        answer(study, second, label)
+    stopped = Item.objects.filter(study=study).exclude(stop_reason="").count()
+    assert stopped == 2
+    assert worker_progress(study, first.pk) == {"done": 3, "total": 3}
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}
+    assignment, progress = next_with_progress(study, newcomer.pk)
+    assert assignment is not None and progress == {"done": 0, "total": 1}
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}  # the one they hold
+    ans, timings = good_answer(assignment.item, "negative")
+    submit(assignment.uid, {newcomer.pk}, uuid.uuid4(), ans, timings)
+    assert worker_progress(study, newcomer.pk) == {"done": 1, "total": 1}
+
+    fixed = create_study(researcher, {"name": "fixed", "dataset": study.dataset_id, "kind": "highlight",
+                                      "config": {}, "annotators_per_item": 2})  # fmt: skip
+    start_study(fixed)
+    for worker in (first, second):
+        for _ in range(3):
+            answer(fixed, worker, "positive")
+    assert worker_progress(fixed, newcomer.pk) == {"done": 0, "total": 3} and share(fixed) == 3
+    capped = adaptive_study(researcher, name="capped")
+    capped.config["max_items_per_worker"] = 2
+    capped.save(update_fields=["config"])
+    assert worker_progress(capped, newcomer.pk) == {"done": 0, "total": 2}

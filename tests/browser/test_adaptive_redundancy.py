@@ -1,6 +1,6 @@
 """Adaptive redundancy in the browser. Highlight: three annotators answer through their invite links; the
 text the first two agree on stops at its minimum of two answers, the one they split on is handed to the third
-annotator (who never sees the stopped one and is told they are done), and the researcher's study page says
+annotator (who never sees the stopped one, counts one item to do, and is told they are done), and the researcher's study page says
 how many answers each text took and why it stopped. Sentence rating: the same with the confidence interval of
 the ratings as the rule."""
 
@@ -144,6 +144,7 @@ def test_sentence_ratings_that_agree_stop_and_split_ones_go_to_a_third_rater(
     page = context.new_page()
     start_invite(page, live_server.url + invite_path(study, make_invite(study, "rater-3")))
     page.wait_for_selector("#hatlab-app[data-state='item']")
+    assert page.locator(".ht-progress-text").text_content() == "Your item 1 of 1"
     assert page.locator("mark.rt-target").text_content() == "The plot dragged in the middle."
     page.screenshot(path=str(output_dir / "third_rater_gets_the_split_sentence.png"), full_page=True)
     page.keyboard.press("3")
@@ -241,6 +242,8 @@ def test_forced_choice_questions_that_agree_stop_at_two_and_a_split_one_gets_a_t
     page = context.new_page()
     start_invite(page, live_server.url + invite_path(study, make_invite(study, "w-3")))
     page.wait_for_selector("#hatlab-app[data-state='item']")
+    # the stopped question is not theirs to count: one question, not two
+    assert page.locator(".ht-progress-text").text_content() == "Your question 1 of 1"
     page.screenshot(path=str(output_dir / "third_worker_gets_the_split_question.png"), full_page=True)
     assert answer_question(page, study, "negative not confident").pk == split.pk  # never the stopped one
     page.wait_for_selector("#hatlab-app[data-state='done']")
