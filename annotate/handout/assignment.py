@@ -103,7 +103,9 @@ def next_assignment(
     ``item`` loaded (payload only).
     """
     worker_id = worker if isinstance(worker, int) else worker.pk
-    return next_with_progress(study, worker_id, now=now, gold=gold, ref=ref, provisional=provisional)[0]
+    return next_with_progress(
+        study, worker_id, now=now, gold=gold, ref=ref, provisional=provisional, with_progress=False
+    )[0]
 
 
 def next_with_progress(
@@ -114,9 +116,11 @@ def next_with_progress(
     gold: bool | None = None,
     ref: str = "",
     provisional: bool = False,
+    with_progress: bool = True,
 ) -> tuple[Assignment | None, dict[str, int]]:
     """:func:`next_assignment` and the worker's progress (see :func:`worker_progress`), read in the
-    same statement as the new item when there is one.
+    same statement as the new item when there is one; an adaptive study's ``total`` is read after the
+    transaction, so the item's lock is not held for it. ``with_progress=False``: no progress (``{}``).
 
     A study whose config sets ``gold_rate`` mixes its golds in at that rate when ``gold`` is not
     given (:mod:`annotate.quality.gold_mixing`); otherwise items come in queue order."""
@@ -124,7 +128,13 @@ def next_with_progress(
     if rate is not None and (gold := gold_wanted(study, worker_id, rate)) is not None:
         for wanted in (gold, not gold):  # that kind ran out: the other one, if any is left
             assignment, progress = next_with_progress(
-                study, worker_id, now=now, gold=wanted, ref=ref, provisional=provisional
+                study,
+                worker_id,
+                now=now,
+                gold=wanted,
+                ref=ref,
+                provisional=provisional,
+                with_progress=with_progress,
             )
             if assignment is not None:
                 break
@@ -142,6 +152,10 @@ def next_with_progress(
                 raise
             continue
         if outcome is not _AGAIN:
+            if not with_progress:
+                return outcome, {}
+            if progress is not None and adaptive_policy(study):
+                progress = {**progress, "total": worker_total(study, worker_id, progress["done"], ref)}
             return outcome, progress or worker_progress(study, worker_id, ref)
         wait = True
     raise RuntimeError(f"no assignment decided for worker {worker_id} after {MAX_ROUNDS} rounds")
@@ -204,10 +218,7 @@ def _handed(study: Study, assignment: Assignment, found: tuple):
     """``(assignment, progress)`` for an assignment just made on the candidate ``found``."""
     item_id, _, payload, is_gold, done = found
     assignment.item = Item(pk=item_id, study_id=study.pk, payload=payload, is_gold=is_gold)
-    return assignment, {
-        "done": done,
-        "total": worker_total(study, assignment.worker_id, done, assignment.provider_assignment_id),
-    }
+    return assignment, {"done": done, "total": worker_share(study)}
 
 
 def _overflow(
@@ -585,7 +596,7 @@ def worker_total(study: Study, worker_id: int, done: int, ref: str = "") -> int:
     item they hold and, under the kind's share rule, the items still collecting answers that they were not
     given (an item that stopped before the worker reached it is not theirs to count)."""
     share = worker_share(study)
-    if ((study.config or {}).get(REDUNDANCY_KEY) or {}).get("mode") != "adaptive":
+    if not adaptive_policy(study):
         return share
     theirs = Assignment.objects.filter(study_id=study.pk, worker_id=worker_id).exclude(status=RELEASED)
     held = theirs.filter(status=ASSIGNED, provider_assignment_id=ref).count()
@@ -594,8 +605,17 @@ def worker_total(study: Study, worker_id: int, done: int, ref: str = "") -> int:
         .exclude(pk__in=theirs.values("item_id"))
         .exclude(pk__in=kind_excluded_items(study, worker_id))
     )
-    documents = list(open_items.values_list("document_id", flat=True))
-    return min(share, done + held + get_kind(study.kind).worker_share(study, documents))
+    kind = get_kind(study.kind)
+    if type(kind).worker_share is TaskKind.worker_share:  # every item: the count alone
+        left = open_items.count()
+    else:
+        left = kind.worker_share(study, list(open_items.values_list("document_id", flat=True)))
+    return min(share, done + held + left)
+
+
+def adaptive_policy(study: Study) -> bool:
+    """Whether the study's redundancy policy is adaptive (:mod:`annotate.quality.redundancy`)."""
+    return ((study.config or {}).get(REDUNDANCY_KEY) or {}).get("mode") == "adaptive"
 
 
 def worker_progress(study: Study, worker_id: int, ref: str = "") -> dict[str, int]:
