@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotate.crowd.blocks import apply_quality
 from annotate.crowd.providers.reconcile import reconcile_study
+from annotate.crowd.release import release_unneeded
 from annotate.infra import shared_cache
 from annotate.jobs.base import job
 from annotate.jobs.dispatch import BROKER_ERRORS
@@ -44,13 +45,19 @@ def run_reconcile(study: Study) -> dict:
     Job.objects.filter(pk=job.pk).update(progress=0.5)
     quality = apply_quality(study)
     flagged = sum(r.flagged for r in review_golds(study))
+    errors = submissions.errors + quality.errors
+    released = 0
+    try:  # after quality: an exclusion may have reopened items
+        released = release_unneeded(study)
+    except Exception as exc:  # a platform error: recorded, the next run tries again
+        errors = [*errors, f"closing the places no longer needed: {exc}"]
     result = {
         "submissions": submissions.as_dict(),
         "quality": quality.as_dict(),
         "flagged_golds": flagged,
+        "released_publications": released,
         "finished": timezone.now().isoformat(),
     }
-    errors = submissions.errors + quality.errors
     Job.objects.filter(pk=job.pk).update(
         status=Job.Status.DONE,
         progress=1.0,

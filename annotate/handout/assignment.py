@@ -58,7 +58,7 @@ from annotate.infra.sql import Prepared
 from annotate.models import Assignment, Item, ItemSkip, Study, Worker, WorkerBlock
 from annotate.quality.gold_mixing import gold_wanted
 from annotate.tasks import get_kind
-from annotate.tasks.base import GOLD_RATE_KEY, TaskKind
+from annotate.tasks.base import GOLD_RATE_KEY, REDUNDANCY_KEY, TaskKind
 
 ASSIGNED = Assignment.Status.ASSIGNED
 SUBMITTED = Assignment.Status.SUBMITTED
@@ -104,7 +104,9 @@ def next_assignment(
     ``item`` loaded (payload only).
     """
     worker_id = worker if isinstance(worker, int) else worker.pk
-    return next_with_progress(study, worker_id, now=now, gold=gold, ref=ref, provisional=provisional)[0]
+    return next_with_progress(
+        study, worker_id, now=now, gold=gold, ref=ref, provisional=provisional, with_progress=False
+    )[0]
 
 
 def next_with_progress(
@@ -115,9 +117,11 @@ def next_with_progress(
     gold: bool | None = None,
     ref: str = "",
     provisional: bool = False,
+    with_progress: bool = True,
 ) -> tuple[Assignment | None, dict[str, int]]:
     """:func:`next_assignment` and the worker's progress (see :func:`worker_progress`), read in the
-    same statement as the new item when there is one.
+    same statement as the new item when there is one; an adaptive study's ``total`` is read after the
+    transaction, so the item's lock is not held for it. ``with_progress=False``: no progress (``{}``).
 
     A study whose config sets ``gold_rate`` mixes its golds in at that rate when ``gold`` is not
     given (:mod:`annotate.quality.gold_mixing`); otherwise items come in queue order."""
@@ -125,7 +129,13 @@ def next_with_progress(
     if rate is not None and (gold := gold_wanted(study, worker_id, rate)) is not None:
         for wanted in (gold, not gold):  # that kind ran out: the other one, if any is left
             assignment, progress = next_with_progress(
-                study, worker_id, now=now, gold=wanted, ref=ref, provisional=provisional
+                study,
+                worker_id,
+                now=now,
+                gold=wanted,
+                ref=ref,
+                provisional=provisional,
+                with_progress=with_progress,
             )
             if assignment is not None:
                 break
@@ -143,6 +153,10 @@ def next_with_progress(
                 raise
             continue
         if outcome is not _AGAIN:
+            if not with_progress:
+                return outcome, {}
+            if progress is not None and adaptive_policy(study):
+                progress = {**progress, "total": worker_total(study, worker_id, progress["done"], ref)}
             return outcome, progress or worker_progress(study, worker_id, ref)
         wait = True
     raise RuntimeError(f"no assignment decided for worker {worker_id} after {MAX_ROUNDS} rounds")
@@ -577,10 +591,39 @@ def work_left(study: Study, worker_id: int, ref: str = "") -> bool:
     )
 
 
+def worker_total(study: Study, worker_id: int, done: int, ref: str = "") -> int:
+    """The ``q`` of a worker's "item i of q", who submitted ``done`` answers: :func:`worker_share`; in an
+    adaptive study (:mod:`annotate.quality.redundancy`) no more than they will be given: their answers, the
+    item they hold and, under the kind's share rule, the items still collecting answers that they were not
+    given (an item that stopped before the worker reached it is not theirs to count)."""
+    share = worker_share(study)
+    if not adaptive_policy(study):
+        return share
+    theirs = Assignment.objects.filter(study_id=study.pk, worker_id=worker_id).exclude(status=RELEASED)
+    held = theirs.filter(status=ASSIGNED, provider_assignment_id=ref).count()
+    open_items = (
+        Item.objects.filter(study_id=study.pk, retired=False, stop_reason="")
+        .exclude(pk__in=theirs.values("item_id"))
+        .exclude(pk__in=kind_excluded_items(study, worker_id))
+    )
+    kind = get_kind(study.kind)
+    if type(kind).worker_share is TaskKind.worker_share:  # every item: the count alone
+        left = open_items.count()
+    else:
+        left = kind.worker_share(study, list(open_items.values_list("document_id", flat=True)))
+    return min(share, done + held + left)
+
+
+def adaptive_policy(study: Study) -> bool:
+    """Whether the study's redundancy policy is adaptive (:mod:`annotate.quality.redundancy`)."""
+    return ((study.config or {}).get(REDUNDANCY_KEY) or {}).get("mode") == "adaptive"
+
+
 def worker_progress(study: Study, worker_id: int, ref: str = "") -> dict[str, int]:
     """``{"done": answers the seat of ``worker_id`` under ``ref`` submitted (its own: see :func:`_own`),
-    "total": items they may answer at most}``."""
-    return {"done": _submitted_count(study.pk, worker_id, ref), "total": worker_share(study)}
+    "total": items they may answer at most (:func:`worker_total`)}``."""
+    done = _submitted_count(study.pk, worker_id, ref)
+    return {"done": done, "total": worker_total(study, worker_id, done, ref)}
 
 
 def held_assignment(study: Study, worker_id: int, ref: str = "") -> Assignment | None:

@@ -61,39 +61,10 @@ REDUNDANCY_FIELDS = {
 }
 
 
-class KindStudyForm(forms.Form):
-    """The fields of a study every kind has; subclasses name ``kind`` and add their options."""
+class RedundancyFields(forms.Form):
+    """The redundancy policy's fields (fixed, or adaptive with a stopping rule per item;
+    :mod:`annotate.quality.redundancy`), shared by every kind's create form."""
 
-    kind: ClassVar[str] = ""
-    #: The instructions a new study of the kind starts with.
-    default_instructions: ClassVar[str] = ""
-
-    name = forms.CharField(max_length=200)
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none())
-    annotators_per_item = forms.IntegerField(
-        min_value=1,
-        max_value=50,
-        initial=3,
-        label="Workers per item",
-        help_text="How many workers answer each item.",
-    )
-    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
-    time_limit_min = forms.IntegerField(
-        min_value=1,
-        max_value=7 * 24 * 60,
-        initial=30,
-        label="Time limit (minutes)",
-        help_text="An item not submitted within this time goes back to the pool.",
-    )
-    max_items_per_worker = forms.IntegerField(min_value=1, required=False, help_text="Empty: no limit.")
-    gold_rate = forms.FloatField(
-        min_value=0,
-        max_value=1,
-        required=False,
-        label="Gold rate",
-        help_text="Share of gold items mixed into each annotator's queue, from 0 to 1. "
-        "Empty: gold items keep their place in the queue.",
-    )
     redundancy = forms.ChoiceField(
         choices=[
             ("fixed", "Fixed: every item gets the workers per item"),
@@ -123,6 +94,60 @@ class KindStudyForm(forms.Form):
         required=False,
         label="Adaptive: threshold",
         help_text="A share from 0 to 1 (the confidence interval's width for ci_width) at which an item stops.",
+    )
+
+    @staticmethod
+    def redundancy_initial(policy: dict[str, Any]) -> dict[str, Any]:
+        """The redundancy fields' values for a stored ``config["redundancy"]``."""
+        return {
+            "redundancy": policy.get("mode", "fixed"),
+            **{f: policy.get(k) for k, f in REDUNDANCY_FIELDS.items()},
+        }
+
+    def redundancy_config(self) -> dict[str, Any]:
+        """``config["redundancy"]`` from the form (checked by the study rule)."""
+        data = self.cleaned_data
+        if data.get("redundancy") != "adaptive":
+            return {}
+        given = {k: data.get(f) for k, f in REDUNDANCY_FIELDS.items()}
+        return {
+            REDUNDANCY_KEY: {"mode": "adaptive", **{k: v for k, v in given.items() if v not in (None, "")}}
+        }
+
+
+class KindStudyForm(RedundancyFields):
+    """The fields of a study every kind has; subclasses name ``kind`` and add their options."""
+
+    kind: ClassVar[str] = ""
+    #: The instructions a new study of the kind starts with.
+    default_instructions: ClassVar[str] = ""
+    field_order = list(COMMON_FIELDS)
+
+    name = forms.CharField(max_length=200)
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none())
+    annotators_per_item = forms.IntegerField(
+        min_value=1,
+        max_value=50,
+        initial=3,
+        label="Workers per item",
+        help_text="How many workers answer each item.",
+    )
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), required=False)
+    time_limit_min = forms.IntegerField(
+        min_value=1,
+        max_value=7 * 24 * 60,
+        initial=30,
+        label="Time limit (minutes)",
+        help_text="An item not submitted within this time goes back to the pool.",
+    )
+    max_items_per_worker = forms.IntegerField(min_value=1, required=False, help_text="Empty: no limit.")
+    gold_rate = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        required=False,
+        label="Gold rate",
+        help_text="Share of gold items mixed into each annotator's queue, from 0 to 1. "
+        "Empty: gold items keep their place in the queue.",
     )
     provider = forms.ChoiceField(choices=[])
     open_enrollment = forms.BooleanField(
@@ -177,24 +202,6 @@ class KindStudyForm(forms.Form):
             **cls.config_initial(config),
         }
 
-    @staticmethod
-    def redundancy_initial(policy: dict[str, Any]) -> dict[str, Any]:
-        """The redundancy fields' values for a stored ``config["redundancy"]``."""
-        return {
-            "redundancy": policy.get("mode", "fixed"),
-            **{f: policy.get(k) for k, f in REDUNDANCY_FIELDS.items()},
-        }
-
-    def redundancy_config(self) -> dict[str, Any]:
-        """``config["redundancy"]`` from the form (checked by the study rule)."""
-        data = self.cleaned_data
-        if data.get("redundancy") != "adaptive":
-            return {}
-        given = {k: data.get(f) for k, f in REDUNDANCY_FIELDS.items()}
-        return {
-            REDUNDANCY_KEY: {"mode": "adaptive", **{k: v for k, v in given.items() if v not in (None, "")}}
-        }
-
     def study_data(self) -> dict[str, Any]:
         """The form as a study's settings (the study rule's input, the same as the study API's)."""
         data = self.cleaned_data
@@ -243,7 +250,8 @@ API_FIELDS = {"time_limit_s": "time_limit_min"}
 def add_api_errors(form: forms.Form, errors: dict[str, list[str]]) -> None:
     """Put the study rule's flattened errors (``{"config.aspects.0.name": [...]}``) on ``form``: each on
     the first part of its dotted name that is a field of the form (``aspects``), with the rest of the
-    name said in words ("aspect 1, name: ..."); the others above the form."""
+    name said in words ("aspect 1, name: ..."); the redundancy policy's on its own fields; the others above
+    the form."""
     for dotted, problems in errors.items():
         parts = [p for p in dotted.split(".") if p not in ("config", "non_field_errors")]
         target, where = None, []
@@ -252,6 +260,8 @@ def add_api_errors(form: forms.Form, errors: dict[str, list[str]]) -> None:
             if name in form.fields:
                 target, where = name, parts[i + 1 :]
                 break
+        if target == "redundancy" and where and REDUNDANCY_FIELDS.get(where[0]) in form.fields:
+            target, where = REDUNDANCY_FIELDS[where[0]], where[1:]  # the policy's own field
         words = _where(where) if target else _where(parts)
         message = "; ".join(problems)
         form.add_error(target, f"{words}: {message}" if words else message)

@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotate.models import Assignment, Item, Response, Study, Worker
+from annotate.studies.lifecycle import start_study
 from annotate.tasks import get_kind
 from tests.annotate.conftest import make_dataset, make_study
 
@@ -89,3 +90,14 @@ def golds(study: Study) -> list[Item]:
 
 def ordinary(study: Study) -> list[Item]:
     return list(Item.objects.filter(study=study, is_gold=False).order_by("position", "id"))
+
+
+def adaptive_crowd_study(owner, provider: str, provider_config: dict, n: int = 2) -> Study:
+    """A running highlight study on ``provider`` with an adaptive policy (2 to 3 answers, label share 0.9)."""
+    study = crowd_study(owner, provider, provider_config, n=n, gold_every=0, start=False)
+    policy = {"mode": "adaptive", "min": 2, "max": 3, "rule": "label_share", "threshold": 0.9}
+    study.config = {**study.config, "redundancy": policy}
+    study.annotators_per_item = 3
+    study.save(update_fields=["config", "annotators_per_item"])
+    start_study(study)
+    return study

@@ -370,3 +370,69 @@ def test_a_provisional_answer_stops_nothing_until_the_platform_verifies_it(resea
     on_verification_changed(study, [unconfirmed.pk])
     item.refresh_from_db()
     assert item.stop_reason.startswith("label_share 1.000 >= 0.9 at 3 answers")
+
+
+def test_a_workers_q_counts_only_the_items_they_will_be_given(researcher):
+    """ "Item i of q" in an adaptive study: a newcomer's q leaves out the items that stopped before they came
+    (two of three here); a worker keeps the items they answered in it; a fixed study's q is every item, and
+    ``max_items_per_worker`` still caps it."""
+    from annotate.handout.assignment import next_with_progress, worker_progress
+    from annotate.handout.assignment import worker_share as share
+
+    study = adaptive_study(researcher)
+    first, second, newcomer = make_worker("q1"), make_worker("q2"), make_worker("q3")
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 3}
+    for label in ("positive", "positive", "positive"):
+        answer(study, first, label)
+    for label in ("positive", "positive", "negative"):
+        answer(study, second, label)
+    stopped = Item.objects.filter(study=study).exclude(stop_reason="").count()
+    assert stopped == 2
+    assert worker_progress(study, first.pk) == {"done": 3, "total": 3}
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}
+    assignment, progress = next_with_progress(study, newcomer.pk)
+    assert assignment is not None and progress == {"done": 0, "total": 1}
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}  # the one they hold
+    ans, timings = good_answer(assignment.item, "negative")
+    submit(assignment.uid, {newcomer.pk}, uuid.uuid4(), ans, timings)
+    assert worker_progress(study, newcomer.pk) == {"done": 1, "total": 1}
+
+    fixed = create_study(researcher, {"name": "fixed", "dataset": study.dataset_id, "kind": "highlight",
+                                      "config": {}, "annotators_per_item": 2})  # fmt: skip
+    start_study(fixed)
+    for worker in (first, second):
+        for _ in range(3):
+            answer(fixed, worker, "positive")
+    assert worker_progress(fixed, newcomer.pk) == {"done": 0, "total": 3} and share(fixed) == 3
+    capped = adaptive_study(researcher, name="capped")
+    capped.config["max_items_per_worker"] = 2
+    capped.save(update_fields=["config"])
+    assert worker_progress(capped, newcomer.pk) == {"done": 0, "total": 2}
+
+
+def test_a_forced_choice_workers_q_counts_texts_still_collecting(researcher):
+    """One question per text per worker: q counts the texts with a question still collecting answers; the
+    sibling question of a text the worker holds is not theirs, nor is a text whose questions all stopped."""
+    from annotate.handout.assignment import next_with_progress, worker_progress
+    from tests.annotate.kinds.forced_choice.test_generation import justify_rows
+    from tests.annotate.kinds.forced_choice.test_generation import make_study as make_fc_study
+
+    dataset, _, run, _ = justify_rows(researcher)
+    study = make_fc_study(researcher, dataset, "justify", {"model_run": run.pk, "n_texts": 2}, annotators=3)
+    study.config = {**study.config, "redundancy": {**ADAPTIVE, "max": 3}}
+    study.save(update_fields=["config"])
+    start_study(study)
+    items = Item.objects.filter(study=study)
+    assert items.count() == 4 and len({i.document_id for i in items}) == 2  # two texts, two methods each
+    holder, newcomer = make_worker("fc-holder"), make_worker("fc-new")
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 2}
+    held, progress = next_with_progress(study, holder.pk)
+    assert held is not None and progress == {"done": 0, "total": 2}  # the held text and the other one
+    held_text = Item.objects.get(pk=held.item_id).document_id
+    stopped_text = next(i.document_id for i in items if i.document_id != held_text)
+    Item.objects.filter(study=study, document_id=stopped_text).update(stop_reason="label_share 1.000 >= 0.9")
+    assert worker_progress(study, holder.pk) == {"done": 0, "total": 1}
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}
+    Item.objects.filter(pk=held.item_id).update(stop_reason="label_share 1.000 >= 0.9")
+    assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}  # the held text's other method
+    assert worker_progress(study, holder.pk) == {"done": 0, "total": 1}  # they still hold theirs

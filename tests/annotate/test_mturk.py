@@ -741,3 +741,23 @@ def test_bonus_needs_an_assignment_and_notify_reports_failures(provider, mturk_s
     assert provider.notify(
         study, [worker, Worker(provider="local", external_id="x")], "Hello", "More work"
     ) == ["W9"]
+
+
+def test_an_adaptive_study_whose_items_all_stopped_expires_its_hits(provider, researcher, stub):
+    """MTurk cannot lower a HIT's MaxAssignments: when every item has stopped, the open HITs are expired
+    (UpdateExpirationForHIT to now, checked by the Stubber); while an item collects answers, no call is made."""
+    from annotate.crowd.release import release_unneeded
+    from annotate.models import Item
+    from tests.annotate.crowd_helpers import adaptive_crowd_study
+
+    study = adaptive_crowd_study(researcher, "mturk", dict(MTURK_CONFIG))
+    open_hits(study, "H1", "H2")
+    first, second = Item.objects.filter(study=study).order_by("id")
+    Item.objects.filter(pk=first.pk).update(stop_reason="label_share 1.000 >= 0.9 at 2 answers")
+    assert release_unneeded(study) == 0  # no stubbed call: any call would fail
+    Item.objects.filter(pk=second.pk).update(stop_reason="maximum of 3 answers (label_share 0.667)")
+    for hit in ("H1", "H2"):
+        stub.add_response("update_expiration_for_hit", {}, {"HITId": hit, "ExpireAt": mturk.EXPIRE_NOW})
+    assert release_unneeded(study) == 2
+    assert set(Publication.objects.filter(study=study).values_list("status", flat=True)) == {"expired"}
+    assert release_unneeded(study) == 0

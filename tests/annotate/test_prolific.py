@@ -427,3 +427,36 @@ def test_researcher_page_shows_cost_and_acts(fake, provider, study, researcher):
     )
     assert "extend" in follow.content.decode()  # Prolific has no expiry: a clear message, no change
     assert page.get(f"/studies/{study.uid}/crowd/publish/").status_code == 405
+
+
+def test_an_adaptive_study_whose_items_all_stopped_stops_its_prolific_study(fake, provider, researcher):
+    """Prolific only raises a live study's places: when every item has stopped, the study is stopped (STOP);
+    while one item still collects answers, nothing is touched."""
+    from annotate.crowd.jobs import run_reconcile
+    from annotate.crowd.release import release_unneeded
+    from annotate.models import Item
+    from tests.annotate.crowd_helpers import adaptive_crowd_study
+
+    study = adaptive_crowd_study(researcher, "prolific", dict(PROLIFIC_CONFIG))
+    [publication] = provider.publish(study, "b1")
+    first, second = Item.objects.filter(study=study).order_by("id")
+    Item.objects.filter(pk=first.pk).update(stop_reason="label_share 1.000 >= 0.9 at 2 answers")
+    assert release_unneeded(study) == 0
+    assert fake.studies[publication.external_id]["status"] == "ACTIVE"
+    Item.objects.filter(pk=second.pk).update(stop_reason="maximum of 3 answers (label_share 0.667)")
+    assert run_reconcile(study)["released_publications"] == 1
+    assert fake.studies[publication.external_id]["status"] == "COMPLETED"
+    publication.refresh_from_db()
+    assert publication.status == Publication.Status.EXPIRED
+    assert release_unneeded(study) == 0  # closed once
+    assert len(fake.calls_to("POST", f"studies/{publication.external_id}/transition/")) == 2  # PUBLISH, STOP
+
+
+def test_a_fixed_study_keeps_its_prolific_places_open(fake, provider, study):
+    from annotate.crowd.release import release_unneeded
+    from annotate.models import Item
+
+    [publication] = provider.publish(study, "b1")
+    Item.objects.filter(study=study).update(stop_reason="x")  # no adaptive policy: not read
+    assert release_unneeded(study) == 0
+    assert fake.studies[publication.external_id]["status"] == "ACTIVE"

@@ -17,6 +17,8 @@ from annotate.machine.splits import fitting_split, split_sizes
 from annotate.models import ModelRun, Study
 from annotate.studies import service as study_service
 from annotate.tasks import TASK_KINDS, get_kind
+from annotate.tasks.base import REDUNDANCY_KEY
+from annotate.tasks.study_form import REDUNDANCY_FIELDS, RedundancyFields
 from explain_engine import api as engine
 
 #: The family's kinds in the paper's task order, with their labels from the registry.
@@ -48,7 +50,9 @@ class RunChoiceField(forms.ModelChoiceField):
         return _run_label(obj)
 
 
-class ForcedChoiceStudyForm(forms.Form):
+class ForcedChoiceStudyForm(RedundancyFields):
+    """A study of one of the three tasks; the redundancy policy's fields follow the workers per question."""
+
     kind = forms.ChoiceField(choices=KINDS, widget=forms.RadioSelect, initial="justify")
     name = forms.CharField(max_length=200)
     model_run = RunChoiceField(
@@ -113,6 +117,12 @@ class ForcedChoiceStudyForm(forms.Form):
     provider = forms.ChoiceField(choices=[])
     open_enrollment = forms.BooleanField(required=False, help_text="Local provider: anyone with the link.")
 
+    field_order = [
+        *("kind", "name", "model_run", "worse_run", "methods", "ngram_methods", "ngram_sizes", "m"),
+        *("n_texts", "tau_h", "tau_l", "min_accuracy_gap", "split", "seed", "one_method_per_text_per_worker"),
+        *("annotators_per_item", "redundancy", *REDUNDANCY_FIELDS.values(), "time_limit_min", "instructions"),
+    ]
+
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
         runs = (
@@ -146,7 +156,8 @@ class ForcedChoiceStudyForm(forms.Form):
         return data
 
     def config(self) -> dict[str, Any]:
-        """The study config (before the kind's schema fills in and checks it)."""
+        """The kind's study config (before its schema fills in and checks it), without the redundancy
+        policy, which the study rule checks."""
         data = self.cleaned_data
         methods: list[Any] = [{"method": m, "ngram_sizes": None} for m in data["methods"]]
         methods += [
@@ -181,7 +192,7 @@ class ForcedChoiceStudyForm(forms.Form):
             "name": data["name"],
             "dataset": data["model_run"].dataset_id,
             "kind": data["kind"],
-            "config": self.config(),
+            "config": {**self.config(), **self.redundancy_config()},
             "instructions": data.get("instructions") or kind.instructions,
             "annotators_per_item": data["annotators_per_item"],
             "time_limit_s": data["time_limit_min"] * 60,
@@ -212,6 +223,7 @@ class ForcedChoiceStudyForm(forms.Form):
             "seed": config.get("seed", 0),
             "one_method_per_text_per_worker": config.get("one_method_per_text_per_worker", True),
             "annotators_per_item": study.annotators_per_item,
+            **cls.redundancy_initial(config.get(REDUNDANCY_KEY) or {}),
             "time_limit_min": max(1, round(study.time_limit_s / 60)),
             "instructions": study.instructions,
             "provider": study.provider,

@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from annotate.access import researcher_required
 from annotate.infra.field_errors import flatten_errors
 from annotate.kinds.forced_choice.forms import KINDS, ForcedChoiceStudyForm, dry_run
+from annotate.tasks.study_form import add_api_errors
 
 
 @researcher_required
@@ -31,7 +32,5 @@ def new_study(request):
                 messages.success(request, f"Study {study.name} created. Start it to generate its questions.")
                 return redirect("study-detail", uid=study.uid)
         except ValidationError as exc:
-            for field, problems in flatten_errors(exc.detail).items():
-                target = field.split(".")[-1]
-                form.add_error(target if target in form.fields else None, "; ".join(problems))
+            add_api_errors(form, flatten_errors(exc.detail))
     return render(request, "forced_choice/form.html", {"form": form, "check": check})

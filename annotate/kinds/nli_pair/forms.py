@@ -8,6 +8,8 @@ from django import forms
 
 from annotate.crowd.providers import PROVIDERS
 from annotate.kinds.nli_pair.config import DEFAULT_LABELS, KIND
+from annotate.tasks.base import REDUNDANCY_KEY
+from annotate.tasks.study_form import REDUNDANCY_FIELDS, RedundancyFields
 
 INSTRUCTIONS = (
     "Read the premise and the hypothesis. Choose whether the premise entails the hypothesis, "
@@ -15,7 +17,9 @@ INSTRUCTIONS = (
 )
 
 
-class PairImportForm(forms.Form):
+class PairImportForm(RedundancyFields):
+    """A file of pairs, the study's options and its redundancy policy."""
+
     name = forms.CharField(max_length=200, help_text="The study's name; the dataset of pairs gets it too.")
     file = forms.FileField(
         help_text="CSV with the columns premise, hypothesis and optionally label and id, "
@@ -33,6 +37,11 @@ class PairImportForm(forms.Form):
     )
     provider = forms.ChoiceField(choices=[])
 
+    field_order = [
+        *("name", "file", "labels", "annotators_per_item", "redundancy", *REDUNDANCY_FIELDS.values()),
+        *("instructions", "time_limit_min", "provider"),
+    ]
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["provider"].choices = [(p.name, p.title or p.name) for p in PROVIDERS.values()]
@@ -48,7 +57,7 @@ class PairImportForm(forms.Form):
             "name": data["name"],
             "dataset": dataset_id,
             "kind": KIND,
-            "config": {"labels": data["labels"]},
+            "config": {"labels": data["labels"], **self.redundancy_config()},
             "instructions": data.get("instructions", ""),
             "annotators_per_item": data["annotators_per_item"],
             "time_limit_s": data["time_limit_min"] * 60,
@@ -69,6 +78,7 @@ class PairEditForm(PairImportForm):
             "name": study.name,
             "labels": ", ".join(study.config.get("labels", DEFAULT_LABELS)),
             "annotators_per_item": study.annotators_per_item,
+            **cls.redundancy_initial(study.config.get(REDUNDANCY_KEY) or {}),
             "instructions": study.instructions,
             "time_limit_min": max(1, round(study.time_limit_s / 60)),
             "provider": study.provider,

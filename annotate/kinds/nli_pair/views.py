@@ -15,6 +15,7 @@ from annotate.kinds.nli_pair.forms import PairImportForm
 from annotate.kinds.nli_pair.pairs import import_pairs
 from annotate.models import Dataset, Study
 from annotate.studies import service as study_service
+from annotate.tasks.study_form import add_api_errors
 
 
 def _create(form: PairImportForm, user) -> Study:
@@ -41,9 +42,7 @@ def import_page(request):
             for line in exc.sentences():
                 form.add_error("name" if exc.field == "name" else "file", line)
         except ValidationError as exc:
-            for field, problems in flatten_errors(exc.detail).items():
-                target = field.split(".")[-1]
-                form.add_error(target if target in form.fields else None, "; ".join(problems))
+            add_api_errors(form, flatten_errors(exc.detail))
         else:
             messages.success(
                 request, f"Study {study.name} created with its pairs. Start it when you are ready."

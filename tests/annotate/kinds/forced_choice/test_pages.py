@@ -196,3 +196,47 @@ def test_starting_a_study_with_too_few_texts_says_how_many_qualified(owner):
     assert "only 3 correctly predicted and 3 misclassified texts qualify" in page.content.decode()
     study.refresh_from_db()
     assert study.status == Study.Status.DRAFT and not study.items.exists()
+
+
+def test_the_new_study_form_carries_an_adaptive_policy_and_names_its_fields_when_refused(owner):
+    """The redundancy policy on the forced-choice form: a rule the kind lacks and a minimum above the
+    maximum are said on their own fields; a good policy is stored, sets the places per question to its
+    maximum, and comes back on the draft's edit form."""
+    _, _, run, _ = justify_rows(owner)
+    client = signed_in(owner)
+    url = reverse("forced-choice-new")
+    assert "Adaptive: stopping rule" in client.get(url).content.decode()
+    form = {
+        "kind": "justify", "name": "adaptive justify", "model_run": run.pk, "methods": ["occ_1"], "m": 3,
+        "n_texts": 4, "tau_h": 0.9, "split": "all", "seed": 0, "annotators_per_item": 3, "time_limit_min": 20,
+        "provider": "local", "redundancy": "adaptive", "redundancy_min": 2, "redundancy_max": 5,
+        "redundancy_rule": "map_agreement", "redundancy_threshold": 0.8,
+    }  # fmt: skip
+    wrong_rule = client.post(url, form)
+    assert wrong_rule.status_code == 200 and not Study.objects.exists()
+    errors = wrong_rule.context["form"].errors
+    assert "is not a rule of this kind; use one of label_share, label_posterior, ci_width" in str(
+        errors["redundancy_rule"]
+    )
+    upside_down = client.post(url, {**form, "redundancy_rule": "label_share", "redundancy_min": 6})
+    assert "must be at least min (6)" in str(upside_down.context["form"].errors["redundancy_max"])
+    missing = client.post(url, {**form, "redundancy_rule": "label_share", "redundancy_threshold": ""})
+    assert "required for an adaptive policy" in str(missing.context["form"].errors["redundancy_threshold"])
+    assert not Study.objects.exists()
+    assert client.post(url, {**form, "redundancy_rule": "label_share"}).status_code == 302
+    study = Study.objects.get()
+    assert study.config["redundancy"] == {
+        "mode": "adaptive", "min": 2, "max": 5, "rule": "label_share", "threshold": 0.8,
+    }  # fmt: skip
+    assert study.annotators_per_item == 5
+    edit = client.get(reverse("study-edit", args=[study.uid]))
+    initial = edit.context["form"].initial
+    assert initial["redundancy"] == "adaptive" and initial["redundancy_rule"] == "label_share"
+    assert (initial["redundancy_min"], initial["redundancy_max"], initial["redundancy_threshold"]) == (
+        2,
+        5,
+        0.8,
+    )
+    fixed = client.post(url, {**form, "name": "fixed justify", "redundancy": "fixed"})
+    assert fixed.status_code == 302
+    assert "redundancy" not in Study.objects.get(name="fixed justify").config

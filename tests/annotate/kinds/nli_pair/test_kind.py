@@ -471,3 +471,37 @@ def test_results_before_and_with_few_answers(researcher):
     assert [p["answers"] for p in results["pairs"]] == [1, 0]
     assert results["pairs"][0]["premise_sam"] is None and results["sides"]["premise"]["word_kappa"] is None
     assert client.get(reverse("study-results", args=[study.uid])).status_code == 200
+
+
+@pytest.mark.django_db
+def test_import_page_carries_an_adaptive_policy(researcher):
+    """The policy on the import form: a maximum below the minimum is said on its field and makes neither
+    dataset nor study; map agreement (an NLI pair rule) is stored and comes back on the edit form."""
+    client = Client()
+    client.login(username=researcher.username, password=PASSWORD)
+    url = reverse("nli-pair-import")
+    assert "Adaptive: stopping rule" in client.get(url).content.decode()
+    form = {
+        "name": "adaptive pairs", "labels": ", ".join(LABELS), "annotators_per_item": 2, "time_limit_min": 20,
+        "provider": "local", "redundancy": "adaptive", "redundancy_min": 3, "redundancy_max": 2,
+        "redundancy_rule": "map_agreement", "redundancy_threshold": 0.6,
+    }  # fmt: skip
+
+    def pairs() -> io.BytesIO:
+        upload = io.BytesIO(PAIRS_JSONL.encode())
+        upload.name = "pairs.jsonl"
+        return upload
+
+    refused = client.post(url, {**form, "file": pairs()})
+    assert "must be at least min (3)" in str(refused.context["form"].errors["redundancy_max"])
+    assert not Dataset.objects.filter(name="adaptive pairs").exists() and not Study.objects.exists()
+    assert client.post(url, {**form, "redundancy_max": 4, "file": pairs()}).status_code == 302
+    study = Study.objects.get(name="adaptive pairs")
+    assert study.config["redundancy"] == {
+        "mode": "adaptive", "min": 3, "max": 4, "rule": "map_agreement", "threshold": 0.6,
+    }  # fmt: skip
+    assert study.annotators_per_item == 4
+    initial = client.get(reverse("study-edit", args=[study.uid])).context["form"].initial
+    assert (initial["redundancy"], initial["redundancy_min"], initial["redundancy_rule"]) == (
+        "adaptive", 3, "map_agreement",
+    )  # fmt: skip
