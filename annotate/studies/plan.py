@@ -17,7 +17,8 @@ platforms' fee rules for a study.
 * **Time**: the median seconds of an answer (from handing the item out to receiving it, as the risk score
   times it), measured from stored answers (the study's own, else its
   owner's earlier studies of the kind, at least :data:`MIN_MEASURED` of them), else the kind's default
-  (:attr:`annotate.tasks.base.TaskKind.default_answer_s`); the plan says which.
+  (:attr:`annotate.tasks.base.TaskKind.default_answer_s`); the plan says which. A study's protocol adds its
+  consent and questionnaires to each participant's time (:mod:`annotate.protocol.plan`).
 * **Cost**: one place per worker needed on each platform, at the study's own reward when it is set up for
   the platform, else at :data:`HOURLY_PAY` for a full share's expected time; fees by the platform's rule
   (the provider's :meth:`~annotate.crowd.providers.base.CrowdProvider.plan_estimate`, the rule the
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
@@ -40,6 +41,7 @@ from annotate.crowd.providers.base import CostEstimate
 from annotate.crowd.providers.base.retry import ProviderConfigError
 from annotate.infra.field_errors import flatten_errors
 from annotate.models import Invite, Item, Response, Study
+from annotate.protocol.plan import added_seconds
 from annotate.quality.risk import time_taken_ms
 from annotate.studies.lifecycle import StudyStateError
 from annotate.studies.service import StudyInvalid, validate_study
@@ -97,6 +99,11 @@ class Plan:
     warnings: tuple[str, ...] = ()
     costs: tuple[PlatformCost, ...] = ()
     problem: str = ""
+    protocol_s: float = 0.0
+
+    @property
+    def protocol_minutes(self) -> float:
+        return round(self.protocol_s / 60, 1)
 
     @property
     def worker_minutes(self) -> float:
@@ -121,6 +128,7 @@ class Plan:
             "answer_source": self.answer_source,
             "worker_s": self.worker_s,
             "total_s": self.total_s,
+            "protocol_s": self.protocol_s,
             "warnings": list(self.warnings),
             "problem": self.problem,
             "costs": [
@@ -321,13 +329,28 @@ def platform_costs(study: Study, places: int, worker_s: float) -> tuple[Platform
     return tuple(costs)
 
 
+def with_protocol(plan: Plan, protocol_s: float) -> Plan:
+    """``plan`` with each participant's protocol time (consent, questionnaires) added to a worker's time
+    and, once per worker, to the work in all."""
+    if not protocol_s:
+        return plan
+    return replace(
+        plan,
+        protocol_s=protocol_s,
+        worker_s=plan.worker_s + protocol_s,
+        total_s=plan.total_s + protocol_s * (plan.workers or 0),
+    )
+
+
 def study_plan(study: Study) -> Plan:
-    """The plan of ``study`` (its stored items, or those its settings would build)."""
+    """The plan of ``study`` (its stored items, or those its settings would build), with the time its
+    protocol adds to each participant (:func:`annotate.protocol.plan.added_seconds`)."""
     rows, problem = item_rows(study)
     answer_s, source = answer_time(study)
     plan = plan_numbers(shape_of(study, rows), answer_s, source)
+    plan = with_protocol(plan, added_seconds(study.protocol)["total"] if study.protocol else 0)
     costs = platform_costs(study, plan.workers, plan.worker_s) if plan.workers else ()
-    return Plan(**{**plan.__dict__, "costs": costs, "problem": problem})
+    return replace(plan, costs=costs, problem=problem)
 
 
 def settings_warnings(user, data: dict) -> list[str]:

@@ -324,3 +324,26 @@ def test_a_draft_whose_items_cannot_be_built_says_why(researcher):
     assert "The items cannot be built from these settings yet" in text_of(
         client.get(f"/studies/{study.uid}/")
     )
+
+
+def test_the_protocol_adds_its_time_to_each_participant_and_to_the_cost(researcher):
+    dataset = make_dataset(researcher, n=8, gold_every=2)
+    study = make_study(researcher, dataset, start=False, annotators_per_item=3)
+    bare = study_plan(study)
+    # 400 words of consent at 200 a minute (120 s) plus 10 s to decide; two choices (8 s each) and a
+    # free-text question (30 s) after the items: 176 s more for every participant
+    study.protocol = {
+        "consent": " ".join(["word"] * 400),
+        "pre_survey": [{"id": "q1", "type": "single"}],
+        "post_survey": [{"id": "q2", "type": "likert"}, {"id": "q3", "type": "text"}],
+    }
+    plan = study_plan(study)
+    assert plan.protocol_s == 120 + 10 + 8 + 8 + 30 == 176
+    assert plan.worker_s == bare.worker_s + 176
+    assert plan.total_s == bare.total_s + 176 * plan.workers  # once per participant, not per item
+    # a share's fair pay follows its time: the protocol's minutes are paid too
+    assert plan.costs and all(
+        after.estimate.total > before.estimate.total
+        for after, before in zip(plan.costs, bare.costs, strict=True)
+    )
+    assert plan.as_dict()["protocol_s"] == 176
