@@ -111,6 +111,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# The local demo (``make demo``) signs in with a tenth of PBKDF2's default rounds: the default costs about a
+# second of CPU per sign-in. Only with DEBUG on: a production server keeps Django's default.
+if DEBUG and env_bool("HATLAB_DEMO_FAST_HASH", False):
+    PASSWORD_HASHERS = ["annotate.infra.hashers.DemoPBKDF2PasswordHasher"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
