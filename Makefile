@@ -60,7 +60,7 @@ frontend: frontend/node_modules/.installed
 demo: install frontend
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput
 	$(DEMO_ENV) $(PY) manage.py seed_demo
-	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEMO_ENV) HATLAB_JOBS_IN_THREAD=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
