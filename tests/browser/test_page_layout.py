@@ -1,4 +1,4 @@
-"""Layout of every task kind's first item, on a phone (375×812) and a laptop (1366×768): no line of the text
+"""Layout of every task kind's first item (and of the gold editor, the same page in gold mode), on a phone (375×812) and a laptop (1366×768): no line of the text
 the worker reads lies under the sticky answer bar, and no button's label breaks inside a word (each word of
 a button is laid out on one line). Screenshots go to ``tests/browser/output/page_layout/``."""
 
@@ -8,6 +8,7 @@ import pytest
 
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
 from tests.browser.conftest import OUTPUT, start_invite
+from tests.browser.test_manage_studies import dataset_for, researcher, sign_in
 from tests.browser.test_task_pages_phone import KINDS, SIZES, make_study, wait_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -17,7 +18,7 @@ READ = {
     "highlight": [".hl-text"],
     "nli_pair": [".nli-premise .hl-text", ".nli-hypothesis .hl-text"],
     "sentence_rating": [".rt-review"],
-    "token_marking": [".hl-text"],
+    "token_marking": [".hl-text", ".tm-label", ".tm-explanation"],
     "reveal_model": [".fc-predicted", ".fc-side .fc-text"],
     "justify": [".fc-lead", ".fc-evidence"],
     "investigate": [".fc-predicted", ".fc-group"],
@@ -91,3 +92,31 @@ def test_first_item_text_is_clear_of_the_bar_and_no_word_breaks(live_server, chr
         assert not problems, f"{kind} {size}: {problems}"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("kind", ["highlight", "sentence_rating", "token_marking"])
+def test_gold_editor_text_is_clear_of_the_bar(kind, live_server, browser_context):
+    """The researcher's gold editor shows the item's whole text (and the token-marking explanation)
+    above the bar, on a laptop and a phone-width window."""
+    shots = OUTPUT / "page_layout"
+    shots.mkdir(parents=True, exist_ok=True)
+    owner = researcher()
+    dataset = dataset_for(kind, owner)
+    page = browser_context.new_page()
+    sign_in(page, live_server.url)
+    page.goto(live_server.url + "/studies/")
+    page.locator(f"a[data-kind='{kind}']").click()
+    page.fill("input[name=name]", f"{kind} golds")
+    page.select_option("select[name=dataset]", str(dataset.pk))
+    page.locator("button[type=submit]", has_text="Create study").click()
+    page.wait_for_selector("h1 .badge.draft")
+    page.get_by_role("link", name="Golds").click()
+    page.get_by_role("button", name="Prepare items").click()
+    page.locator("#item-1").get_by_role("link", name="Mark as gold").click()
+    for size, options in SIZES.items():
+        page.set_viewport_size(options["viewport"])
+        page.reload()
+        page.wait_for_selector("#hatlab-app[data-state='item']")
+        page.screenshot(path=str(shots / f"gold_editor_{kind}_{size}.png"))
+        problems = layout_problems(page, kind)
+        assert not problems, f"gold editor {kind} {size}: {problems}"
