@@ -57,7 +57,7 @@ def test_delete_takes_the_documents_with_it(client, researcher, dataset):
     assert n > 0
     client.force_login(researcher)
     page = client.get(f"/datasets/{dataset.pk}/").content.decode()
-    assert f"and its {n} documents" in page
+    assert f"and its {n} document{'s' if n != 1 else ''}<" in page
     response = client.post(f"/datasets/{dataset.pk}/delete/", follow=True)
     assert response.redirect_chain[-1][0] == "/datasets/"
     assert not Dataset.objects.filter(pk=dataset.pk).exists()
