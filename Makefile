@@ -14,7 +14,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-DEMO_ENV := DATABASE_URL=sqlite:///$(CURDIR)/demo.sqlite3 CELERY_TASK_ALWAYS_EAGER=1 DJANGO_DEBUG=1 \
+DEMO_ENV := DATABASE_URL=sqlite:///$(CURDIR)/demo.sqlite3 CELERY_TASK_ALWAYS_EAGER=1 DJANGO_DEBUG=1 HATLAB_DEMO_FAST_HASH=1 \
             HATLAB_MEDIA_ROOT=$(CURDIR)/media HATLAB_PUBLIC_URL=http://$(HOST):$(PORT)
 # torch is pinned here, not in the locks (see .ci/lock): pip takes torch==2.13.0 from where pip is configured
 # to look (on CI's machine, a local CPU wheel). Elsewhere, for the CPU build rather than PyPI's CUDA one:
@@ -60,7 +60,7 @@ frontend: frontend/node_modules/.installed
 demo: install frontend
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput
 	$(DEMO_ENV) $(PY) manage.py seed_demo
-	$(DEMO_ENV) $(PY) manage.py runserver $(HOST):$(PORT)
+	$(DEMO_ENV) HATLAB_JOBS_IN_THREAD=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

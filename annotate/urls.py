@@ -41,6 +41,8 @@ urlpatterns = [
     # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),
     path("datasets/<int:pk>/", datasets.dataset_detail, name="dataset-detail"),
+    path("datasets/<int:pk>/rename/", datasets.dataset_rename, name="dataset-rename"),
+    path("datasets/<int:pk>/delete/", datasets.dataset_delete, name="dataset-delete"),
     path("datasets/rationales/", datasets.rationale_import, name="dataset-rationale-import"),
     path("studies/", studies.study_list, name="study-list"),
     path("studies/new/", studies.study_create, name="study-create"),

@@ -105,12 +105,28 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": f"test_{DATABASES['default']['NAME']}_{os.environ.get('HATLAB_TEST_RUN') or os.getpid()}"
     }
+# In-process jobs (CELERY_TASK_ALWAYS_EAGER) run on a background thread instead of inside the request that
+# asked for them (annotate.jobs.in_process): the demo's pages answer at once and show progress. On SQLite
+# the thread's writes and the requests' are serialised: WAL lets pages read meanwhile, and a writer
+# waits up to 30 s for the other instead of failing with "database is locked".
+HATLAB_JOBS_IN_THREAD = env_bool("HATLAB_JOBS_IN_THREAD", False)
+if HATLAB_JOBS_IN_THREAD and DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {
+        **DATABASES["default"].get("OPTIONS", {}),
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# The local demo (``make demo``) signs in with a tenth of PBKDF2's default rounds: the default costs about a
+# second of CPU per sign-in. Only with DEBUG on: a production server keeps Django's default.
+if DEBUG and env_bool("HATLAB_DEMO_FAST_HASH", False):
+    PASSWORD_HASHERS = ["annotate.infra.hashers.DemoPBKDF2PasswordHasher"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

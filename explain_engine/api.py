@@ -49,15 +49,14 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         Param,
         ParamError,
         check_params,
-        describe_method,
         explain,
         explain_many,
-        methods_for,
         resolve_methods,
     )
     from explain_engine.explainers import get as get_method
     from explain_engine.extras import MissingExtra
     from explain_engine.jsonsafe import json_safe
+    from explain_engine.method_catalogue import describe_method, methods_for
     from explain_engine.method_names import TRAINING_ATTENTION
     from explain_engine.metrics import METRICS
     from explain_engine.metrics.aggregation import Aggregation, dawid_skene, majority_vote, winning_category

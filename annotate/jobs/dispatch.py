@@ -31,6 +31,7 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from annotate.jobs import in_process
 from annotate.models import Job
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,9 @@ def send(job_id: int) -> bool:
         return False
     task = current_app.tasks[job.task]
     try:
-        if current_app.conf.task_always_eager:
+        if current_app.conf.task_always_eager and settings.HATLAB_JOBS_IN_THREAD:
+            in_process.submit(task.name, job.pk, task_id(job.pk))
+        elif current_app.conf.task_always_eager:
             task.apply_async(args=[job.pk], queue=job.queue or None, task_id=task_id(job.pk))
         else:
             with current_app.connection_for_write() as conn:

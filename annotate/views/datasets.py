@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Count
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.corpus.imports import CorpusImportError, check_file_size, detect_format, import_texts
@@ -81,12 +82,61 @@ def dataset_detail(request, pk: int):
     return render(
         request,
         "annotate/datasets/detail.html",
-        {"dataset": dataset, "page": page, "form": form, "studies": studies, "kind_fields": kind_fields()},
+        {
+            "dataset": dataset,
+            "page": page,
+            "form": form,
+            "studies": studies,
+            "dependents": dependents(dataset),
+            "kind_fields": kind_fields(),
+        },
     )
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+@require_POST
+@researcher_required
+def dataset_rename(request, pk: int):
+    """Rename the dataset: ``name`` is required, at most 200 characters, and unique among the owner's."""
+    dataset = owned_or_404(Dataset.objects.all(), request.user, pk=pk)
+    name = (request.POST.get("name") or "").strip()
+    limit = Dataset._meta.get_field("name").max_length
+    if not name:
+        messages.error(request, "name: give the dataset a name.")
+    elif limit and len(name) > limit:
+        messages.error(request, f"name: at most {limit} characters (this one has {len(name)}).")
+    elif Dataset.objects.filter(owner=dataset.owner, name=name).exclude(pk=dataset.pk).exists():
+        messages.error(request, f"name: you already have a dataset called {name}; choose another name.")
+    else:
+        old = dataset.name
+        Dataset.objects.filter(pk=dataset.pk).update(name=name)
+        messages.success(request, f"Renamed {old} to {name}.")
+    return redirect("dataset-detail", pk=dataset.pk)
+
+
+def dependents(dataset: Dataset) -> list[str]:
+    """What keeps ``dataset`` from being deleted: its studies and model runs, by name."""
+    found = [f"study {s}" for s in dataset.studies.order_by("name").values_list("name", flat=True)]
+    found += [f"model run {r}" for r in dataset.model_runs.order_by("name").values_list("name", flat=True)]
+    return found
+
+
+@require_POST
+@researcher_required
+def dataset_delete(request, pk: int):
+    """Delete the dataset and its documents, unless a study or a model run uses it (named in the refusal)."""
+    dataset = owned_or_404(Dataset.objects.all(), request.user, pk=pk)
+    using = dependents(dataset)
+    if using:
+        messages.error(
+            request,
+            f"{dataset.name} is not deleted: it is used by {', '.join(using)}. Delete those first.",
+        )
+        return redirect("dataset-detail", pk=dataset.pk)
+    name = dataset.name
+    with transaction.atomic():
+        dataset.delete()
+    messages.success(request, f"Deleted {name} and its documents.")
+    return redirect("dataset-list")
 
 
 @researcher_required
@@ -110,3 +160,7 @@ def rationale_import(request):
             )
             return redirect("study-detail", uid=done.study.uid)
     return render(request, "annotate/datasets/rationales.html", {"form": form, "formats": RATIONALE_FORMATS})
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -30,7 +30,9 @@ import numpy as np
 import torch
 
 from explain_engine.explainers._forward import run_chunk
-from explain_engine.method_names import TRAINING_ATTENTION
+from explain_engine.method_names import STORED as _STORED
+from explain_engine.method_names import TRAINING_ATTENTION as TRAINING_ATTENTION
+from explain_engine.method_names import MethodInfo
 from explain_engine.models.base import EncodedBatch
 from explain_engine.registry import Registry
 from explain_engine.text import pool_to_words
@@ -303,26 +305,6 @@ def register_group(
         return fn
 
     return decorate
-
-
-@dataclass(frozen=True)
-class MethodInfo:
-    """A method in words: ``title`` (its readable name), ``source`` (where it is defined) and ``doc``
-    (one line about it)."""
-
-    title: str
-    source: str
-    doc: str
-
-
-_STORED = {
-    TRAINING_ATTENTION: MethodInfo(
-        "Attention weights",
-        "Sen et al. 2020 eq. 1–4",
-        "The model's own attention weights, stored with its predictions when it was trained (the weights "
-        "the attention method gives).",
-    )
-}
 
 
 def describe_method(code: str) -> MethodInfo:

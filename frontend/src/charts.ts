@@ -84,7 +84,14 @@ export type ChartData = BarChartData | ScatterChartData;
 export interface BarChartOptions {
   /** Name of the downloaded CSV file (default "chart.csv"); `false` adds no link. */
   csvFilename?: string | false;
+  /** Fill the canvas's parent (a `.chart-canvas` box whose height the page sets) instead of keeping
+   * Chart.js's 2:1 shape, which leaves a phone-width chart no room for its plot below the legend. */
+  fillBox?: boolean;
 }
+
+/** The legend under the plot, in small type with small swatches: long series names wrap into rows
+ * beneath the plot instead of eating into it. */
+const LEGEND_LABELS = { boxWidth: 12, boxHeight: 12, font: { size: 11 } };
 
 const PALETTE = ["#2f6db5", "#d9822b", "#3a9a5b", "#b5443b", "#7a5bb5", "#8c6d3f", "#c55a9c", "#5f6b73"];
 
@@ -289,7 +296,7 @@ export function barChartConfig(data: BarChartData): ChartConfiguration<"bar"> {
       responsive: true,
       animation: false,
       plugins: {
-        legend: { display: data.series.length > 1 },
+        legend: { display: data.series.length > 1, position: "bottom", labels: LEGEND_LABELS },
         title: { display: Boolean(data.title), text: data.title ?? "" },
       },
       scales: {
@@ -362,7 +369,7 @@ export function scatterChartConfig(data: ScatterChartData): ChartConfiguration<"
       responsive: true,
       animation: false,
       plugins: {
-        legend: { display: true, labels: { usePointStyle: true } },
+        legend: { display: true, position: "bottom", labels: { ...LEGEND_LABELS, usePointStyle: true } },
         title: { display: Boolean(data.title), text: data.title ?? "" },
         tooltip: {
           callbacks: {
@@ -392,9 +399,11 @@ export function scatterChartConfig(data: ScatterChartData): ChartConfiguration<"
 
 function addCsvLink(canvas: HTMLCanvasElement, data: ChartData, options: BarChartOptions): void {
   if (options.csvFilename === false) return;
-  const next = canvas.nextElementSibling;
+  const box = canvas.parentElement;
+  const anchor = box?.classList.contains("chart-canvas") ? box : canvas;
+  const next = anchor.nextElementSibling;
   if (next?.classList.contains("hatlab-csv-link")) next.remove();
-  canvas.after(csvDownloadLink(data, options.csvFilename ?? "chart.csv", canvas.ownerDocument));
+  anchor.after(csvDownloadLink(data, options.csvFilename ?? "chart.csv", canvas.ownerDocument));
 }
 
 /** Draw `data` on `canvas` and put a CSV download link after it; returns the chart. */
@@ -403,7 +412,9 @@ export function renderBarChart(
   data: BarChartData,
   options: BarChartOptions = {},
 ): Chart<"bar"> {
-  const chart = new Chart(canvas, barChartConfig(data));
+  const config = barChartConfig(data);
+  if (options.fillBox) config.options = { ...config.options, maintainAspectRatio: false };
+  const chart = new Chart(canvas, config);
   addCsvLink(canvas, data, options);
   return chart;
 }
@@ -414,7 +425,9 @@ export function renderScatterChart(
   data: ScatterChartData,
   options: BarChartOptions = {},
 ): Chart<"scatter"> {
-  const chart = new Chart(canvas, scatterChartConfig(data));
+  const config = scatterChartConfig(data);
+  if (options.fillBox) config.options = { ...config.options, maintainAspectRatio: false };
+  const chart = new Chart(canvas, config);
   addCsvLink(canvas, data, options);
   return chart;
 }

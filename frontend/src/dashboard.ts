@@ -213,10 +213,12 @@ export function renderCharts(container: HTMLElement, specs: ChartSpec[] = []): R
     const canvas = el(doc, "canvas");
     canvas.setAttribute("role", "img");
     canvas.setAttribute("aria-label", spec.title);
-    box.append(canvas);
+    const sized = el(doc, "div", undefined, "chart-canvas");
+    sized.append(canvas);
+    box.append(sized);
     figure.append(box);
     container.append(figure);
-    charts[spec.id] = renderChart(canvas, chartData(spec), { csvFilename: `${spec.id}.csv` });
+    charts[spec.id] = renderChart(canvas, chartData(spec), { csvFilename: `${spec.id}.csv`, fillBox: true });
     const link = csvLink(doc, spec.csv, "CSV (API)");
     if (link) box.append(" ", link);
   }

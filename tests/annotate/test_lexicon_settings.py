@@ -195,3 +195,17 @@ def test_every_lexicon_change_is_logged_with_who_made_it(client, researcher, adm
         ("lexicon", admin_user.pk, None, "site lexicon"),
         ("lexicon", researcher.pk, researcher.pk, "own lexicon"),
     ]
+
+
+def test_the_lexicon_page_is_in_a_researchers_navigation_and_not_an_annotators(
+    client, researcher, annotator_user
+):
+    client.force_login(researcher)
+    page = client.get("/studies/").content.decode()
+    nav = page[page.index('<nav class="site-nav"') : page.index("</nav>")]
+    assert f'href="{URL}"' in nav and ">Lexicon<" in nav
+    client.force_login(annotator_user)
+    response = client.get("/", follow=True)
+    page = response.content.decode()
+    assert response.status_code == 200 and 'class="site-nav"' in page
+    assert f'href="{URL}"' not in page

@@ -141,6 +141,8 @@ RULES: dict[str, Rule] = {
     "api-forced-choice-preview": A(RESEARCHER),
     # the owner's objects
     "dataset-detail": A(OWNED, pk="dataset"),
+    "dataset-rename": A(OWNED, pk="dataset"),
+    "dataset-delete": A(OWNED, pk="dataset"),
     "study-detail": A(OWNED),
     "study-invites": A(OWNED),
     "study-invites-csv": A(OWNED),

@@ -1,0 +1,252 @@
+"""The registry's methods in words (written by ``python -m explain_engine.method_catalogue``; do not edit)."""
+
+from typing import Any
+
+CATALOGUE: dict[str, dict[str, Any]] = {
+    "attention": {
+        "architectures": ["lstm_attention", "bilstm_attention", "gru_attention", "bigru_attention"],
+        "doc": "Attention weights α_t over tokens (class-independent: ``target`` is not used).",
+        "fitted": False,
+        "source": "Sen et al. 2020 eq. 1–4",
+        "title": "Attention weights",
+    },
+    "attention_last": {
+        "architectures": ["transformer"],
+        "doc": "Last-layer attention of the classification token, averaged over heads (class-independent).",
+        "fitted": False,
+        "source": "Abnar & Zuidema 2020 §3",
+        "title": "Last layer's attention",
+    },
+    "attention_rollout": {
+        "architectures": ["transformer"],
+        "doc": "Attention rollout of the classification token (Abnar & Zuidema 2020 §3; class-independent).",
+        "fitted": False,
+        "source": "Abnar & Zuidema 2020 §3",
+        "title": "Attention rollout",
+    },
+    "cell_decomposition": {
+        "architectures": [
+            "lstm",
+            "bilstm",
+            "gru",
+            "bigru",
+            "lstm_attention",
+            "bilstm_attention",
+            "gru_attention",
+            "bigru_attention",
+            "qrnn",
+        ],
+        "doc": "Cell decomposition of s(k, X) into per-step gains of net load (Poerner et al. 2018 §3.4).",
+        "fitted": False,
+        "source": "Murdoch & Szlam 2017; Poerner et al. 2018 §3.4",
+        "title": "Cell decomposition",
+    },
+    "decision_tree": {
+        "architectures": ["cnn"],
+        "doc": "Decision-tree extraction: n-grams of the filters passed on the text's path "
+        "(Lertvittayakumjorn & Toni 2019 §4.3.2).",
+        "fitted": True,
+        "source": "Lertvittayakumjorn & Toni 2019 §4.3.2",
+        "title": "Decision-tree extraction",
+    },
+    "deeplift": {
+        "architectures": [
+            "cnn",
+            "lstm",
+            "bilstm",
+            "gru",
+            "bigru",
+            "lstm_attention",
+            "bilstm_attention",
+            "gru_attention",
+            "bigru_attention",
+            "qrnn",
+        ],
+        "doc": "DeepLIFT, rescale rule, all-zero embedding baseline; gates as weights (Poerner et al. "
+        "2018 §3.3).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.3",
+        "title": "DeepLIFT",
+    },
+    "grad_dot_1p": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. 4–7), "
+        "sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Simple gradient of p, dot product",
+    },
+    "grad_dot_1s": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. 4–7), "
+        "sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Simple gradient of s, dot product",
+    },
+    "grad_dot_int_p": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. "
+        "4–7), sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Integrated gradients of p, dot product",
+    },
+    "grad_dot_int_s": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. "
+        "4–7), sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Integrated gradients of s, dot product",
+    },
+    "grad_l2_1p": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. 4–7), "
+        "sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Simple gradient of p, L2 norm",
+    },
+    "grad_l2_1s": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. 4–7), "
+        "sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Simple gradient of s, L2 norm",
+    },
+    "grad_l2_int_p": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. "
+        "4–7), sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Integrated gradients of p, L2 norm",
+    },
+    "grad_l2_int_s": {
+        "architectures": None,
+        "doc": "Simple and integrated gradients of s or p, L2 or dot (Poerner et al. 2018 eq. "
+        "4–7), sharing passes.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.1",
+        "title": "Integrated gradients of s, L2 norm",
+    },
+    "gradcam": {
+        "architectures": ["cnn"],
+        "doc": "Grad-CAM-Text: evidence from max(∂FC/∂v_k, 0)·v_k, counter-evidence from the min part "
+        "(Lertvittayakumjorn & Toni 2019 eq. 1).",
+        "fitted": False,
+        "source": "Lertvittayakumjorn & Toni 2019 §4.3.1, eq. 1",
+        "title": "Grad-CAM-Text",
+    },
+    "lime": {
+        "architectures": None,
+        "doc": "LIME (Ribeiro et al. 2016): weighted ridge regression of p(k | sample) on unit masks.",
+        "fitted": False,
+        "source": "Ribeiro et al. 2016",
+        "title": "LIME",
+    },
+    "limsse_bb": {
+        "architectures": None,
+        "doc": "LIMSSE, black-box (logistic) loss (Poerner et al. 2018 §3.6).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.6",
+        "title": "LIMSSE, black-box loss",
+    },
+    "limsse_ms_p": {
+        "architectures": None,
+        "doc": "LIMSSE, magnitude-sensitive on p loss (Poerner et al. 2018 §3.6).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.6",
+        "title": "LIMSSE, magnitude-sensitive on p",
+    },
+    "limsse_ms_s": {
+        "architectures": None,
+        "doc": "LIMSSE, magnitude-sensitive on s loss (Poerner et al. 2018 §3.6).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.6",
+        "title": "LIMSSE, magnitude-sensitive on s",
+    },
+    "lrp": {
+        "architectures": [
+            "cnn",
+            "lstm",
+            "bilstm",
+            "gru",
+            "bigru",
+            "lstm_attention",
+            "bilstm_attention",
+            "gru_attention",
+            "bigru_attention",
+            "qrnn",
+        ],
+        "doc": "ε-LRP (ε = 0.001) with gates and attention as weights (Poerner et al. 2018 §3.2) and the",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.2",
+        "title": "ε-LRP",
+    },
+    "occ_1": {
+        "architectures": None,
+        "doc": "Occlusion of 1-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.5",
+        "title": "Occlusion of 1-grams",
+    },
+    "occ_3": {
+        "architectures": None,
+        "doc": "Occlusion of 3-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.5",
+        "title": "Occlusion of 3-grams",
+    },
+    "occ_7": {
+        "architectures": None,
+        "doc": "Occlusion of 7-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.5",
+        "title": "Occlusion of 7-grams",
+    },
+    "omit_1": {
+        "architectures": None,
+        "doc": "Omission of 1-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.5",
+        "title": "Omission of 1-grams",
+    },
+    "omit_3": {
+        "architectures": None,
+        "doc": "Omission of 3-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.5",
+        "title": "Omission of 3-grams",
+    },
+    "omit_7": {
+        "architectures": None,
+        "doc": "Omission of 7-grams: mean change of s(k, ·) (Poerner et al. 2018 §3.5).",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §3.5",
+        "title": "Omission of 7-grams",
+    },
+    "random": {
+        "architectures": None,
+        "doc": "Independent uniform scores per word.",
+        "fitted": False,
+        "source": "Poerner et al. 2018 §4.1",
+        "title": "Random scores",
+    },
+    "random_ngram": {
+        "architectures": None,
+        "doc": "One uniform score per random n-gram (n from the CNN's filter sizes).",
+        "fitted": False,
+        "source": "Lertvittayakumjorn & Toni 2019 §4.3",
+        "title": "Random n-gram scores",
+    },
+    "rationale": {
+        "architectures": ["rationale"],
+        "doc": "The rationale generator's 0/1 token selection (class-independent).",
+        "fitted": False,
+        "source": "Lei et al. 2016",
+        "title": "Rationale selection",
+    },
+}
