@@ -151,13 +151,13 @@ def test_answer_time_is_the_servers_interval_and_the_clients_claim_only_without_
     client claiming seconds; a negative one (clocks out of step) is unknown, and then the client's read
     plus answer time counts, one of them missing counting as zero; with neither, the time is unknown."""
     handed = timezone.now()
-    assert risk._time_ms(handed, handed + timedelta(seconds=3), 9000, 9000) == 3000.0
-    assert risk._time_ms(handed, handed, 5000, 4000) == 0.0
-    assert risk._time_ms(handed, handed - timedelta(seconds=1), 5000, 4000) == 9000
-    assert risk._time_ms(None, handed, 5000, 4000) == 9000
-    assert risk._time_ms(handed, None, 5000, None) == 5000
-    assert risk._time_ms(None, None, None, 4000) == 4000
-    assert risk._time_ms(None, None, None, None) is None
+    assert risk.time_taken_ms(handed, handed + timedelta(seconds=3), 9000, 9000) == 3000.0
+    assert risk.time_taken_ms(handed, handed, 5000, 4000) == 0.0
+    assert risk.time_taken_ms(handed, handed - timedelta(seconds=1), 5000, 4000) == 9000
+    assert risk.time_taken_ms(None, handed, 5000, 4000) == 9000
+    assert risk.time_taken_ms(handed, None, 5000, None) == 5000
+    assert risk.time_taken_ms(None, None, None, 4000) == 4000
+    assert risk.time_taken_ms(None, None, None, None) is None
 
 
 def reasons_for(n: int = 12, **arrays) -> list[risk.Reason]:
