@@ -27,10 +27,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # the repository (this file runs as a script)
 
-from annotate_load import SECRET, make_settings, manage, psql  # noqa: E402
+from bench.annotate_load import SECRET, make_settings, manage, psql  # noqa: E402
 
 TIMINGS = {"read_ms": 900, "answer_ms": 400, "label_at_ms": 900, "first_highlight_at_ms": 1000}
 ADAPTIVE = {"mode": "adaptive", "min": 2, "max": 5, "rule": "label_share", "threshold": 0.9}

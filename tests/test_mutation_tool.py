@@ -6,17 +6,16 @@ equivalents is read as written (pipes escaped), and ``--changed`` finds exactly 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("cosmic_ray", reason="cosmic-ray is in the dev extra")
-sys.path.insert(0, str(ROOT / "tools" / "mutants"))
 
-import tool  # noqa: E402
-from targets import TARGETS  # noqa: E402
+from tools.mutants import tool  # noqa: E402
+
+TARGETS = tool.TARGETS
 
 
 def test_every_target_and_its_tests_exist_and_named_functions_are_found():

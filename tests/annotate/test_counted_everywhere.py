@@ -49,6 +49,23 @@ ALLOWED = {
         "annotate/quality/redundancy.py",
         "refresh_for_workers",
     ): "finds the items to decide again after answers were verified or set aside (the decision counts verified ones)",
+    (
+        "annotate/exports/protocol.py",
+        "participant_rows",
+    ): "the participants export lists everyone who met an attention check and their misses, as answered",
+    (
+        "annotate/protocol/attention.py",
+        "failures",
+    ): "missed attention checks stop a worker's hand-out at once, before the platform confirms them",
+    (
+        "annotate/protocol/attention.py",
+        "check_rows",
+    ): "the quality page shows every attention-check answer, as it shows every gold answer",
+    (
+        "annotate/protocol/controls.py",
+        "_editable",
+    ): "the worker goes back to their own answer, verified or not",
+    ("annotate/protocol/controls.py", "edit_answer"): "the worker changes their own answer, verified or not",
 }
 
 

@@ -24,7 +24,8 @@ def test_codes_are_read_as_poerner_et_al_name_them():
     assert method_name("occ_3") == "Occlusion of 3-grams"
     assert method_name("limsse_ms_p") == "LIMSSE, magnitude-sensitive on p"
     assert TRAINING_ATTENTION == "attention (training)"
-    assert method_name(TRAINING_ATTENTION) != method_name("attention")
+    # the weights stored at training are the attention method's weights: one name for the one map
+    assert method_name(TRAINING_ATTENTION) == method_name("attention") == "Attention weights"
     assert method_description(TRAINING_ATTENTION)
     assert (method_name("no_such_method"), method_description("no_such_method")) == ("no_such_method", "")
 

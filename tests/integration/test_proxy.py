@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.core.cache import cache
 
 from tests.conftest import require_tool
 
@@ -84,6 +85,13 @@ def test_the_tls_configuration_passes_nginx_t(tmp_path):
         [NGINX, "-t", "-p", str(tmp_path), "-c", str(main)], capture_output=True, text=True
     )
     assert checked.returncode == 0, checked.stderr
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Each test counts its own requests: the throttles' counters live in the cache, which outlives a test, and a
+    test elsewhere may have failed a sign-in from this same address."""
+    cache.clear()
 
 
 @pytest.fixture
