@@ -67,9 +67,24 @@ BROKEN_WORDS = """(scope) => {
 }"""
 
 
+TALLER_THAN_ROOM = """([selectors, bar]) => {
+  const boxes = selectors.flatMap((sel) => [...document.querySelectorAll(sel)]).map((el) => el.getBoundingClientRect());
+  if (!boxes.length) return false;
+  const top = Math.min(...boxes.map((b) => b.top)), bottom = Math.max(...boxes.map((b) => b.bottom));
+  return bottom - top > document.querySelector(bar).getBoundingClientRect().top - Math.max(top, 0);
+}"""
+
+
 def layout_problems(page, kind: str) -> list[str]:
-    """Lines of the kind's text under the answer bar, and button words broken over lines."""
+    """Lines of the kind's text under the answer bar, and button words broken over lines. A text taller than
+    the room above the bar cannot all show at once: then it must come clear of the bar when scrolled down."""
     covered = page.evaluate(COVERED_LINES, [READ[kind], ".ht-dock"])
+    if covered:  # measured again once the page has settled (fonts, the bar's own content)
+        page.wait_for_timeout(500)
+        covered = page.evaluate(COVERED_LINES, [READ[kind], ".ht-dock"])
+    if covered and page.evaluate(TALLER_THAN_ROOM, [READ[kind], ".ht-dock"]):
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        covered = page.evaluate(COVERED_LINES, [READ[kind], ".ht-dock"])
     broken = page.evaluate(BROKEN_WORDS, "#hatlab-app button")
     return covered + broken
 
