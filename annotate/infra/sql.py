@@ -25,6 +25,25 @@ def native() -> bool:
     return connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
 
 
+def refresh_statistics(*models) -> None:
+    """``ANALYZE`` the tables of ``models`` once the present transaction commits (PostgreSQL only).
+
+    A study's first start writes its items in bulk; until autovacuum's next round (a minute or more)
+    the planner still counts the table as it was, and the hand-out's prepared statements, planned
+    generically after five runs, sort every open item of a study for each request (43 ms instead of
+    0.5 ms for 6,000 items) instead of reading the queue's index in order. The crowd arrives within
+    seconds of a publish, so the statistics are brought up to date at once."""
+    if not native():
+        return
+    tables = ", ".join(connections[DEFAULT_DB_ALIAS].ops.quote_name(m._meta.db_table) for m in models)
+
+    def analyze() -> None:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(f"ANALYZE {tables}")
+
+    transaction.on_commit(analyze)
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A statement with ``$1 .. $n`` parameters of the given PostgreSQL types."""

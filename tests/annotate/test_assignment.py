@@ -6,12 +6,14 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from annotate.handout.assignment import WorkerBlocked, next_assignment, release_expired, worker_progress
 from annotate.handout.jobs import release_expired_assignments
 from annotate.handout.submission import submit
 from annotate.models import Assignment, Item, Worker
+from annotate.studies.lifecycle import start_study
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -227,3 +229,19 @@ def test_a_confirmed_workers_progress_counts_their_answers_from_every_unit(study
     assert worker_progress(study, confirmed.pk, "A2")["done"] == 2
     assert worker_progress(study, confirmed.pk, "A3")["done"] == 2
     assert worker_progress(study, confirmed.pk)["done"] == 2
+
+
+def test_a_started_study_s_items_are_counted_by_the_planner_at_once(
+    researcher, django_capture_on_commit_callbacks
+):
+    """The hand-out's generic plans must see the new items before the crowd arrives (autovacuum may take a
+    minute): after a start, the planner estimates the study's items near their number, not near zero."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the planner's statistics are PostgreSQL's")
+    study = make_study(researcher, make_dataset(researcher, n=400), start=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        start_study(study)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) SELECT 1 FROM annotate_item WHERE study_id = %s", [study.pk])
+        estimate = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
+    assert estimate >= 200, estimate
