@@ -109,12 +109,12 @@ def call(operation: Callable[[], T], fallback: T) -> T:
     return value
 
 
-#: Add one to a counter and give it its lifetime when this made it: the throttles' count in one round trip
+#: Add to a counter and give it its lifetime when this made it: the throttles' count in one round trip
 #: (``EVALSHA``; redis-py loads the script once when the server does not know it yet).
 _COUNT_SCRIPT = Script(
     None,  # type: ignore[arg-type]  # no client of its own: each call passes the cache's
-    b"""local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+    b"""local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+if n == tonumber(ARGV[2]) then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n""",
 )
 
@@ -128,8 +128,8 @@ def _client(store: RedisCache) -> Any:
     return client
 
 
-def count(key: str, window_s: int) -> int | None:
-    """Add one to the counter ``key`` (created for ``window_s`` seconds); its new value, or None when the
+def count(key: str, window_s: int, by: int = 1) -> int | None:
+    """Add ``by`` to the counter ``key`` (created for ``window_s`` seconds); its new value, or None when the
     cache cannot count now. On Redis this is one round trip (a script that increments and, for a new key,
     sets its expiry); on another cache, ``add`` then ``incr`` (in-process stores: no round trip)."""
     store = caches[DEFAULT_CACHE_ALIAS]
@@ -137,13 +137,13 @@ def count(key: str, window_s: int) -> int | None:
         full_key = store.make_and_validate_key(key)
 
         def script() -> int:
-            return int(_COUNT_SCRIPT(keys=[full_key], args=[window_s], client=_client(store)))
+            return int(_COUNT_SCRIPT(keys=[full_key], args=[window_s, by], client=_client(store)))
 
         return call(script, None)
 
     def add_and_increment() -> int:
         store.add(key, 0, timeout=window_s)
-        return int(store.incr(key))
+        return int(store.incr(key, by))
 
     return call(add_and_increment, None)
 

@@ -10,6 +10,7 @@ from django.core.cache import cache
 from annotate.access import ADMIN_GROUP, RESEARCHER_GROUP
 from annotate.corpus.demo_reviews import generate_reviews
 from annotate.corpus.imports import TextRecord, store_records
+from annotate.infra import throttle
 from annotate.machine import jobs as machine_jobs
 from annotate.models import Dataset, Document, ModelRun, Study, Worker
 from annotate.studies.lifecycle import start_study
@@ -40,6 +41,7 @@ TINY_PARAMS = {
 def _fresh_throttles():
     """Each test starts with empty throttle counters (they live in the cache, which outlives a test)."""
     cache.clear()
+    throttle.forget_leases()  # what this process leased from those counters
 
 
 @pytest.fixture(autouse=True)

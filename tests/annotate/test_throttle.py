@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.crowd.providers.local.adapter import invite_path, make_invite
+from annotate.infra import throttle
 from tests.annotate.conftest import PASSWORD, make_dataset, make_study
 from tests.annotate.test_api import Annotator
 
@@ -155,3 +156,60 @@ def test_looking_at_an_invite_link_uses_none_of_the_new_worker_budget(settings, 
     assert started.status_code == 200 and "hatlab-task" in started.content.decode()
     second = Client(REMOTE_ADDR="10.3.0.1").post(invite_path(study, make_invite(study, "other")), follow=True)
     assert second.status_code == 429  # the budget counts the workers it made
+
+
+class Processes:
+    """Several server processes in this one: each request runs with the leases of the process it reaches."""
+
+    def __init__(self, monkeypatch, n: int):
+        self.leases: list[dict] = [{} for _ in range(n)]
+        self.monkeypatch = monkeypatch
+
+    def hit(self, process: int, rate: tuple[int, int], ident: str = "w1") -> int | None:
+        self.monkeypatch.setattr(throttle, "_LEASES", self.leases[process])
+        return throttle.hit("work-api", ident, rate)
+
+
+def test_one_process_grants_exactly_the_limit_in_leases(monkeypatch):
+    rate = (325, 3600)  # leases of 10, the last one cut to 5
+    one = Processes(monkeypatch, 1)
+    assert [one.hit(0, rate) for _ in range(325)] == [None] * 325
+    assert one.hit(0, rate) is not None
+    assert one.hit(0, rate, ident="w2") is None  # another worker's budget is its own
+
+
+def test_processes_together_never_grant_more_than_the_limit(monkeypatch):
+    """Requests spread over three processes, each taking its own leases: the shared counter still caps the
+    total at the limit, and what the leases leave unspent is at most (lease − 1) per process."""
+    limit, lease = 325, 10
+    three = Processes(monkeypatch, 3)
+    granted = sum(three.hit(n % 3, (limit, 3600)) is None for n in range(600))
+    assert limit - 3 * (lease - 1) <= granted <= limit
+    stragglers = sum(three.hit(0, (limit, 3600)) is None for _ in range(50))
+    assert granted + stragglers <= limit
+
+
+def test_threads_of_one_process_share_its_lease_without_overspending(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    one = Processes(monkeypatch, 1)
+    one.monkeypatch.setattr(throttle, "_LEASES", one.leases[0])
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: throttle.hit("work-api", "racer", (325, 3600)), range(800)))
+    assert sum(r is None for r in results) == 325
+
+
+def test_small_limits_are_counted_one_by_one(monkeypatch):
+    """Below LEASE_SHARE a lease is one token: two processes together get exactly the limit (sign-in's 10)."""
+    two = Processes(monkeypatch, 2)
+    granted = [two.hit(n % 2, (10, 300)) is None for n in range(14)]
+    assert granted == [True] * 10 + [False] * 4
+
+
+def test_a_changed_rate_drops_the_leases(settings, monkeypatch):
+    settings.HATLAB_THROTTLE_WORK_API = (320, 3600)
+    rate = settings.HATLAB_THROTTLE_WORK_API
+    assert throttle.hit("work-api", "changer", rate) is None  # leases 9 more tokens
+    assert throttle._LEASES
+    settings.HATLAB_THROTTLE_WORK_API = (1, 3600)
+    assert not throttle._LEASES

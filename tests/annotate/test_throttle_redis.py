@@ -1,5 +1,5 @@
-"""The throttles on a real Redis (a private ``redis-server`` on a free port): an annotator's request costs one
-round trip to Redis in all, counted by wrapping the client's socket writes; the counter still limits, expires
+"""The throttles on a real Redis (a private ``redis-server`` on a free port): an annotator's request costs at
+most one round trip to Redis in all, one per lease of requests, counted by wrapping the client's socket writes; the counter still limits, expires
 with its window, survives a Redis that forgot the script, and any failure of Redis lets the request through."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import redis
 from redis.connection import AbstractConnection
 
-from annotate.infra import shared_cache
+from annotate.infra import shared_cache, throttle
 from bench.faults import PrivateRedis
 from tests.annotate.test_api import Annotator, body_for
 from tests.conftest import require_tool
@@ -72,26 +72,28 @@ def work_keys(look: redis.Redis) -> list[bytes]:
     return [k for k in look.keys("*") if b"hatlab:throttle:work-api:" in k]
 
 
-def test_each_annotator_request_costs_one_round_trip(on_redis, monkeypatch, settings, study):
+def test_an_annotator_s_requests_cost_one_round_trip_per_lease(on_redis, monkeypatch, settings, study):
+    """At the default rate (300 a minute, leases of 9) the first request takes a lease in one round trip
+    (the first use may also load the script), the next eight, submissions included, none, the tenth one."""
+    limit, window = settings.HATLAB_THROTTLE_WORK_API
+    lease = limit // throttle.LEASE_SHARE
+    assert lease == 9
     trips = RoundTrips(monkeypatch)
     annotator = Annotator(study, "one-trip")
-    first = annotator.next()  # the first use may load the script into Redis
-    assert first.status_code == 200
-    assert trips.during(lambda: annotator.next().status_code == 200) == 1
-    served = annotator.next().json()
-
+    assert annotator.next().status_code == 200  # request 1: a lease
+    assert trips.during(lambda: [annotator.next() for _ in range(6)]) == 0  # requests 2-7
+    served = annotator.next().json()  # request 8
     replies = []
 
     def answer() -> None:
         body = {**body_for(served["item"]["payload"]), "next": True}
         replies.append(annotator.submit(served["assignment"], body))
 
-    assert trips.during(answer) == 1
+    assert trips.during(answer) == 0  # request 9: the lease's last token
     assert replies[0].status_code == 201 and replies[0].json()["next"]["assignment"]
-    # the one round trip counted every request: next three times, submit once
+    assert trips.during(lambda: annotator.next().status_code == 200) == 1  # request 10: a new lease
     (key,) = work_keys(on_redis)
-    assert int(on_redis.get(key)) == 4
-    _, window = settings.HATLAB_THROTTLE_WORK_API
+    assert int(on_redis.get(key)) == 2 * lease  # the counter holds every token leased
     assert 0 < on_redis.ttl(key) <= window + 1
 
 

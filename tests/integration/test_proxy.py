@@ -19,6 +19,7 @@ import pytest
 import yaml
 from django.core.cache import cache
 
+from annotate.infra import throttle
 from tests.conftest import require_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +93,7 @@ def _fresh_throttles():
     """Each test counts its own requests: the throttles' counters live in the cache, which outlives a test, and a
     test elsewhere may have failed a sign-in from this same address."""
     cache.clear()
+    throttle.forget_leases()  # what this process leased from those counters
 
 
 @pytest.fixture
