@@ -213,3 +213,39 @@ def test_a_changed_rate_drops_the_leases(settings, monkeypatch):
     assert throttle._LEASES
     settings.HATLAB_THROTTLE_WORK_API = (1, 3600)
     assert not throttle._LEASES
+
+
+def test_another_cache_drops_the_leases_and_an_unrelated_setting_keeps_them(settings):
+    rate = (320, 3600)
+    assert throttle.hit("work-api", "kept", rate) is None
+    settings.LANGUAGE_CODE = "en-gb"
+    assert throttle._LEASES, "a setting the throttles do not read dropped the leases"
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    assert not throttle._LEASES
+
+
+def test_leases_of_ended_windows_are_pruned_once_there_are_many(monkeypatch):
+    """The process's leases stay bounded: past _PRUNE_AT keys, those of windows that ended (a window
+    ends at its start plus its length: the next one starts then) are dropped; those still running stay."""
+    monkeypatch.setattr(throttle, "_PRUNE_AT", 3)
+    monkeypatch.setattr(throttle, "_LEASES", {})
+    throttle._keep_lease("ended", 5, 100.0, 100.0)
+    throttle._keep_lease("running", 5, 160.0, 100.0)
+    assert set(throttle._LEASES) == {"ended", "running"}  # under the bound: nothing pruned
+    throttle._keep_lease("third", 5, 160.0, 100.0)
+    assert set(throttle._LEASES) == {"ended", "running", "third"}
+    throttle._keep_lease("fourth", 5, 160.0, 100.0)  # three held: the ended window goes
+    assert set(throttle._LEASES) == {"running", "third", "fourth"}
+
+
+def test_the_counter_outlives_its_window(monkeypatch):
+    """A counter that expired before its window ended would give a worker a second budget in one window."""
+    lifetimes = []
+
+    def counted(key, lifetime_s, by=1):
+        lifetimes.append(lifetime_s)
+        return by
+
+    monkeypatch.setattr(throttle.shared_cache, "count", counted)
+    throttle.hit("work-api", "lifetime", (320, 60))
+    assert lifetimes and lifetimes[0] >= 60
