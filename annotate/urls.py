@@ -10,6 +10,7 @@ from annotate.crowd.publishing import ACTIONS
 from annotate.tasks import task_urlpatterns
 from annotate.tasks.routes import TABLE_FORMATS, UUID
 from annotate.views import (
+    account_admin,
     admin_quality,
     dashboards,
     datasets,
@@ -37,6 +38,20 @@ urlpatterns = [
     path("favicon.ico", home.favicon, name="favicon"),
     path("login/", LoginView.as_view(), name="login"),
     path("logout/", LogoutView.as_view(), name="logout"),
+    # accounts: the admin's page, and the set-password page of a one-time link
+    path("accounts/", account_admin.account_list, name="account-list"),
+    path("accounts/invite/", account_admin.account_invite, name="account-invite"),
+    path("accounts/<int:pk>/reset/", account_admin.account_reset, name="account-reset"),
+    path("accounts/<int:pk>/deactivate/", account_admin.account_deactivate, name="account-deactivate"),
+    path("accounts/<int:pk>/reactivate/", account_admin.account_reactivate, name="account-reactivate"),
+    path(
+        "accounts/invites/<int:pk>/revoke/", account_admin.account_invite_revoke, name="account-invite-revoke"
+    ),
+    path(
+        "accounts/set-password/<uidb64>/<token>/",
+        account_admin.SetPasswordView.as_view(),
+        name="account-set-password",
+    ),
     path("api/docs/", docs.api_docs, {"patterns": schema_patterns}, name="api-docs"),
     # datasets and studies
     path("datasets/", datasets.dataset_list, name="dataset-list"),

@@ -148,6 +148,14 @@ MEDIA_ROOT = Path(os.environ.get("HATLAB_MEDIA_ROOT", BASE_DIR / "media"))
 # Model artifacts and exports go to S3 when a bucket is configured (boto3), else under MEDIA_ROOT.
 HATLAB_S3_BUCKET = os.environ.get("HATLAB_S3_BUCKET", "")
 
+# Mail: the set-password links of researchers an admin invites or resets (annotate.accounts.links); with no
+# SMTP server reachable the page still shows the link and says it was not mailed.
+EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("DJANGO_EMAIL_PORT", "25"))
+DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", "hatlab@localhost")
+# How long a set-password link works, in seconds (Django's default: three days).
+PASSWORD_RESET_TIMEOUT = int(os.environ.get("DJANGO_PASSWORD_RESET_TIMEOUT", str(3 * 24 * 3600)))
+
 SESSION_COOKIE_HTTPONLY = True
 # DJANGO_HTTPS: the site is served over HTTPS only (docker-compose turns it on): secure cookies, a redirect to
 # HTTPS and HSTS. DJANGO_SECURE_COOKIES alone keeps the cookies secure without the redirect and HSTS.

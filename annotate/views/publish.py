@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.access import owned_or_404, researcher_required
@@ -137,9 +138,15 @@ def crowd_action(request, uid, action: str):
 
 @researcher_required
 def crowd_preview(request, uid):
-    """The task page exactly as a worker gets it, with a sample item, sending nothing."""
+    """The task page exactly as a worker gets it, with a sample item, sending nothing; a banner says so
+    and leads back to the page it was opened from (the study page, or the crowd page with
+    ``?from=crowd``; only these two, so the link cannot be pointed elsewhere)."""
     study = _study(request, uid)
-    response = sample_page(request, study)
+    if request.GET.get("from") == "crowd":
+        back = (reverse("crowd-page", args=[study.uid]), "Back to the crowd page")
+    else:
+        back = (reverse("study-detail", args=[study.uid]), "Back to the study")
+    response = sample_page(request, study, back=back)
     if response is None:
         raise Http404("the study's dataset has no documents to preview")
     return response

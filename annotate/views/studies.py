@@ -7,14 +7,19 @@ from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
 from annotate.access import owned_or_404, researcher_required, visible_to
 from annotate.crowd.providers import get_provider
 from annotate.crowd.providers.base.retry import ProviderConfigError
-from annotate.crowd.providers.local.adapter import invite_path, invite_state, make_invite, used_invites
+from annotate.crowd.providers.local.adapter import (
+    invite_path,
+    invite_state,
+    make_invite,
+    revoke_invite,
+    used_invites,
+)
 from annotate.exports import tables as exports
 from annotate.exports.rationales import RATIONALE_FORMATS, offers_rationales
 from annotate.infra.csvfile import csv_text
@@ -241,8 +246,7 @@ def study_invite_revoke(request, uid, pk: int):
     """Revoke one invite: the entry page refuses it from now on (answers already given stay)."""
     study = owned_or_404(Study.objects.all(), request.user, uid=uid)
     invite = get_object_or_404(Invite, pk=pk, study=study)
-    if invite.revoked_at is None:
-        Invite.objects.filter(pk=invite.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    if revoke_invite(invite):
         messages.success(request, f"Invite {invite.invitee} revoked: its link no longer opens the study.")
     else:
         messages.info(request, f"Invite {invite.invitee} was already revoked.")

@@ -130,9 +130,11 @@ def sample_item(study: Study) -> Item | None:
     return next((i for i in built if not i.is_gold), built[0] if built else None)
 
 
-def sample_page(request, study: Study, message: str = ""):
+def sample_page(request, study: Study, message: str = "", back: tuple[str, str] | None = None):
     """The kind's task page with a sample item that sends nothing (``None`` when there is no item):
-    the researcher's preview, and a crowd platform's preview of the task before a worker accepts it."""
+    the researcher's preview, and a crowd platform's preview of the task before a worker accepts it.
+    ``back`` (a link and its words) marks the page a researcher's preview: a banner says that answers are
+    not stored and leads back."""
     kind = get_kind(study.kind)
     item = sample_item(study)
     if item is None:
@@ -151,6 +153,7 @@ def sample_page(request, study: Study, message: str = ""):
         "provider": get_provider(study.provider),
         "kind": kind,
         "task_json": task,
+        "researcher_preview": {"url": back[0], "label": back[1]} if back else None,
     }
     return render(request, kind.template, context)
 

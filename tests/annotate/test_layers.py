@@ -22,6 +22,7 @@ LAYERS = ("annotate.api", "annotate.views", "annotate.jobs", "annotate.dashboard
 API_USERS = ("annotate.api", "annotate.urls")
 #: The domain packages: they never import the pages (``annotate.views``).
 DOMAIN = (
+    "annotate.accounts",
     "annotate.studies",
     "annotate.handout",
     "annotate.quality",

@@ -119,6 +119,16 @@ RULES: dict[str, Rule] = {
     "login": A(PUBLIC, reason="signing in"),
     "admin-login": A(PUBLIC, reason="the Django admin's sign-in (throttled as the login page)"),
     "logout": A(PUBLIC, reason="signing out (POST only)"),
+    "account-set-password": A(
+        PUBLIC, reason="a one-time set-password link: without a valid token it says the link does not work"
+    ),
+    # the admin's accounts page
+    "account-list": A(ADMIN),
+    "account-invite": A(ADMIN),
+    "account-reset": A(ADMIN, pk="account"),
+    "account-deactivate": A(ADMIN, pk="account"),
+    "account-reactivate": A(ADMIN, pk="account"),
+    "account-invite-revoke": A(ADMIN, pk="invite"),
     # the OpenAPI schema and its docs page map the whole API: researchers only
     "api-schema": A(RESEARCHER),
     "api-docs": A(RESEARCHER),
@@ -232,6 +242,8 @@ CHOICES = {
     "decision": "approve",
     "name": "labels",
     "table": "scores",
+    "uidb64": "MQ",
+    "token": "not-a-token",
 }
 #: Routes whose choice differs from the one above: ``{name: {param: value}}``.
 ROUTE_CHOICES = {
@@ -339,7 +351,7 @@ def world(researcher, other_researcher, admin_user, monkeypatch, settings):
         "document_pk": document.pk,
     }
     pks = {"dataset": dataset.pk, "run": run.pk, "prediction": prediction.pk, "explanation": explanation.pk,
-           "job": job.pk, "submission": submission.pk,
+           "job": job.pk, "submission": submission.pk, "account": other_researcher.pk,
            "invite": Invite.objects.get(study=study, invitee="matrix-worker").pk}  # fmt: skip
     return {"studies": studies, "values": values, "pks": pks, "clients": clients, "crowd": crowd,
             "study": study, "dataset": dataset, "run": run, "worker": assignment.worker}  # fmt: skip

@@ -23,6 +23,7 @@ from typing import Any
 from django.core import signing
 from django.db import connection
 from django.urls import reverse
+from django.utils import timezone
 
 from annotate.crowd.providers import PROVIDERS
 from annotate.crowd.providers.base import CrowdProvider, Entry
@@ -50,6 +51,14 @@ def make_invite(study, invitee: str | None = None, created_by=None) -> str:
     token = signing.dumps({"s": str(study.uid), "i": invitee}, salt=INVITE_SALT)
     Invite.objects.create(study=study, invitee=invitee, token=token, created_by=created_by)
     return token
+
+
+def revoke_invite(invite: Invite) -> bool:
+    """Revoke ``invite``: the entry page refuses it from now on and the browser holding it loses its seat
+    (:func:`revoked_seats`); answers already given stay. ``False`` when it already was revoked."""
+    return bool(
+        Invite.objects.filter(pk=invite.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    )
 
 
 def invite_state(invite: Invite, used: set[str]) -> str:
