@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotate.dashboards.charts import estimate_point, scatter, table
+from annotate.dashboards.human_share import ERASER_FIGURES
 from annotate.models import Explanation
 from explain_engine import api as engine
 from explain_engine.api import N_BOOT
@@ -94,16 +95,22 @@ def presentation(sels: Sequence[dict], reports: Sequence[dict]) -> tuple[list[di
     rows = []
     for s, (ref, est), f in zip(sels, plaus, faith, strict=True):
         cells: list[Any] = [s["name"], ref, *(_est(est) if est else [None] * 4), f.get("texts", 0)]
+        eraser = s.get("eraser") or {}
+        for key, _ in ERASER_FIGURES:
+            cells += _est(eraser.get(key))[:3]
         for name in ("comprehensiveness_aopc", "sufficiency_aopc", "kendall_tau_loo"):
             cells += _est(f.get(name))
         rows.append(cells)
     columns = ["selection", "reference", "ROC AUC", "ci_low", "ci_high", "n", "texts measured"]
+    for _, heading in ERASER_FIGURES:
+        columns += [f"{heading} (every annotator's map)", "ci_low", "ci_high"]
     for name in ("comprehensiveness AOPC", "sufficiency AOPC", "Kendall τ vs leave-one-out"):
         columns += [name, "ci_low", "ci_high", "n"]
     tables = [
         table(
             "plausibility_faithfulness-table",
-            "Plausibility and faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
+            "Plausibility (behavioral similarity; ERASER's token F1, IOU F1 and AUPRC) and faithfulness "
+            "(DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
             columns,
             rows,
         )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate.corpus.lexicon import lexicon_dir
-from annotate.dashboards import faithfulness, gather, notes
+from annotate.dashboards import faithfulness, gather, human_share, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, figures, table
 from annotate.dashboards.presentation import FigureBuilder, Omitted, Shown, present
@@ -105,6 +105,8 @@ def similarity_dashboard(
                 "faithfulness": faithfulness.faithfulness_figures(
                     faithfulness.stored_faithfulness(sel.run, sel.method, used), n_boot, seed
                 ),
+                "eraser": human_share.eraser_figures(records, predictions, n_boot, seed),
+                "alignment": human_share.alignment_figures(records, predictions, n_boot, seed),
             }
         )
         per_text.append(_auc_against_sam(records, predictions))
@@ -123,7 +125,8 @@ def similarity_dashboard(
         "cssr_available": lexicon is not None,
         "notes": notes.left_out_notes(left_out, "the human maps")
         + _notes(sels, reports, bad_maps, lexicon is not None, len(records))
-        + faithfulness.faithfulness_notes(sels),
+        + faithfulness.faithfulness_notes(sels)
+        + human_share.alignment_notes(sels),
     }
     result["charts"], result["tables"] = figures(*_presentation(result, records, per_text, text_url))
     progress(1.0, "done")
@@ -411,6 +414,17 @@ def _plausibility_faithfulness_figure(c: _Computed) -> Shown | Omitted:
     return Shown(charts, tables)
 
 
+def _share_alignment_figure(c: _Computed) -> Shown | Omitted:
+    """Alignment with the share of annotators, against its permutation null
+    (:func:`annotate.dashboards.human_share.alignment_presentation`)."""
+    charts, tables = human_share.alignment_presentation(c.sels)
+    if not charts:
+        return Omitted(
+            "share_alignment", "No selection has machine maps for two or more texts with human maps."
+        )
+    return Shown(charts, tables)
+
+
 def _human_human_figure(c: _Computed) -> Shown:
     """Human–human behavioral similarity, for comparison."""
     return Shown(
@@ -459,6 +473,7 @@ FIGURES: tuple[FigureBuilder[_Computed], ...] = (
     _cssr_figure,
     _pos_figure,
     _plausibility_faithfulness_figure,
+    _share_alignment_figure,
     _human_human_figure,
     _texts_figure,
 )
