@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotate.dashboards.charts import chart, estimate_series, table
-from explain_engine.api import ALIGNMENT_NULL, N_BOOT, eraser_plausibility, shared_marks_alignment
+from explain_engine.api import N_BOOT, eraser_plausibility, shared_marks_alignment
 
 ERASER_FIGURES = (("token_f1", "token F1"), ("iou_f1", "IOU F1"), ("auprc", "AUPRC"))
 MIN_ALIGNMENT_TEXTS = 2
@@ -89,8 +89,8 @@ def alignment_presentation(sels: Sequence[dict]) -> tuple[list[dict], list[dict]
     tables = [
         table(
             "share_alignment-table",
-            "Alignment with the share of annotators (C and ΔA after Prasad et al. 2021 eqs. 5, 7); "
-            "baseline: " + ALIGNMENT_NULL,
+            "Alignment with the share of annotators (C and ΔA after Prasad et al. 2021 eqs. 5, 7) against a "
+            "permutation null, not the paper's C_R (see the notes)",
             [
                 "selection",
                 "mean C",
@@ -99,7 +99,7 @@ def alignment_presentation(sels: Sequence[dict]) -> tuple[list[dict], list[dict]
                 "mean C_null",
                 "ci_low",
                 "ci_high",
-                "ΔA = tanh(mean(C − C_null))",
+                "ΔA",
                 "ci_low",
                 "ci_high",
                 "texts",
@@ -122,7 +122,7 @@ def alignment_notes(sels: Sequence[dict]) -> list[str]:
         "marked each word (Prasad et al. 2021 eq. 4; 0 or 1 with one annotator) and C the Fisher z of its "
         "Pearson r with the machine map's absolute scores. The baseline is a permutation null (the same "
         f"shares shuffled over the text's words, {shown[0]['permutations']} seeded permutations averaged), "
-        "not the paper's C_R, "
-        "which needs marks made against a random other explanation; intervals are 95 % bootstrap "
-        "intervals over texts."
+        "not the paper's C_R, which needs marks made against a random other explanation (control items) "
+        "that an imported set does not have; its expectation is 0. ΔA = tanh(mean(C − C_null)). Intervals "
+        "are 95 % bootstrap intervals over texts."
     ]

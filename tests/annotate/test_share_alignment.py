@@ -120,7 +120,7 @@ def test_imported_maps_are_the_expert_oracle_of_the_alignment_figure(imported):
     assert unrelated["mean_c"] == pytest.approx(expected["mean_c"])
     assert unrelated["mean_c_null"] == pytest.approx(expected["mean_c_null"])
     table = next(t for t in data["tables"] if t["id"] == "share_alignment-table")
-    assert "not Prasad et al. 2021's C_R" in table["title"]
+    assert "permutation null, not the paper's C_R" in table["title"]
     assert any("permutation null" in n and "not the paper's C_R" in n for n in data["notes"])
     # ERASER's plausibility against every annotator's map sits in the selections beside it
     assert set(data["selections"][0]["eraser"]) >= {"token_f1", "iou_f1", "auprc"}
