@@ -30,6 +30,7 @@ from explain_engine.metrics.bootstrap import LEVEL, N_BOOT, Estimate, bootstrap,
 from explain_engine.metrics.ragged import Ragged, as_ragged
 
 N_PERMUTATIONS = 20
+_CHUNK_VALUES = 2_000_000  # words × permutations correlated in one pass (memory, not results)
 NULL_DESCRIPTION = (
     "C_null: the same oracle's values permuted over the input's words (seeded permutations, averaged), "
     "not Prasad et al. 2021's C_R, which needs marks made against a random other explanation (control "
@@ -54,11 +55,15 @@ def null_correlations(
     """Per example the mean over permutations of arctanh(r(importance, permuted oracle)); NaN where no
     permutation gives a defined r (a constant importance or oracle)."""
     importance.same_shape(oracle, "importance and oracle")
-    p = n_permutations
-    permuted = permute_within(oracle, p, seed)
-    lengths = np.tile(oracle.lengths, p)
-    tiled = Ragged(np.tile(importance.values, p), lengths)
-    c = fisher_correlations(tiled, Ragged(permuted.ravel(), lengths)).reshape(p, len(oracle))
+    permuted = permute_within(oracle, n_permutations, seed)
+    chunk = max(1, _CHUNK_VALUES // max(1, oracle.values.shape[0]))  # permutations correlated at once
+    parts = []
+    for start in range(0, n_permutations, chunk):
+        rows = permuted[start : start + chunk]
+        lengths = np.tile(oracle.lengths, rows.shape[0])
+        tiled = Ragged(np.tile(importance.values, rows.shape[0]), lengths)
+        parts.append(fisher_correlations(tiled, Ragged(rows.ravel(), lengths)).reshape(-1, len(oracle)))
+    c = np.concatenate(parts)
     ok = np.isfinite(c)
     counts = ok.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -135,3 +135,27 @@ def test_another_researcher_cannot_read_the_figure(imported):
     answer = intruder.get(reverse("api-dashboard-similarity", args=[study.uid]), query)
     assert answer.status_code in (403, 404)
     assert "mean_c" not in answer.content.decode()
+
+
+def test_the_pages_lead_from_the_import_to_the_comparison(imported):
+    client, study, run, _ = imported
+    page = client.get(reverse("study-detail", args=[study.uid])).content.decode()
+    assert f'href="{reverse("model-run-create")}?dataset={study.dataset_id}"' in page
+    assert reverse("study-dashboard-similarity", args=[study.uid]) in page
+    assert 'id="access"' not in page and "invite links" not in page  # nobody is recruited for imported maps
+    form = client.get(reverse("model-run-create"), {"dataset": study.dataset_id}).content.decode()
+    assert f'<option value="{study.dataset_id}" selected>' in form
+    run_page = client.get(reverse("model-run-detail", args=[run.pk])).content.decode()
+    assert f"Compare with the people's maps of {study.name}" in run_page
+
+
+def test_the_run_page_lists_only_the_viewers_own_studies(imported):
+    _, study, run, _ = imported
+    admin = make_user("ada", "admin")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    viewer = Client()
+    viewer.force_login(admin)
+    page = viewer.get(reverse("model-run-detail", args=[run.pk]))
+    assert page.status_code in (200, 403, 404)
+    assert reverse("study-dashboard-similarity", args=[study.uid]) not in page.content.decode()

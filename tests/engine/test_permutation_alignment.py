@@ -99,3 +99,16 @@ def test_shared_marks_use_the_share_of_annotators_and_say_which_null():
     assert "not Prasad et al. 2021's C_R" in got["null"]
     with pytest.raises(ValueError, match="example 1: attributions need one value per word"):
         shared_marks_alignment(marks, [share[0], [0.1, 0.2]])
+
+
+def test_the_null_does_not_depend_on_how_many_permutations_are_correlated_at_once(monkeypatch):
+    from explain_engine.metrics import permutation_alignment as module
+
+    rng = np.random.default_rng(8)
+    attributions = _random_texts(rng, 30)
+    oracles = [rng.random(a.shape[0]) for a in attributions]
+    whole = permutation_alignment(attributions, oracles, n_permutations=9, n_boot=0).c_null
+    monkeypatch.setattr(module, "_CHUNK_VALUES", 1)  # one permutation at a time
+    assert np.array_equal(
+        permutation_alignment(attributions, oracles, n_permutations=9, n_boot=0).c_null, whole
+    )
