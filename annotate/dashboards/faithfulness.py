@@ -2,7 +2,8 @@
 
 Plausibility is how well a machine map matches the people's maps (here the behavioral similarity the
 dashboard already computes, mean ROC AUC against the super map SAM, or CAM, or the first annotator's maps
-when a study has too few maps per text for them; Sen et al. 2020 §4.1). Faithfulness is how much the model
+when a study has too few maps per text for them; Sen et al. 2020 §4.1; the table adds ERASER's token F1,
+IOU F1 and AUPRC, :mod:`annotate.dashboards.human_share`). Faithfulness is how much the model
 depends on the words the map ranks first: ERASER's comprehensiveness AOPC (DeYoung et al. 2020 §4), with
 sufficiency AOPC and Kendall's τ against leave-one-word-out (Jain & Wallace 2019 §4) in the table.
 

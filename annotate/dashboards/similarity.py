@@ -1,8 +1,9 @@
 """Human vs machine (Sen et al. 2020 §4): for a study and one or more (model run, method) selections, the
 behavioral similarity (Table 2), lexical similarity with its random baseline (Table 3), the
 cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
-tags (Table 5), plausibility against faithfulness (:mod:`~annotate.dashboards.faithfulness`) — and the
-drill-down to one text with its human maps, CAM, SAM and the machine maps.
+tags (Table 5), plausibility against faithfulness (:mod:`~annotate.dashboards.faithfulness`), ERASER's
+plausibility and the alignment with the share of annotators (:mod:`~annotate.dashboards.human_share`) — and
+the drill-down to one text with its human maps, CAM, SAM and the machine maps.
 
 The engine computes every figure (:func:`explain_engine.api.similarity_report` per selection,
 ``human_human_similarity``, ``roc_auc_per_text``); this module gathers the maps and shapes the result.
