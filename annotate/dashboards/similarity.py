@@ -169,6 +169,11 @@ def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, tex
             )
         for row in rep["references"]:
             ref = row["reference"]
+            if not row["texts"]:  # CAM and SAM need two maps of a text (an imported set may have one)
+                out.append(
+                    f"{ref} needs two or more maps of a text and no text has them: its figures are empty."
+                )
+                continue
             out += notes.auc_notes(f"Behavioral similarity against {ref}", row["behavioral"], few=False)
             counts.append(row["behavioral"].get("n", 0))
             k = row["k"]["value"] or 0.0

@@ -128,4 +128,7 @@ def test_zaidan_worked_example_in_the_browser(live_server, browser_context, eage
             value = float(cells[heading])
             assert math.isfinite(value) and -1 <= value <= 1, (heading, cells[heading])
     assert page.locator("figure[data-chart='share_alignment']").is_visible()
+    notes = page.locator("[data-section=notes]").inner_text()
+    assert "CAM needs two or more maps of a text" in notes  # one annotator: not "all 0 or all 1"
+    assert "CAM is undefined" not in notes
     assert not errors, errors
