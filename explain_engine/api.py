@@ -105,6 +105,8 @@ if TYPE_CHECKING:  # the one list of the names (see the docstring)
         summarize_scores,
     )
     from explain_engine.metrics.forced_choice import SCORE_VALUES as FORCED_CHOICE_SCORES
+    from explain_engine.metrics.permutation_alignment import NULL_DESCRIPTION as ALIGNMENT_NULL
+    from explain_engine.metrics.permutation_alignment import permutation_alignment, shared_marks_alignment
     from explain_engine.metrics.plausibility import eraser_plausibility, map_overlap
     from explain_engine.metrics.pos import tag_documents, tag_words
     from explain_engine.metrics.ragged import Ragged

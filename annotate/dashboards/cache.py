@@ -30,7 +30,7 @@ from annotate.models.dashboards import DashboardCache
 from explain_engine.api import tag_documents
 
 # Bump when the shape or the meaning of a computed dashboard changes: every cached row goes stale.
-VERSION = 5
+VERSION = 6
 STUDY = "study"
 SIMILARITY = "similarity"
 POS_TAGS = "pos_tags"

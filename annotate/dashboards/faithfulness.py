@@ -2,7 +2,8 @@
 
 Plausibility is how well a machine map matches the people's maps (here the behavioral similarity the
 dashboard already computes, mean ROC AUC against the super map SAM, or CAM, or the first annotator's maps
-when a study has too few maps per text for them; Sen et al. 2020 §4.1). Faithfulness is how much the model
+when a study has too few maps per text for them; Sen et al. 2020 §4.1; the table adds ERASER's token F1,
+IOU F1 and AUPRC, :mod:`annotate.dashboards.human_share`). Faithfulness is how much the model
 depends on the words the map ranks first: ERASER's comprehensiveness AOPC (DeYoung et al. 2020 §4), with
 sufficiency AOPC and Kendall's τ against leave-one-word-out (Jain & Wallace 2019 §4) in the table.
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotate.dashboards.charts import estimate_point, scatter, table
+from annotate.dashboards.human_share import ERASER_FIGURES
 from annotate.models import Explanation
 from explain_engine import api as engine
 from explain_engine.api import N_BOOT
@@ -94,16 +96,22 @@ def presentation(sels: Sequence[dict], reports: Sequence[dict]) -> tuple[list[di
     rows = []
     for s, (ref, est), f in zip(sels, plaus, faith, strict=True):
         cells: list[Any] = [s["name"], ref, *(_est(est) if est else [None] * 4), f.get("texts", 0)]
+        eraser = s.get("eraser") or {}
+        for key, _ in ERASER_FIGURES:
+            cells += _est(eraser.get(key))[:3]
         for name in ("comprehensiveness_aopc", "sufficiency_aopc", "kendall_tau_loo"):
             cells += _est(f.get(name))
         rows.append(cells)
     columns = ["selection", "reference", "ROC AUC", "ci_low", "ci_high", "n", "texts measured"]
+    for _, heading in ERASER_FIGURES:
+        columns += [heading, "ci_low", "ci_high"]
     for name in ("comprehensiveness AOPC", "sufficiency AOPC", "Kendall τ vs leave-one-out"):
         columns += [name, "ci_low", "ci_high", "n"]
     tables = [
         table(
             "plausibility_faithfulness-table",
-            "Plausibility and faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
+            "Plausibility (ROC AUC against the reference; ERASER's token F1, IOU F1 and AUPRC against every "
+            "annotator's map) and faithfulness (DeYoung et al. 2020 §4; Jain & Wallace 2019 §4)",
             columns,
             rows,
         )

@@ -1,8 +1,9 @@
 """Human vs machine (Sen et al. 2020 §4): for a study and one or more (model run, method) selections, the
 behavioral similarity (Table 2), lexical similarity with its random baseline (Table 3), the
 cross-sentiment selection rates (Table 4, with Hu & Liu's lexicon) and the distribution over Penn
-tags (Table 5), plausibility against faithfulness (:mod:`~annotate.dashboards.faithfulness`) — and the
-drill-down to one text with its human maps, CAM, SAM and the machine maps.
+tags (Table 5), plausibility against faithfulness (:mod:`~annotate.dashboards.faithfulness`), ERASER's
+plausibility and the alignment with the share of annotators (:mod:`~annotate.dashboards.human_share`) — and
+the drill-down to one text with its human maps, CAM, SAM and the machine maps.
 
 The engine computes every figure (:func:`explain_engine.api.similarity_report` per selection,
 ``human_human_similarity``, ``roc_auc_per_text``); this module gathers the maps and shapes the result.
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotate.corpus.lexicon import lexicon_dir
-from annotate.dashboards import faithfulness, gather, notes
+from annotate.dashboards import faithfulness, gather, human_share, notes
 from annotate.dashboards.cache import ensure_pos_tags
 from annotate.dashboards.charts import chart, estimate_series, figures, table
 from annotate.dashboards.presentation import FigureBuilder, Omitted, Shown, present
@@ -105,6 +106,8 @@ def similarity_dashboard(
                 "faithfulness": faithfulness.faithfulness_figures(
                     faithfulness.stored_faithfulness(sel.run, sel.method, used), n_boot, seed
                 ),
+                "eraser": human_share.eraser_figures(records, predictions, n_boot, seed),
+                "alignment": human_share.alignment_figures(records, predictions, n_boot, seed),
             }
         )
         per_text.append(_auc_against_sam(records, predictions))
@@ -123,7 +126,8 @@ def similarity_dashboard(
         "cssr_available": lexicon is not None,
         "notes": notes.left_out_notes(left_out, "the human maps")
         + _notes(sels, reports, bad_maps, lexicon is not None, len(records))
-        + faithfulness.faithfulness_notes(sels),
+        + faithfulness.faithfulness_notes(sels)
+        + human_share.alignment_notes(sels),
     }
     result["charts"], result["tables"] = figures(*_presentation(result, records, per_text, text_url))
     progress(1.0, "done")
@@ -165,6 +169,11 @@ def _notes(sels: list[dict], reports: list[dict], bad_maps: int, cssr: bool, tex
             )
         for row in rep["references"]:
             ref = row["reference"]
+            if not row["texts"]:  # CAM and SAM need two maps of a text (an imported set may have one)
+                out.append(
+                    f"{ref} needs two or more maps of a text and no text has them: its figures are empty."
+                )
+                continue
             out += notes.auc_notes(f"Behavioral similarity against {ref}", row["behavioral"], few=False)
             counts.append(row["behavioral"].get("n", 0))
             k = row["k"]["value"] or 0.0
@@ -411,6 +420,17 @@ def _plausibility_faithfulness_figure(c: _Computed) -> Shown | Omitted:
     return Shown(charts, tables)
 
 
+def _share_alignment_figure(c: _Computed) -> Shown | Omitted:
+    """Alignment with the share of annotators, against its permutation null
+    (:func:`annotate.dashboards.human_share.alignment_presentation`)."""
+    charts, tables = human_share.alignment_presentation(c.sels)
+    if not charts:
+        return Omitted(
+            "share_alignment", "No selection has machine maps for two or more texts with human maps."
+        )
+    return Shown(charts, tables)
+
+
 def _human_human_figure(c: _Computed) -> Shown:
     """Human–human behavioral similarity, for comparison."""
     return Shown(
@@ -459,6 +479,7 @@ FIGURES: tuple[FigureBuilder[_Computed], ...] = (
     _cssr_figure,
     _pos_figure,
     _plausibility_faithfulness_figure,
+    _share_alignment_figure,
     _human_human_figure,
     _texts_figure,
 )

@@ -182,7 +182,8 @@ def plan_numbers(shape: Shape, answer_s: float, answer_source: str = "") -> Plan
         )
     if workers and shape.invites is not None and shape.invites < workers:
         warnings.append(
-            f"The plan needs {workers} workers but only {shape.invites} invite links are made (not revoked): create "
+            f"The plan needs {workers} worker{'s' if workers != 1 else ''} but only {shape.invites} invite "
+            f"link{' is' if shape.invites == 1 else 's are'} made (not revoked): create "
             f"{workers - shape.invites} more in Access below, or turn on open enrollment."
         )
     if workers and shape.places is not None and shape.places < workers:

@@ -18,7 +18,7 @@ from annotate.machine.forms import ExplainForm, ModelRunForm
 from annotate.machine.jobs import EXPLAIN_KIND, enqueue_explanations, enqueue_training, training_key
 from annotate.machine.runs import documents_with_words
 from annotate.machine.splits import split_warnings
-from annotate.models import Job, ModelRun, Prediction
+from annotate.models import Job, ModelRun, Prediction, Study
 
 PREDICTIONS_PER_PAGE = 50
 
@@ -77,6 +77,11 @@ def _detail_context(request, run: ModelRun, explain_form: ExplainForm | None = N
         "test_metrics": run.metrics.get("test") or {},
         "validation_metrics": run.metrics.get("validation") or {},
         "split_warnings": split_warnings(run) if run.status == ModelRun.Status.DONE else [],
+        "compare_studies": Study.objects.filter(dataset_id=run.dataset_id, owner=request.user).order_by(
+            "name"
+        )
+        if run.status == ModelRun.Status.DONE
+        else Study.objects.none(),
     }
 
 

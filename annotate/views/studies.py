@@ -181,6 +181,7 @@ def study_detail(request, uid, links: list[str] | None = None, invite_form: Invi
         ]
         if offers_rationales(study)
         else [],
+        "imported_from": (study.provider_config or {}).get("imported_from") if study.dataset_id else None,
     }
     return render(request, "annotate/studies/detail.html", context)
 

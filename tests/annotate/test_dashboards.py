@@ -29,6 +29,7 @@ from explain_engine.api import (
     krippendorff_alpha,
     read_raw,
     roc_auc_per_text,
+    shared_marks_alignment,
     similarity_report,
     tag_documents,
     tag_words,
@@ -423,7 +424,7 @@ def test_every_figure_of_both_dashboards_has_its_own_id_and_csv(answered, client
     ]
     query = {"select": [f"{run.pk}:attention (training)", f"{run.pk}:grad_l2_1s"], "target": "gold"}
     data = client.get(f"/api/dashboards/studies/{study.uid}/similarity/", query).json()
-    figures = ["behavioral", "lexical", "cssr", "pos"]
+    figures = ["behavioral", "lexical", "cssr", "pos", "share_alignment"]
     assert assert_figures_have_own_ids_and_csv(client, data) == [
         *figures,
         *[f"{f}-table" for f in figures],
@@ -685,7 +686,15 @@ def test_similarity_equals_the_engine(answered, client, researcher, lexicon):
     ]
 
     charts_by_id = {c["id"]: c for c in data["charts"]}
-    assert set(charts_by_id) == {"behavioral", "lexical", "cssr", "pos"}
+    assert set(charts_by_id) == {"behavioral", "lexical", "cssr", "pos", "share_alignment"}
+    # the alignment with the people's shares is the engine's, on the same maps
+    for sel, predictions in zip(data["selections"], (attention, gold_grad), strict=True):
+        marks = [[a["map"] for a in r["annotations"]] for r in records]
+        expected = shared_marks_alignment(marks, [predictions[r["id"]] for r in records], seed=0)
+        assert sel["alignment"] == json_safe(expected)
+    assert charts_by_id["share_alignment"]["series"][0]["values"] == [
+        s["alignment"]["mean_c"]["value"] for s in data["selections"]
+    ]
     behavioral = charts_by_id["behavioral"]
     assert behavioral["labels"] == ["HAM1", "HAM2", "CAM", "SAM"]  # two counted maps per text
     assert behavioral["series"][0]["values"] == [

@@ -347,3 +347,10 @@ def test_the_protocol_adds_its_time_to_each_participant_and_to_the_cost(research
         for after, before in zip(plan.costs, bare.costs, strict=True)
     )
     assert plan.as_dict()["protocol_s"] == 176
+
+
+def test_the_invite_warning_counts_one_worker_and_one_link_in_the_singular():
+    one = plan_numbers(Shape(items=8, golds=0, per_item=1, share=8, invites=0), 60.0)
+    assert one.warnings[0].startswith("The plan needs 1 worker but only 0 invite links are made")
+    few = plan_numbers(Shape(items=8, golds=0, per_item=2, share=8, invites=1), 60.0)
+    assert few.warnings[0].startswith("The plan needs 2 workers but only 1 invite link is made")
