@@ -2,7 +2,8 @@
 
 A switched-off account (``is_active`` false) cannot sign in, and its signed-in sessions end at their next
 request: Django's :class:`~django.contrib.auth.backends.ModelBackend` gives no user for an inactive account,
-whatever the session store. An admin cannot switch off their own account, nor the last active admin.
+whatever the session store. An admin cannot switch off their own account, nor the last active admin; only a superuser manages a
+superuser (:func:`check_may_manage`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,22 @@ def active_admins():
     return User.objects.filter(Q(is_superuser=True) | Q(groups__name=ADMIN_GROUP), is_active=True).distinct()
 
 
+def check_may_manage(actor, user) -> None:
+    """An admin of the admin group may not reset nor switch off a superuser: the set-password link it would be
+    shown is the superuser's account, and with it every right the group does not have. ``ActivationError``."""
+    if user.is_superuser and not actor.is_superuser:
+        raise ActivationError(
+            f"{user.get_username()} is a superuser: only a superuser can manage that account."
+        )
+
+
 def deactivate(actor, user) -> bool:
     """Switch ``user`` off; ``False`` when it already was. Raises :class:`ActivationError` for the actor's
     own account and for the last active admin. The admins are locked while counting, so two admins
     switching each other off at once cannot leave none."""
     if user.pk == actor.pk:
         raise ActivationError("You cannot deactivate your own account: ask another admin.")
+    check_may_manage(actor, user)
     with transaction.atomic():
         locked = User.objects.select_for_update().get(pk=user.pk)
         if not locked.is_active:

@@ -16,7 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.access import admin_required
-from annotate.accounts.activation import ActivationError, deactivate, reactivate
+from annotate.accounts.activation import ActivationError, check_may_manage, deactivate, reactivate
 from annotate.accounts.links import SentLink, invite_researcher, link_hours, reset_link
 from annotate.accounts.roster import LISTS, page_of
 from annotate.crowd.providers.local.adapter import revoke_invite
@@ -73,6 +73,11 @@ def account_invite(request):
 def account_reset(request, pk: int):
     """A fresh set-password link for an account; its old password and sessions stop working at once."""
     user = get_object_or_404(User, pk=pk)
+    try:
+        check_may_manage(request.user, user)
+    except ActivationError as exc:
+        messages.error(request, str(exc))
+        return redirect(_list_url())
     return _link_page(request, reset_link(user, absolute=request.build_absolute_uri("/")[:-1]), "reset")
 
 
@@ -99,6 +104,11 @@ def account_deactivate(request, pk: int):
 @require_POST
 def account_reactivate(request, pk: int):
     user = get_object_or_404(User, pk=pk)
+    try:
+        check_may_manage(request.user, user)
+    except ActivationError as exc:
+        messages.error(request, str(exc))
+        return redirect(_list_url(request.POST.get("show", "researchers")))
     if reactivate(user):
         messages.success(request, f"{user.get_username()} is active again and can sign in.")
     else:

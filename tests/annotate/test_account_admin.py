@@ -230,3 +230,17 @@ def test_the_lists_are_paged_at_a_fixed_cost(admin_user, django_assert_max_num_q
     second = admin.get("/accounts/?show=researchers&page=2").content.decode()
     assert second.count("<tr data-account=") == 1 + PER_PAGE + 5 - PER_PAGE  # ada and res00..res29
     assert admin.get("/accounts/?show=nonsense&page=-3").status_code == 200
+
+
+def test_an_admin_of_the_group_cannot_take_over_a_superuser(admin_user):
+    """Resetting a superuser's password would show the group's admin the superuser's set-password link."""
+    root = User.objects.create_superuser("root", "root@example.org", PASSWORD)
+    admin = signed_in(admin_user)
+    refused = admin.post(f"/accounts/{root.pk}/reset/", follow=True).content.decode()
+    assert "only a superuser can manage" in refused and 'id="set-password-link"' not in refused
+    refused = admin.post(f"/accounts/{root.pk}/deactivate/", follow=True).content.decode()
+    assert "only a superuser can manage" in refused
+    root.refresh_from_db()
+    assert root.is_active and root.check_password(PASSWORD) and not mail.outbox
+    by_root = signed_in(root).post(f"/accounts/{admin_user.pk}/reset/")
+    assert by_root.status_code == 200 and link_in(by_root.content.decode())
