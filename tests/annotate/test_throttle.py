@@ -249,3 +249,37 @@ def test_the_counter_outlives_its_window(monkeypatch):
     monkeypatch.setattr(throttle.shared_cache, "count", counted)
     throttle.hit("work-api", "lifetime", (320, 60))
     assert lifetimes and lifetimes[0] >= 60
+
+
+def test_retry_after_is_the_time_left_in_the_window(monkeypatch):
+    """Past the limit, Retry-After counts the seconds until the window ends, rounded up (windows start at
+    multiples of their length)."""
+    clock = [1000.5]
+    monkeypatch.setattr(throttle.time, "time", lambda: clock[0])
+    assert throttle.hit("work-api", "late", (1, 60)) is None
+    assert throttle.hit("work-api", "late", (1, 60)) == 20  # the window 960-1020
+    clock[0] = 1019.5
+    assert throttle.hit("work-api", "late", (1, 60)) == 1
+    clock[0] = 1020.0  # a new window, a new budget
+    assert throttle.hit("work-api", "late", (1, 60)) is None
+
+
+def test_a_lease_of_two_saves_a_round_trip_and_lives_while_its_window_runs(monkeypatch):
+    trips = []
+    real = throttle.shared_cache.count
+
+    def counted(key, lifetime_s, by=1):
+        trips.append(by)
+        return real(key, lifetime_s, by)
+
+    monkeypatch.setattr(throttle.shared_cache, "count", counted)
+    monkeypatch.setattr(throttle, "_LEASES", {})
+    rate = (64, 3600)  # leases of 2
+    assert [throttle.hit("work-api", "pair", rate) for _ in range(4)] == [None] * 4
+    assert trips == [2, 2]
+    monkeypatch.setattr(throttle, "_PRUNE_AT", 2)
+    assert throttle.hit("work-api", "first", rate) is None  # leases one more token
+    for n in range(3):  # other workers' leases make the process prune
+        assert throttle.hit("work-api", f"other{n}", rate) is None
+    assert throttle.hit("work-api", "first", rate) is None
+    assert trips.count(2) == 2 + 1 + 3  # the running window's lease was kept through the pruning
