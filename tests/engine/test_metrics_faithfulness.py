@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -323,3 +324,18 @@ def test_auto_cuts_token_rows_only_from_a_bundle_with_a_word_vocabulary(keep):
     assert bundle.scored == rows
     want = faithfulness(inner, texts, scores, via="texts")
     np.testing.assert_allclose(got.comprehensiveness["m"], want.comprehensiveness["m"])
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_text_with_no_words_is_refused_naming_it(blank):
+    """A text with no word has no top words to remove or keep: refused, naming the text, before the model
+    runs. A text of one word is measured, its τ NaN (no pair to rank) without a warning; one of two words
+    already has a τ (its one pair agrees or not: ±1)."""
+    with pytest.raises(ValueError, match="text 1 has no words"):
+        faithfulness(linear_bundle(), ["great food", blank], {"m": [[1.0, 2.0], []]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        short = faithfulness(linear_bundle(), ["great", "great cold"], {"m": [[1.0], [2.0, 1.0]]})
+    assert short.n_words.tolist() == [1, 2] and math.isnan(short.tau["m"][0])
+    assert abs(short.tau["m"][1]) == pytest.approx(1.0)
+    assert np.isfinite(short.comprehensiveness["m"]).all()
