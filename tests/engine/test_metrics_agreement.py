@@ -16,6 +16,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from explain_engine.datasets.yelphat import LABEL_CATEGORIES, read_raw
 from explain_engine.metrics.agreement import (
     _alpha_statistic,
+    _cohen_statistic,
     category_counts,
     cohen_kappa,
     encode_ratings,
@@ -237,3 +238,20 @@ def test_weighted_kappa_on_real_answers_with_paper_001_scale(part7_labels):
     )
     assert uneven.value == pytest.approx(hand, abs=1e-12)
     assert even.n == len(pairs) and even.ci_low < even.value < even.ci_high
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_cohen_bootstrap_form_at_unit_weights_is_sklearns_kappa(weights):
+    """The interval of Cohen's κ is drawn from the hand-written weighted form: at unit item weights it must
+    be scikit-learn's κ with the same disagreement weights (|i − j|, (i − j)², 0/1), or the interval is
+    around another figure than the value it is printed with."""
+    rng = np.random.default_rng(11)
+    truth = rng.integers(0, 5, 300)
+    a = np.clip(truth + rng.integers(-1, 2, 300), 0, 4)
+    b = np.clip(truth + rng.integers(-2, 3, 300), 0, 4)
+    d = kappa_disagreement_weights(LIKERT, weights)
+    assert (np.diag(d) == 0).all() and (d == d.T).all()
+    hand = _cohen_statistic(a, b, d)(np.ones((1, a.size)))[0]
+    assert hand == pytest.approx(cohen_kappa_score(a, b, labels=range(5), weights=weights), abs=1e-12)
+    est = cohen_kappa((a + 1).tolist(), (b + 1).tolist(), LIKERT, weights=weights, n_boot=300)
+    assert est.ci_low < est.value < est.ci_high
