@@ -255,3 +255,11 @@ def test_cohen_bootstrap_form_at_unit_weights_is_sklearns_kappa(weights):
     assert hand == pytest.approx(cohen_kappa_score(a, b, labels=range(5), weights=weights), abs=1e-12)
     est = cohen_kappa((a + 1).tolist(), (b + 1).tolist(), LIKERT, weights=weights, n_boot=300)
     assert est.ci_low < est.value < est.ci_high
+
+
+def test_absolute_weights_of_a_scale_without_spread_are_all_zero():
+    """Categories whose values are all equal are never in disagreement: every absolute weight is 0, not NaN
+    (no division by the zero span)."""
+    with np.errstate(all="raise"):
+        w = kappa_disagreement_weights(["low", "also low"], "absolute", values=[2.0, 2.0])
+    assert (w == 0).all()
