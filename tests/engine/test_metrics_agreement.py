@@ -23,6 +23,8 @@ from explain_engine.metrics.agreement import (
     fleiss_kappa,
     kappa_disagreement_weights,
     krippendorff_alpha,
+    majority_agreement,
+    observed_agreement,
     pairwise_table,
     pearson_r,
 )
@@ -263,3 +265,32 @@ def test_absolute_weights_of_a_scale_without_spread_are_all_zero():
     with np.errstate(all="raise"):
         w = kappa_disagreement_weights(["low", "also low"], "absolute", values=[2.0, 2.0])
     assert (w == 0).all()
+
+
+def test_observed_agreement_is_the_share_of_agreeing_rater_pairs():
+    """Fleiss's P̄ without chance correction: per item the agreeing pairs over all n(n − 1) ordered pairs,
+    averaged over items with two or more ratings; None when no item has two."""
+    counts = [[3, 0], [2, 1], [1, 1], [1, 0]]  # 3 of 3 agree, 1 of 3 pairs, 0 of 1 pair, one rating alone
+    assert observed_agreement(counts) == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert observed_agreement([[4, 0, 0], [0, 2, 2]]) == pytest.approx((1 + 1 / 3) / 2)
+    assert observed_agreement([[1, 0], [0, 1]]) is None
+
+
+def test_majority_agreement_counts_only_answers_whose_others_have_one_majority():
+    """An answer agrees when it equals the unique majority of the other answers to its item; a tie among
+    the others (or no other answer) makes it count neither as agreeing nor as eligible, even when it
+    equals one of the tied categories."""
+    counts = np.array([[2, 1], [1, 1], [1, 0]])  # item 0: 2 × a, 1 × b; item 1: a tie once one leaves
+    got = majority_agreement(
+        items=[0, 0, 0, 1, 1, 2],
+        codes=[0, 0, 1, 0, 1, 0],
+        workers=["u", "v", "w", "u", "v", "w"],
+        own=[True] * 6,
+        counts=counts,
+    )
+    # item 0: u and v each see {a, b} (a tie: not counted), w sees {a, a} and answered b (eligible, wrong);
+    # item 1: u sees {b}, answered a (eligible, wrong), v sees {a}, answered b; item 2: w alone
+    assert got == {"u": (0, 1), "v": (0, 1), "w": (0, 1)}
+    tie = majority_agreement([0], [0], ["x"], [False], np.array([[1, 1]]))
+    assert tie == {"x": (0, 0)}
+    assert majority_agreement([0], [0], ["z"], [False], np.array([[2, 1]])) == {"z": (1, 1)}
