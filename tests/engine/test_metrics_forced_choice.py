@@ -137,3 +137,27 @@ def test_two_paired_texts_are_enough_for_the_paired_test():
     for test in ("ttest", "wilcoxon"):
         assert forced_choice._compare(best, other, test)[1] == test
     assert forced_choice._compare({"t1": 0.9}, {"t1": 0.2, "t3": 0.1}, "ttest")[1] == "mannwhitney"
+
+
+# SciPy warns of the equal differences of the t-test case
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")
+@pytest.mark.parametrize("test", ["wilcoxon", "ttest", "mannwhitney"])
+def test_every_comparison_gives_a_probability_or_none(test):
+    """Each method but the best is compared with it and gets a p in [0, 1]: a method with one question is
+    compared by Mann-Whitney U over its one score; a method below the best by the same amount on every
+    text (differences without spread) is, for the paired t-test, certainly different (p 0, SciPy's
+    infinite t); only a method with no question to compare gives no p."""
+    one = forced_choice._compare({"t1": 0.9}, {"t1": 0.2, "t3": 0.1}, test)
+    assert one == (
+        pytest.approx(mannwhitneyu([0.9], [0.2, 0.1], alternative="two-sided").pvalue),
+        "mannwhitney",
+    )
+    assert np.isnan(forced_choice._compare({}, {"t1": 0.2}, test)[0])
+    methods = ["lime"] * 4 + ["lrp"] * 4
+    items = ["t1", "t2", "t3", "t4"] * 2
+    scores = [1.0, 0.5, 1.0, 0.5, 0.5, 0.0, 0.5, 0.0]  # lrp is 0.5 below lime on every text
+    rows = summarize_scores(methods, items, scores, test=test, n_boot=0)
+    other = next(r for r in rows if not r["best"])
+    assert 0 <= other["p_value"] <= 1
+    if test == "ttest":
+        assert other["p_value"] == 0.0 and other["different_from_best"] is True
