@@ -161,3 +161,14 @@ def test_every_comparison_gives_a_probability_or_none(test):
     assert 0 <= other["p_value"] <= 1
     if test == "ttest":
         assert other["p_value"] == 0.0 and other["different_from_best"] is True
+
+
+def test_answers_and_confidences_of_different_lengths_are_refused():
+    """One confidence per picked option: lists of different lengths are refused, never cut to the shorter
+    one (which would drop answers from the agreement)."""
+    with pytest.raises(ValueError):
+        answer_categories(["A", "B"], [True])
+    with pytest.raises(ValueError, match="same length"):
+        score_answers(["A", "B"], ["A", "A"], [True])
+    with pytest.raises(ValueError):
+        forced_choice_kappa(["q1", "q1"], ["A", "B"], [True], ["A", "B"])
