@@ -172,3 +172,36 @@ def test_answers_and_confidences_of_different_lengths_are_refused():
         score_answers(["A", "B"], ["A", "A"], [True])
     with pytest.raises(ValueError):
         forced_choice_kappa(["q1", "q1"], ["A", "B"], [True], ["A", "B"])
+
+
+def test_the_distributions_columns_are_exactly_the_scores_an_answer_can_give():
+    """Figure 3's columns (``SCORE_VALUES``) are the five scores of Table 1, in order: every answer scores
+    one of them and each of them is some answer's score."""
+    picked = ["A", "A", "B", "B", None]
+    given = score_answers(picked, ["A"] * 5, [True, False, False, True, False])
+    assert sorted(set(given.tolist())) == list(forced_choice.SCORE_VALUES) == [-1.0, -0.5, 0.0, 0.5, 1.0]
+    rows = forced_choice.score_distribution(["m"] * 5, given, ["m"])
+    assert rows[0]["counts"] == [1, 1, 1, 1, 1]
+
+
+def test_the_report_marks_a_method_clearly_worse_than_the_best_at_alpha_five_percent():
+    """The results page's Table 4 marks a method different from the best at α = 0.05 (Lertvittayakumjorn
+    & Toni 2019), as ``summarize_scores`` does by default: the report's rows are its rows."""
+    texts = [f"t{i}" for i in range(12)]
+    answers = {
+        "questions": list(range(24)),
+        "texts": texts * 2,
+        "methods": ["lrp"] * 12 + ["lime"] * 12,
+        "splits": ["correct"] * 24,
+        "scores": [1.0, 0.5] * 6 + [-1.0, -0.5, 0.0] * 4,
+        "picked": ["a"] * 24,
+        "confident": [True] * 24,
+    }
+    report = forced_choice.forced_choice_report(
+        **answers, options=["a", "b"], method_order=["lrp", "lime"], n_boot=0
+    )
+    lime = next(r for r in report["scores"] if r["method"] == "lime")
+    assert lime["p_value"] < 0.05 and lime["different_from_best"] is True
+    assert report["scores"] == summarize_scores(
+        answers["methods"], answers["texts"], answers["scores"], answers["splits"], n_boot=0
+    )
