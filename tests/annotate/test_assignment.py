@@ -9,7 +9,13 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotate.handout.assignment import WorkerBlocked, next_assignment, release_expired, worker_progress
+from annotate.handout.assignment import (
+    WorkerBlocked,
+    next_assignment,
+    next_with_progress,
+    release_expired,
+    worker_progress,
+)
 from annotate.handout.jobs import release_expired_assignments
 from annotate.handout.submission import submit
 from annotate.models import Assignment, Item, Worker
@@ -245,3 +251,37 @@ def test_a_started_study_s_items_are_counted_by_the_planner_at_once(
         cursor.execute("EXPLAIN (FORMAT JSON) SELECT 1 FROM annotate_item WHERE study_id = %s", [study.pk])
         estimate = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
     assert estimate >= 200, estimate
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.01])
+def test_a_gold_rate_hands_out_the_other_kind_once_the_wanted_one_runs_out(researcher, rate):
+    """A study mixing golds in at a rate still hands out every item: when the kind the rate asks for next
+    has run out (every gold at rate 1, every ordinary item at a rate near 0), the worker gets the other."""
+    dataset = make_dataset(researcher, n=6, name=f"mixed {rate}", gold_every=3)
+    study = make_study(researcher, dataset, name=f"gold rate {rate}")
+    study.config["gold_rate"] = rate
+    study.save(update_fields=["config"])
+    w = make_worker(f"mixed{rate}")
+    kinds = []
+    while (a := next_assignment(study, w)) is not None:
+        kinds.append(a.item.is_gold)
+        answer(a, w)
+    assert len(kinds) == 6 and sum(kinds) == 2
+    assert kinds[:2] == ([True, True] if rate == 1.0 else [False, False])
+
+
+def test_progress_comes_with_every_answer_to_a_request_and_only_when_asked(study):
+    """The progress shown beside an item is the worker's (done, total) whether the request made a new
+    assignment, handed back the one held or found nothing left; ``with_progress=False`` reads none."""
+    w = make_worker("progress")
+    total = study.items.count()
+    first, progress = next_with_progress(study, w.pk)
+    assert first is not None and progress == worker_progress(study, w.pk) == {"done": 0, "total": total}
+    held, again = next_with_progress(study, w.pk)
+    assert held.uid == first.uid and again == {"done": 0, "total": total}
+    assert next_with_progress(study, w.pk, with_progress=False) == (held, {})
+    answer(held, w)
+    while (a := next_assignment(study, w)) is not None:
+        answer(a, w)
+    nothing, last = next_with_progress(study, w.pk)
+    assert nothing is None and last == {"done": total, "total": total}

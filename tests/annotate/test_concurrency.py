@@ -155,3 +155,37 @@ def test_a_worker_waits_for_an_overflow_item_another_request_holds_instead_of_be
         release.set()
         holder.join(30)
     assert got is not None and got.item_id == item.pk and got.slot == 1
+
+
+def test_a_free_slot_another_request_holds_for_a_moment_comes_before_an_overflow_slot():
+    """Two items of one annotator each: the first held by a worker the platform has not confirmed (so a
+    confirmed worker could take an overflow slot on it), the second free but its row locked by another
+    request for a moment. The confirmed worker's request waits for the lock and takes the free slot 0 of
+    the second item; an overflow slot is only for when no free slot is left."""
+    owner = make_user("owner-free")
+    study = make_study(owner, make_dataset(owner, n=2, name="free"), annotators_per_item=1, name="free")
+    held = next_assignment(study, make_worker("unconfirmed"), ref="P1", provisional=True)
+    assert held is not None
+    free = Item.objects.filter(study=study).exclude(pk=held.item_id).get()
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=free.pk)
+                locked.set()
+                release.wait(20)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    assert locked.wait(20)
+    timer = threading.Timer(1.0, release.set)
+    timer.start()
+    try:
+        got = next_assignment(study, make_worker("waiting"))
+    finally:
+        release.set()
+        holder.join(30)
+    assert got is not None and (got.item_id, got.slot) == (free.pk, 0)

@@ -91,6 +91,21 @@ def test_make_client_targets_sandbox_or_live_endpoint(monkeypatch):
     assert mturk_client.worker_site(False) == "https://www.mturk.com"
 
 
+def test_make_client_reads_the_credentials_the_environment_has_now(monkeypatch, tmp_path):
+    """A client made after the credentials left the environment has none (boto3 then says so and the page
+    names the setting), even when an earlier client in the same process was made with them."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    assert mturk_client.make_client(True)._request_signer._credentials is not None
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
+    assert mturk_client.make_client(True)._request_signer._credentials is None
+
+
 def test_balance(client, stub):
     stub.add_response("get_account_balance", {"AvailableBalance": "10000.00", "OnHoldBalance": "0.00"}, {})
     assert client.balance() == Decimal("10000.00")

@@ -16,12 +16,15 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from explain_engine.datasets.yelphat import LABEL_CATEGORIES, read_raw
 from explain_engine.metrics.agreement import (
     _alpha_statistic,
+    _cohen_statistic,
     category_counts,
     cohen_kappa,
     encode_ratings,
     fleiss_kappa,
     kappa_disagreement_weights,
     krippendorff_alpha,
+    majority_agreement,
+    observed_agreement,
     pairwise_table,
     pearson_r,
 )
@@ -237,3 +240,57 @@ def test_weighted_kappa_on_real_answers_with_paper_001_scale(part7_labels):
     )
     assert uneven.value == pytest.approx(hand, abs=1e-12)
     assert even.n == len(pairs) and even.ci_low < even.value < even.ci_high
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_cohen_bootstrap_form_at_unit_weights_is_sklearns_kappa(weights):
+    """The interval of Cohen's κ is drawn from the hand-written weighted form: at unit item weights it must
+    be scikit-learn's κ with the same disagreement weights (|i − j|, (i − j)², 0/1), or the interval is
+    around another figure than the value it is printed with."""
+    rng = np.random.default_rng(11)
+    truth = rng.integers(0, 5, 300)
+    a = np.clip(truth + rng.integers(-1, 2, 300), 0, 4)
+    b = np.clip(truth + rng.integers(-2, 3, 300), 0, 4)
+    d = kappa_disagreement_weights(LIKERT, weights)
+    assert (np.diag(d) == 0).all() and (d == d.T).all()
+    hand = _cohen_statistic(a, b, d)(np.ones((1, a.size)))[0]
+    assert hand == pytest.approx(cohen_kappa_score(a, b, labels=range(5), weights=weights), abs=1e-12)
+    est = cohen_kappa((a + 1).tolist(), (b + 1).tolist(), LIKERT, weights=weights, n_boot=300)
+    assert est.ci_low < est.value < est.ci_high
+
+
+def test_absolute_weights_of_a_scale_without_spread_are_all_zero():
+    """Categories whose values are all equal are never in disagreement: every absolute weight is 0, not NaN
+    (no division by the zero span)."""
+    with np.errstate(all="raise"):
+        w = kappa_disagreement_weights(["low", "also low"], "absolute", values=[2.0, 2.0])
+    assert (w == 0).all()
+
+
+def test_observed_agreement_is_the_share_of_agreeing_rater_pairs():
+    """Fleiss's P̄ without chance correction: per item the agreeing pairs over all n(n − 1) ordered pairs,
+    averaged over items with two or more ratings; None when no item has two."""
+    counts = [[3, 0], [2, 1], [1, 1], [1, 0]]  # 3 of 3 agree, 1 of 3 pairs, 0 of 1 pair, one rating alone
+    assert observed_agreement(counts) == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert observed_agreement([[4, 0, 0], [0, 2, 2]]) == pytest.approx((1 + 1 / 3) / 2)
+    assert observed_agreement([[1, 0], [0, 1]]) is None
+
+
+def test_majority_agreement_counts_only_answers_whose_others_have_one_majority():
+    """An answer agrees when it equals the unique majority of the other answers to its item; a tie among
+    the others (or no other answer) makes it count neither as agreeing nor as eligible, even when it
+    equals one of the tied categories."""
+    counts = np.array([[2, 1], [1, 1], [1, 0]])  # item 0: 2 × a, 1 × b; item 1: a tie once one leaves
+    got = majority_agreement(
+        items=[0, 0, 0, 1, 1, 2],
+        codes=[0, 0, 1, 0, 1, 0],
+        workers=["u", "v", "w", "u", "v", "w"],
+        own=[True] * 6,
+        counts=counts,
+    )
+    # item 0: u and v each see {a, b} (a tie: not counted), w sees {a, a} and answered b (eligible, wrong);
+    # item 1: u sees {b}, answered a (eligible, wrong), v sees {a}, answered b; item 2: w alone
+    assert got == {"u": (0, 1), "v": (0, 1), "w": (0, 1)}
+    tie = majority_agreement([0], [0], ["x"], [False], np.array([[1, 1]]))
+    assert tie == {"x": (0, 0)}
+    assert majority_agreement([0], [0], ["z"], [False], np.array([[2, 1]])) == {"z": (1, 1)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,14 @@ from scipy.stats import kendalltau
 from explain_engine.__main__ import main
 from explain_engine.artifacts import TrainedModel
 from explain_engine.explainers import explain_many
-from explain_engine.metrics.faithfulness import BINS, FAITHFULNESS, bin_sizes, faithfulness, summarize
+from explain_engine.metrics.faithfulness import (
+    BINS,
+    FAITHFULNESS,
+    Faithfulness,
+    bin_sizes,
+    faithfulness,
+    summarize,
+)
 from explain_engine.models import ARCHITECTURES, FROM_CHECKPOINT, build_model
 from explain_engine.subword import SubwordVocabulary
 from explain_engine.training import TrainConfig, train
@@ -264,3 +272,70 @@ def test_faithfulness_command(trained, tmp_path, capsys):
     bad.write_text(json.dumps(row) + "\n", encoding="utf-8")
     assert main([*args[:-1], str(bad), "--quiet"]) == 2
     assert f"{bad}:1" in capsys.readouterr().err
+
+
+def test_the_table_names_each_bin_as_a_share_and_prints_what_the_json_stores():
+    """The plain-text table heads each bin column with its share of the words (1 %, 10 %, 50 %) and prints,
+    with its default seed, the very means and intervals the JSON form stores with its default seed: the
+    command's two outputs of one result never disagree."""
+    rng = np.random.default_rng(5)
+    n, bins = 8, (0.01, 0.10, 0.50)
+    result = Faithfulness(
+        ["m"], [f"t{i}" for i in range(n)], ["neg", "pos"], bins, "drop", np.full(n, 10),
+        np.zeros(n, dtype=np.int64), np.full(n, 0.9), [],
+        {"m": rng.random((n, len(bins)))}, {"m": rng.random((n, len(bins)))}, {"m": rng.uniform(-1, 1, n)},
+    )  # fmt: skip
+    lines = result.table(n_boot=300).splitlines()
+    header = lines[2].split()
+    assert header[:5] == ["method", "1%", "10%", "50%", "AOPC"]
+    stored = result.to_dict(n_boot=300)["methods"]["m"]
+
+    def cell(d: dict) -> str:
+        return f"{d['value']:.3f} [{d['ci_low']:.3f},{d['ci_high']:.3f}]"
+
+    expected = [cell(d) for d in stored["comprehensiveness"]] + [cell(stored["comprehensiveness_aopc"])]
+    assert lines[3].split()[1:-1] == " ".join(expected).split()
+    assert lines[-1].split()[1:-1] == cell(stored["kendall_tau_loo"]).split()
+
+
+class _TextsOnly:
+    """A bundle that scores strings but has only half of a word vocabulary's interface: ``encode`` without
+    ``vocab``, or ``vocab`` without ``encode``."""
+
+    def __init__(self, inner, keep: str):
+        self.model, self.labels, self._inner, self.scored = inner.model, inner.labels, inner, 0
+        setattr(self, keep, getattr(inner, keep))
+
+    def scores(self, texts, batch_size=64, kind="logits"):
+        self.scored += len(texts)
+        return self._inner.scores(texts, batch_size=batch_size, kind=kind)
+
+
+@pytest.mark.parametrize("keep", ["encode", "vocab"])
+def test_auto_cuts_token_rows_only_from_a_bundle_with_a_word_vocabulary(keep):
+    """``via="auto"`` builds token rows only when the bundle has both a word vocabulary and an encoder;
+    a bundle with one of the two is measured through its texts (every row scored as a string), and
+    gives what the texts way gives."""
+    inner = linear_bundle()
+    texts, scores = ["great food and friendly staff", "cold and slow"], {"m": [[5, 1, 0, 3, 2], [1, 0, 2]]}
+    bundle = _TextsOnly(inner, keep)
+    got = faithfulness(bundle, texts, scores)
+    rows = sum(1 + n + 2 * len(BINS) for n in (5, 3))
+    assert bundle.scored == rows
+    want = faithfulness(inner, texts, scores, via="texts")
+    np.testing.assert_allclose(got.comprehensiveness["m"], want.comprehensiveness["m"])
+
+
+@pytest.mark.parametrize("blank", ["", "   "])
+def test_a_text_with_no_words_is_refused_naming_it(blank):
+    """A text with no word has no top words to remove or keep: refused, naming the text, before the model
+    runs. A text of one word is measured, its τ NaN (no pair to rank) without a warning; one of two words
+    already has a τ (its one pair agrees or not: ±1)."""
+    with pytest.raises(ValueError, match="text 1 has no words"):
+        faithfulness(linear_bundle(), ["great food", blank], {"m": [[1.0, 2.0], []]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        short = faithfulness(linear_bundle(), ["great", "great cold"], {"m": [[1.0], [2.0, 1.0]]})
+    assert short.n_words.tolist() == [1, 2] and math.isnan(short.tau["m"][0])
+    assert abs(short.tau["m"][1]) == pytest.approx(1.0)
+    assert np.isfinite(short.comprehensiveness["m"]).all()

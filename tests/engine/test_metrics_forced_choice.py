@@ -137,3 +137,71 @@ def test_two_paired_texts_are_enough_for_the_paired_test():
     for test in ("ttest", "wilcoxon"):
         assert forced_choice._compare(best, other, test)[1] == test
     assert forced_choice._compare({"t1": 0.9}, {"t1": 0.2, "t3": 0.1}, "ttest")[1] == "mannwhitney"
+
+
+# SciPy warns of the equal differences of the t-test case
+@pytest.mark.filterwarnings("ignore:Precision loss occurred:RuntimeWarning")
+@pytest.mark.parametrize("test", ["wilcoxon", "ttest", "mannwhitney"])
+def test_every_comparison_gives_a_probability_or_none(test):
+    """Each method but the best is compared with it and gets a p in [0, 1]: a method with one question is
+    compared by Mann-Whitney U over its one score; a method below the best by the same amount on every
+    text (differences without spread) is, for the paired t-test, certainly different (p 0, SciPy's
+    infinite t); only a method with no question to compare gives no p."""
+    one = forced_choice._compare({"t1": 0.9}, {"t1": 0.2, "t3": 0.1}, test)
+    assert one == (
+        pytest.approx(mannwhitneyu([0.9], [0.2, 0.1], alternative="two-sided").pvalue),
+        "mannwhitney",
+    )
+    assert np.isnan(forced_choice._compare({}, {"t1": 0.2}, test)[0])
+    methods = ["lime"] * 4 + ["lrp"] * 4
+    items = ["t1", "t2", "t3", "t4"] * 2
+    scores = [1.0, 0.5, 1.0, 0.5, 0.5, 0.0, 0.5, 0.0]  # lrp is 0.5 below lime on every text
+    rows = summarize_scores(methods, items, scores, test=test, n_boot=0)
+    other = next(r for r in rows if not r["best"])
+    assert 0 <= other["p_value"] <= 1
+    if test == "ttest":
+        assert other["p_value"] == 0.0 and other["different_from_best"] is True
+
+
+def test_answers_and_confidences_of_different_lengths_are_refused():
+    """One confidence per picked option: lists of different lengths are refused, never cut to the shorter
+    one (which would drop answers from the agreement)."""
+    with pytest.raises(ValueError):
+        answer_categories(["A", "B"], [True])
+    with pytest.raises(ValueError, match="same length"):
+        score_answers(["A", "B"], ["A", "A"], [True])
+    with pytest.raises(ValueError):
+        forced_choice_kappa(["q1", "q1"], ["A", "B"], [True], ["A", "B"])
+
+
+def test_the_distributions_columns_are_exactly_the_scores_an_answer_can_give():
+    """Figure 3's columns (``SCORE_VALUES``) are the five scores of Table 1, in order: every answer scores
+    one of them and each of them is some answer's score."""
+    picked = ["A", "A", "B", "B", None]
+    given = score_answers(picked, ["A"] * 5, [True, False, False, True, False])
+    assert sorted(set(given.tolist())) == list(forced_choice.SCORE_VALUES) == [-1.0, -0.5, 0.0, 0.5, 1.0]
+    rows = forced_choice.score_distribution(["m"] * 5, given, ["m"])
+    assert rows[0]["counts"] == [1, 1, 1, 1, 1]
+
+
+def test_the_report_marks_a_method_clearly_worse_than_the_best_at_alpha_five_percent():
+    """The results page's Table 4 marks a method different from the best at α = 0.05 (Lertvittayakumjorn
+    & Toni 2019), as ``summarize_scores`` does by default: the report's rows are its rows."""
+    texts = [f"t{i}" for i in range(12)]
+    answers = {
+        "questions": list(range(24)),
+        "texts": texts * 2,
+        "methods": ["lrp"] * 12 + ["lime"] * 12,
+        "splits": ["correct"] * 24,
+        "scores": [1.0, 0.5] * 6 + [-1.0, -0.5, 0.0] * 4,
+        "picked": ["a"] * 24,
+        "confident": [True] * 24,
+    }
+    report = forced_choice.forced_choice_report(
+        **answers, options=["a", "b"], method_order=["lrp", "lime"], n_boot=0
+    )
+    lime = next(r for r in report["scores"] if r["method"] == "lime")
+    assert lime["p_value"] < 0.05 and lime["different_from_best"] is True
+    assert report["scores"] == summarize_scores(
+        answers["methods"], answers["texts"], answers["scores"], answers["splits"], n_boot=0
+    )

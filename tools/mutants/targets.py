@@ -117,7 +117,7 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "explain_engine/metrics/forced_choice.py",
-        _engine("test_metrics_forced_choice.py"),
+        _engine("test_metrics_forced_choice.py", "test_kind_reports.py"),
         "results: forced-choice scoring",
     ),
 )

@@ -74,8 +74,13 @@ def error_code(exc: ClientError) -> str:
 
 
 def make_client(sandbox: bool, region: str = "us-east-1"):
-    """A boto3 MTurk client on the sandbox or live endpoint, without boto3's own retries."""
-    return boto3.client(
+    """A boto3 MTurk client on the sandbox or live endpoint, without boto3's own retries.
+
+    Built on a session of its own, not boto3's default one: the default session keeps the credentials it
+    found first for the life of the process, so a client made after they left the environment would still
+    sign with them while :func:`~annotate.crowd.providers.mturk.adapter.local_credentials` (a fresh
+    session) says there are none."""
+    return boto3.session.Session().client(
         "mturk",
         region_name=region,
         endpoint_url=SANDBOX_ENDPOINT if sandbox else LIVE_ENDPOINT,
