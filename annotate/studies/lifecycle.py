@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotate.infra import sql
-from annotate.models import Assignment, Item, Study
+from annotate.models import Item, Study
 from annotate.protocol.attention import AttentionInvalid, prepare_attention
 from annotate.protocol.training import TrainingInvalid, prepare_training
 from annotate.quality.gold_mixing import prepare_gold_items
@@ -57,7 +57,7 @@ def apply(study: Study, action: str) -> int:
             prepare_gold_items(locked)  # golds mixed in at a rate meet everyone (items built now or earlier)
         if locked.status == Study.Status.DRAFT:
             prepare_adaptive_items(locked)  # an adaptive study's items open their minimum first
-            sql.refresh_statistics(Item, Assignment)  # the hand-out's plans see the new items
+            sql.refresh_statistics(Item)  # the hand-out's plans see the new items
         locked.status = _TARGET[action]
         locked.save(update_fields=["status"])
         study.status = locked.status
