@@ -68,15 +68,24 @@ def account_invite(request):
     return _link_page(request, sent, "invite")
 
 
-@admin_required
-@require_POST
-def account_reset(request, pk: int):
-    """A fresh set-password link for an account; its old password and sessions stop working at once."""
+def _manageable(request, pk: int):
+    """The account ``pk`` when the signed-in admin may manage it, else ``None`` with the reason as a message
+    (:func:`check_may_manage`)."""
     user = get_object_or_404(User, pk=pk)
     try:
         check_may_manage(request.user, user)
     except ActivationError as exc:
         messages.error(request, str(exc))
+        return None
+    return user
+
+
+@admin_required
+@require_POST
+def account_reset(request, pk: int):
+    """A fresh set-password link for an account; its old password and sessions stop working at once."""
+    user = _manageable(request, pk)
+    if user is None:
         return redirect(_list_url())
     return _link_page(request, reset_link(user, absolute=request.build_absolute_uri("/")[:-1]), "reset")
 
@@ -103,11 +112,8 @@ def account_deactivate(request, pk: int):
 @admin_required
 @require_POST
 def account_reactivate(request, pk: int):
-    user = get_object_or_404(User, pk=pk)
-    try:
-        check_may_manage(request.user, user)
-    except ActivationError as exc:
-        messages.error(request, str(exc))
+    user = _manageable(request, pk)
+    if user is None:
         return redirect(_list_url(request.POST.get("show", "researchers")))
     if reactivate(user):
         messages.success(request, f"{user.get_username()} is active again and can sign in.")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.db import connection, transaction
@@ -15,6 +17,32 @@ from annotate.models import Assignment, Item, Response
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_user, make_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@contextmanager
+def item_locked_for_a_second(item_pk: int) -> Iterator[None]:
+    """The item's row locked by another connection (another request) until a second after entering."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_lock() -> None:
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=item_pk)
+                locked.set()
+                release.wait(20)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    assert locked.wait(20)
+    timer = threading.Timer(1.0, release.set)
+    timer.start()
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(30)
 
 
 def run_threads(target, count: int) -> list[BaseException]:
@@ -133,27 +161,8 @@ def test_a_worker_waits_for_an_overflow_item_another_request_holds_instead_of_be
     )
     assert next_assignment(study, make_worker("unconfirmed"), ref="P1", provisional=True) is not None
     item = Item.objects.get(study=study)
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_lock() -> None:
-        try:
-            with transaction.atomic():
-                Item.objects.select_for_update().get(pk=item.pk)
-                locked.set()
-                release.wait(20)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_lock)
-    holder.start()
-    assert locked.wait(20)
-    timer = threading.Timer(1.0, release.set)
-    timer.start()
-    try:
+    with item_locked_for_a_second(item.pk):
         got = next_assignment(study, make_worker("confirmed"))
-    finally:
-        release.set()
-        holder.join(30)
     assert got is not None and got.item_id == item.pk and got.slot == 1
 
 
@@ -167,25 +176,6 @@ def test_a_free_slot_another_request_holds_for_a_moment_comes_before_an_overflow
     held = next_assignment(study, make_worker("unconfirmed"), ref="P1", provisional=True)
     assert held is not None
     free = Item.objects.filter(study=study).exclude(pk=held.item_id).get()
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_lock() -> None:
-        try:
-            with transaction.atomic():
-                Item.objects.select_for_update().get(pk=free.pk)
-                locked.set()
-                release.wait(20)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_lock)
-    holder.start()
-    assert locked.wait(20)
-    timer = threading.Timer(1.0, release.set)
-    timer.start()
-    try:
+    with item_locked_for_a_second(free.pk):
         got = next_assignment(study, make_worker("waiting"))
-    finally:
-        release.set()
-        holder.join(30)
     assert got is not None and (got.item_id, got.slot) == (free.pk, 0)
