@@ -371,7 +371,9 @@ def check_dashboard(data: dict, stored: dict[tuple[str, str], dict]) -> dict[str
         assert json.dumps(name) in json.dumps(charts["plausibility_faithfulness"])
         (line,) = [line for line in data["faithfulness_csv"][1:] if line[0] == name]
         # label, plausibility and its bounds, comprehensiveness AOPC and its bounds
-        assert float(line[1]) == pytest.approx(row[2]) and float(line[4]) == pytest.approx(row[7])
+        assert float(line[1]) == pytest.approx(row[2]) and float(line[4]) == pytest.approx(
+            row[column["comprehensiveness AOPC"]]
+        )
     assert len(data["faithfulness_csv"]) == 1 + len(names)
     return figures
 
