@@ -60,10 +60,9 @@ def _database_url() -> str:
     return f"postgres://{s['USER']}:{s['PASSWORD']}@{s['HOST']}:{s['PORT']}/{s['NAME']}"
 
 
+@pytest.mark.postgres_only(reason="the fresh process reaches the test database over PostgreSQL")
 @pytest.mark.django_db(transaction=True)
 def test_model_run_page_loads_no_torch():
-    if connection.vendor != "postgresql":
-        pytest.skip("the fresh process reaches the test database over PostgreSQL")
     owner = User.objects.create_user("mira", password="a-long-test-password")
     owner.groups.add(Group.objects.get_or_create(name=RESEARCHER_GROUP)[0])
     dataset = Dataset.objects.create(owner=owner, name="reviews", labels=["negative", "positive"])
