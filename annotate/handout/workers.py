@@ -16,6 +16,7 @@ annotator API's CSRF token, handed to the page in ``task_json``, is bound to the
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from http.cookies import Morsel
@@ -76,13 +77,30 @@ def _cookie_seats(request) -> dict[str, Seat]:
     value = request.COOKIES.get(WORKERS_COOKIE)
     if not value:
         return {}
+    verified = _verified_cookie(value, settings.SECRET_KEY, tuple(settings.SECRET_KEY_FALLBACKS))
+    if verified is None or time.time() - verified[0] > settings.SESSION_COOKIE_AGE:
+        return {}  # forged, edited, or signed longer ago than a session lives (signing.loads' max_age)
+    return dict(verified[1])
+
+
+@lru_cache(maxsize=2048)
+def _verified_cookie(value: str, secret: str, fallbacks: tuple[str, ...]) -> tuple[int, tuple] | None:
+    """A worker cookie whose signature holds: when it was signed and its seats; ``None`` when it does not.
+
+    Kept per cookie and key (the same browser sends the same cookie with every answer; checking the signature
+    and decompressing cost more than the rest of reading it), so only its age is checked on each request; a
+    new key is a new entry. The signature is checked by :func:`django.core.signing.loads`; its time stamp is
+    the field it verified (``payload:time:signature``)."""
     try:
-        seats = signing.loads(value, salt=_SALT, max_age=settings.SESSION_COOKIE_AGE)
+        seats = signing.loads(value, key=secret, salt=_SALT, fallback_keys=list(fallbacks))
     except signing.BadSignature:
-        return {}
+        return None
     if not isinstance(seats, dict):
-        return {}
-    return {uid: seat for uid, raw in seats.items() if (seat := _read_seat(raw)) is not None}
+        return None
+    signed_at = signing.b62_decode(value.rsplit(":", 2)[1])
+    return signed_at, tuple(
+        (uid, seat) for uid, raw in seats.items() if (seat := _read_seat(raw)) is not None
+    )
 
 
 def session_workers(request) -> dict[str, int]:
@@ -158,7 +176,7 @@ def _work_token(secret: str, worker_pk: int) -> str:
 
 def work_token_matches(request, worker_ids) -> bool:
     """Whether the request's ``X-CSRFToken`` header is the token of one of ``worker_ids``."""
-    sent = request.headers.get("X-CSRFToken", "")
+    sent = request.META.get("HTTP_X_CSRFTOKEN", "")  # not request.headers, which parses every header
     return bool(sent) and any(constant_time_compare(sent, work_token(pk)) for pk in worker_ids)
 
 
