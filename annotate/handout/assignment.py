@@ -15,6 +15,10 @@ transaction that
 4. takes the lowest free slot of that item in a single ``INSERT ... SELECT`` (a fresh snapshot
    taken after the lock, so a slot committed by someone else a moment ago is seen as taken).
 
+On PostgreSQL the common case, a free slot on one of the first few candidates, is one statement and so one
+round trip: a PL/pgSQL function made of the same statements (``_HAND_OUT``), each of which takes a fresh
+snapshot as the separate statements do; whatever it does not decide goes the way described here.
+
 When only items locked by other requests are left, a second transaction waits for the first of
 them instead of skipping it, so nobody is told "nothing left" while a slot is still free. Should the
 constraints still refuse a row (``IntegrityError``), the whole transaction is retried.
@@ -45,11 +49,13 @@ other databases (the SQLite demo) the same steps run through the ORM.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, connection
+from django.db import IntegrityError, ProgrammingError, connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
@@ -140,26 +146,35 @@ def next_with_progress(
             if assignment is not None:
                 break
         return assignment, progress
+    now = now or timezone.now()
+    handed = _in_one_trip(study, worker_id, now, gold, ref, provisional)
+    if handed is not None:
+        return _with_progress(study, worker_id, ref, *handed, with_progress)
     wait, refused = False, 0
     for _ in range(MAX_ROUNDS):
         try:
             with sql.transaction_begun_by_first_statement() as begin:
-                outcome, progress = _next(
-                    study, worker_id, now or timezone.now(), gold, wait, begin, ref, provisional
-                )
+                outcome, progress = _next(study, worker_id, now, gold, wait, begin, ref, provisional)
         except IntegrityError:
             refused += 1
             if refused == MAX_REFUSALS:
                 raise
             continue
         if outcome is not _AGAIN:
-            if not with_progress:
-                return outcome, {}
-            if progress is not None and adaptive_policy(study):
-                progress = {**progress, "total": worker_total(study, worker_id, progress["done"], ref)}
-            return outcome, progress or worker_progress(study, worker_id, ref)
+            return _with_progress(study, worker_id, ref, outcome, progress, with_progress)
         wait = True
     raise RuntimeError(f"no assignment decided for worker {worker_id} after {MAX_ROUNDS} rounds")
+
+
+def _with_progress(
+    study: Study, worker_id: int, ref: str, outcome, progress: dict | None, with_progress: bool
+) -> tuple[Assignment | None, dict[str, int]]:
+    """What :func:`next_with_progress` answers for a decided hand-out."""
+    if not with_progress:
+        return outcome, {}
+    if progress is not None and adaptive_policy(study):
+        progress = {**progress, "total": worker_total(study, worker_id, progress["done"], ref)}
+    return outcome, progress or worker_progress(study, worker_id, ref)
 
 
 _AGAIN = object()
@@ -491,16 +506,7 @@ def _take_slot(
     On PostgreSQL one statement with a fresh snapshot: a slot committed since the item was chosen
     is seen as taken."""
     if sql.native():
-        assignment = Assignment(
-            study_id=study_id,
-            item_id=item_id,
-            worker_id=worker_id,
-            status=ASSIGNED,
-            expires_at=expires_at,
-            provider_assignment_id=ref,
-            provisional=provisional,
-        )
-        assignment.assigned_at = now
+        assignment = _unsaved(study_id, item_id, worker_id, now, expires_at, ref, provisional)
         args = [assignment.uid, study_id, item_id, worker_id, now, expires_at, needed, ref, provisional]
         with connection.cursor() as cursor:
             _TAKE_SLOT[overflow].execute(cursor, args)
@@ -529,6 +535,136 @@ def _take_slot(
     Assignment.objects.filter(pk=assignment.pk).update(assigned_at=now)
     assignment.assigned_at = now
     return assignment
+
+
+def _unsaved(
+    study_id: int,
+    item_id: int | None,
+    worker_id: int,
+    now: datetime,
+    expires_at: datetime,
+    ref: str,
+    provisional: bool,
+) -> Assignment:
+    """The assignment a hand-out statement inserts (its uid made here), before it has an id and a slot."""
+    assignment = Assignment(
+        study_id=study_id,
+        item_id=item_id,
+        worker_id=worker_id,
+        status=ASSIGNED,
+        expires_at=expires_at,
+        provider_assignment_id=ref,
+        provisional=provisional,
+    )
+    assignment.assigned_at = now
+    return assignment
+
+
+def _named(statement: str, names: dict[int, str]) -> str:
+    """``statement`` with its parameters ``$n`` written as the PL/pgSQL names ``names[n]``."""
+    return re.sub(r"\$(\d+)", lambda m: names[int(m.group(1))], statement)
+
+
+# The common hand-out in one statement, so in one round trip and its own transaction: a PL/pgSQL function
+# (temporary, made on each connection with the statements below, so that its SQL is theirs) that locks the
+# worker and releases expired assignments (_LOCK_AND_RELEASE), then takes the first candidate
+# (_CANDIDATE["skip", False]) and its lowest free slot (_TAKE_SLOT[False]). In READ COMMITTED each statement
+# of a function runs on a fresh snapshot, so the slot is read after the item's lock, as in the two-statement
+# transaction. Nothing taken (a held assignment, the worker's limit, items full or locked, the overflow
+# pass, a blocked worker): the row says so and the caller takes the general path.
+_ONE_TRIP_TRIES = 3
+_HAND_OUT_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION pg_temp.hatlab_hand_out(
+    p_study bigint, p_worker bigint, p_now timestamptz, p_gold boolean, p_limit integer, p_ref text,
+    p_uid uuid, p_expires timestamptz, p_provisional boolean)
+RETURNS TABLE (o_status text, o_assignment bigint, o_slot integer, o_item bigint, o_needed integer,
+               o_payload jsonb, o_is_gold boolean, o_done bigint)
+LANGUAGE plpgsql VOLATILE AS $hatlab$
+DECLARE
+    v_skipped bigint[] := '{{}}';
+    v_released bigint;
+    v_status text;
+BEGIN
+    {_named(_LOCK_AND_RELEASE.sql, {1: "p_study", 2: "p_worker", 3: "p_now"})}
+    INTO o_status, v_released;
+    IF o_status IS DISTINCT FROM '{Worker.Status.ACTIVE.value}' THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    FOR attempt IN 1..{_ONE_TRIP_TRIES} LOOP
+        {
+    _named(
+        _CANDIDATE["skip", False].sql,
+        {1: "p_study", 2: "p_worker", 3: "p_gold", 4: "v_skipped", 5: "p_limit", 6: "p_ref"},
+    )
+}
+        INTO o_item, o_needed, o_payload, o_is_gold, o_done, v_status;
+        EXIT WHEN NOT FOUND;
+        {
+    _named(
+        _TAKE_SLOT[False].sql,
+        {
+            1: "p_uid",
+            2: "p_study",
+            3: "o_item",
+            4: "p_worker",
+            5: "p_now",
+            6: "p_expires",
+            7: "o_needed",
+            8: "p_ref",
+            9: "p_provisional",
+        },
+    )
+}
+        INTO o_assignment, o_slot;
+        IF FOUND THEN
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        v_skipped := v_skipped || o_item;
+    END LOOP;
+    o_item := NULL;
+    RETURN NEXT;
+END
+$hatlab$"""
+_HAND_OUT = Prepared(
+    "hatlab_hand_out",
+    ("bigint", "bigint", "timestamptz", "boolean", "integer", "text", "uuid", "timestamptz", "boolean"),
+    "SELECT * FROM pg_temp.hatlab_hand_out($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    needs=_HAND_OUT_FUNCTION,
+)
+
+
+def _in_one_trip(
+    study: Study, worker_id: int, now: datetime, gold: bool | None, ref: str, provisional: bool
+) -> tuple[Assignment, dict[str, int]] | None:
+    """The common hand-out (PostgreSQL, no kind exclusions) in one round trip: ``(assignment, progress)``,
+    or ``None`` when the general path must decide (see ``_HAND_OUT_FUNCTION``). Raises
+    :class:`WorkerBlocked` as the general path does."""
+    if not sql.native() or _exclusion_hook(study) is not None:
+        return None
+    expires_at = now + timedelta(seconds=study.time_limit_s)
+    assignment = _unsaved(study.pk, None, worker_id, now, expires_at, ref, provisional)
+    limit = study.config.get("max_items_per_worker")
+    args = [study.pk, worker_id, now, gold, limit, ref, assignment.uid, expires_at, provisional]
+    inner = transaction.atomic() if connection.in_atomic_block else nullcontext()  # a savepoint inside one
+    try:
+        with inner, connection.cursor() as cursor:
+            _HAND_OUT.execute(cursor, args)
+            status, assignment.pk, assignment.slot, *found = cursor.fetchone()
+    except IntegrityError:  # a slot committed under it: the general path retries
+        return None
+    except ProgrammingError as exc:
+        if not sql.function_lost(exc):
+            raise
+        sql.forget(_HAND_OUT)  # made in a transaction that rolled back: made again next time
+        return None
+    if status != Worker.Status.ACTIVE:
+        raise WorkerBlocked(f"worker {worker_id} is {status or 'unknown'}")
+    if assignment.pk is None:
+        return None
+    assignment.item_id = found[0]
+    return _handed(study, assignment, _candidate_row(found))
 
 
 ITEM_COUNT_TTL_S = 30.0

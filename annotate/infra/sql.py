@@ -53,6 +53,9 @@ class Prepared:
     name: str
     types: tuple[str, ...]
     sql: str
+    #: SQL sent once per connection before the statement is prepared: a temporary function it calls
+    #: (``CREATE FUNCTION pg_temp...``), which lives as long as the connection, as the statement does.
+    needs: str = ""
 
     def execute(self, cursor, args: Sequence[Any], prefix: str = "") -> None:
         """Run the statement; ``prefix`` (constant SQL ending with ``;``) is sent in the same round trip."""
@@ -64,9 +67,33 @@ class Prepared:
             raise ValueError(f"{self.name} takes {len(self.types)} arguments, got {len(args)}")
         known = _prepared_on_this_connection()
         if self.name not in known:
+            if self.needs:
+                cursor.execute(self.needs)
             cursor.execute(f"PREPARE {self.name} ({', '.join(self.types)}) AS {self.sql}")
             known.add(self.name)
         return f"EXECUTE {self.name} ({', '.join(['%s'] * len(args))})"
+
+
+#: SQLSTATEs of a statement whose temporary function is gone: made in a transaction that rolled back
+#: (``invalid_schema_name`` for the connection's first temporary object, ``undefined_function`` otherwise).
+FUNCTION_LOST = frozenset({"3F000", "42883"})
+
+
+def function_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says a :attr:`Prepared.needs` function no longer exists (see :func:`forget`)."""
+    return getattr(exc.__cause__, "pgcode", None) in FUNCTION_LOST
+
+
+def forget(statement: Prepared) -> None:
+    """Deallocate ``statement`` on this connection, so that its next use prepares it again and first makes
+    the function it needs again: DDL is transactional, and a function made inside a transaction that rolled
+    back is gone, while the statement prepared with it is not."""
+    known = _prepared_on_this_connection()
+    if statement.name not in known:
+        return
+    known.discard(statement.name)
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(f"DEALLOCATE {statement.name}")
 
 
 def execute_together(cursor, calls: Sequence[tuple[Prepared, Sequence[Any]]], prefix: str = "") -> None:

@@ -25,6 +25,17 @@ from tests.annotate.conftest import good_answer, make_dataset, make_study, make_
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True, params=["one trip", "general path"])
+def hand_out_path(request, monkeypatch):
+    """Every rule holds on both PostgreSQL hand-outs: the one-statement common case (``_in_one_trip``) and
+    the general path it leaves the rest to (here made to take every hand-out)."""
+    if request.param == "general path":
+        import annotate.handout.assignment as assignment_module
+
+        monkeypatch.setattr(assignment_module, "_in_one_trip", lambda *args: None)
+    return request.param
+
+
 def answer(assignment, worker):
     ans, timings = good_answer(assignment.item)
     return submit(assignment.uid, {worker.pk}, uuid.uuid4(), ans, timings)
@@ -167,6 +178,7 @@ def test_a_refused_insert_retries_the_transaction(study, monkeypatch):
 
     import annotate.handout.assignment as assignment_module
 
+    monkeypatch.setattr(assignment_module, "_in_one_trip", lambda *args: None)  # the general path
     real = assignment_module._take_slot
     calls = {"n": 0}
 
