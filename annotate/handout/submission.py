@@ -162,17 +162,20 @@ _I = Item._meta.db_table
 _S = Study._meta.db_table
 _W = Worker._meta.db_table
 _V = Invite._meta.db_table
+# Whether the seat's invite was withdrawn: the worker read by its primary key and the invite by its unique
+# (study, invitee), so the check costs the same whatever the planner knows of the tables (joined on the
+# worker's provider instead, a fresh study's plan scanned every local worker and every invite of the study).
 _READ = Prepared(
     "hatlab_submit_read",
     ("uuid",),
     f"""SELECT a.id, a.status, a.worker_id, a.item_id, a.study_id, i.payload, i.secret, i.is_gold,
                s.kind, s.config, s.instructions, s.time_limit_s, s.uid, s.status, s.provider,
                a.provider_assignment_id,
-               EXISTS (SELECT 1 FROM {_W} w JOIN {_V} v ON v.study_id = a.study_id
-                       AND v.invitee = substring(w.external_id FROM {len(Invite.WORKER_PREFIX) + 1})
-                       WHERE w.id = a.worker_id AND w.provider = '{Invite.PROVIDER}'
-                       AND left(w.external_id, {len(Invite.WORKER_PREFIX)}) = '{Invite.WORKER_PREFIX}'
-                       AND v.revoked_at IS NOT NULL),
+               EXISTS (SELECT 1 FROM {_V} v WHERE v.study_id = a.study_id AND v.revoked_at IS NOT NULL
+                       AND v.invitee = (SELECT CASE WHEN w.provider = '{Invite.PROVIDER}'
+                           AND left(w.external_id, {len(Invite.WORKER_PREFIX)}) = '{Invite.WORKER_PREFIX}'
+                           THEN substring(w.external_id FROM {len(Invite.WORKER_PREFIX) + 1}) END
+                           FROM {_W} w WHERE w.id = a.worker_id)),
                s.protocol
         FROM {_A} a JOIN {_I} i ON i.id = a.item_id JOIN {_S} s ON s.id = a.study_id
         WHERE a.uid = $1""",
