@@ -15,7 +15,10 @@ Printed: submissions/s, p50 / p99 latency of each endpoint, submissions acknowle
 (an acknowledged submission missing from the database is *lost*), the per-item invariants
 (no item above its N responses, nobody twice on an item), and the CPU milliseconds per answer of the app's
 processes (gunicorn's master and workers), of PostgreSQL (the bench database's backends) and of this client,
-from ``/proc``. The last line is one JSON object.
+from ``/proc``, and the busiest gunicorn worker's share of the app's CPU (*top worker*; 0.33 is even with
+three): a worker keeps the keep-alive connections it accepted, and a run where most annotators landed on one
+is held near one core by its interpreter lock, so compare runs whose spread is alike. The last line is one
+JSON object.
 
 Without ``--rate`` the annotators go as fast as they can (a closed loop: by Little's law the
 latency then grows with C: C / throughput on average); ``--rate R`` paces them to R submissions/s in
@@ -38,6 +41,7 @@ import argparse
 import asyncio
 import gc
 import json
+import math
 import os
 import re
 import shutil
@@ -216,8 +220,13 @@ def worker_exit(server, worker):
 """
 
 
-def gunicorn_command(args, port: int, workdir: Path) -> list[str]:
-    """gunicorn as docker-compose's web service starts it (workers, threads, keep-alive, access log)."""
+def gunicorn_command(args, port: int, workdir: Path, concurrency: int = 0) -> list[str]:
+    """gunicorn as docker-compose's web service starts it (workers, threads, keep-alive, access log). With
+    ``--even-connections`` (the default) each worker accepts at most its share of the ``concurrency``
+    annotators' keep-alive connections (and its threads' worth more, so that none is closed for want of
+    room): a worker keeps what it accepted, and left to chance one worker can hold most annotators and cap
+    the run near one core by its interpreter lock (the *top worker* column). In production gunicorn sees
+    nginx's pool of upstream connections, not the crowd's."""
     cmd = [
         str(Path(PYTHON).parent / "gunicorn"),
         "config.wsgi",
@@ -238,6 +247,8 @@ def gunicorn_command(args, port: int, workdir: Path) -> list[str]:
     ]
     if args.access_log:
         cmd += ["--access-logfile", str(workdir / "access.log")]
+    if args.even_connections and concurrency:
+        cmd += ["--worker-connections", str(math.ceil(concurrency / args.workers) + args.threads)]
     if args.profile:
         (workdir / "gunicorn_profile.py").write_text(PROFILE_HOOKS)
         cmd += ["--config", str(workdir / "gunicorn_profile.py")]
@@ -294,16 +305,26 @@ def cpu_snapshot(server_pid: int, database_url: str) -> dict[str, float]:
         backends = [row[0] for row in cursor.fetchall()]
     conn.close()
     times = os.times()
+    workers = {p: _cpu_seconds(p) for p in _children(server_pid)}
     return {
-        "app": sum(_cpu_seconds(p) for p in [server_pid, *_children(server_pid)]),
+        "app": _cpu_seconds(server_pid) + sum(workers.values()),
         "db": sum(_cpu_seconds(p) for p in backends),
         "client": times.user + times.system,
         "_backends": backends,
+        "_workers": workers,
     }
 
 
 def cpu_used(before: dict, after: dict) -> dict[str, float]:
     return {k: after[k] - before[k] for k in ("app", "db", "client")}
+
+
+def busiest_worker_share(before: dict, after: dict) -> float:
+    """The share of the gunicorn workers' CPU that the busiest one used: a worker keeps the keep-alive
+    connections it accepted, and when most annotators landed on one, its interpreter lock caps the run near one
+    core whatever the others could do (1 / workers when they are even)."""
+    used = [after["_workers"].get(p, t) - t for p, t in before["_workers"].items()]
+    return round(max(used) / sum(used), 2) if used and sum(used) > 0 else float("nan")
 
 
 # ------------------------------------------------------------------ a small HTTP/1.1 client
@@ -392,6 +413,7 @@ class Tally:
     ready: int = 0
     measuring: bool = False  # false during the warm-up: latencies and throughput are not counted
     measured: int = 0  # submissions acknowledged while measuring
+    busiest_worker: float = float("nan")  # the busiest gunicorn worker's share of the app's CPU
 
     def error(self, what: str) -> None:
         self.errors[what] = self.errors.get(what, 0) + 1
@@ -534,6 +556,7 @@ async def drive(
     elapsed = time.monotonic() - began
     after = snapshot()
     after["db"] = sum(_cpu_seconds(p) for p in before["_backends"])  # the same backends as before
+    tally.busiest_worker = busiest_worker_share(before, after)
     return tally, elapsed, cpu_used(before, after)
 
 
@@ -599,7 +622,7 @@ SUITE = (Load(50, True), Load(200, True), Load(200, True, 300.0))
 def serve_and_drive(args, load: Load, env: dict, tree: Path, workdir: Path, seeded: dict):
     """Start gunicorn in ``tree``, drive ``load`` against it, stop it: the tally, seconds and CPU used."""
     port = free_port()
-    server = start_gunicorn(gunicorn_command(args, port, workdir), env, tree, port)
+    server = start_gunicorn(gunicorn_command(args, port, workdir, load.concurrency), env, tree, port)
     try:
         # The client's own garbage collection would stall every request in flight at once: keep it out of
         # the measured window.
@@ -662,6 +685,7 @@ def run_once(args, load: Load, tree: Path, base_env: dict, workdir: Path) -> dic
         **db,
         "cpu_ms_per_submission": {k: round(1000 * v / cycles, 2) for k, v in cpu.items()},
         "cpu_busy_share": round(sum(cpu.values()) / (elapsed * (os.cpu_count() or 1)), 2),
+        "busiest_worker_cpu_share": tally.busiest_worker,
         "errors": tally.errors,
         "ran_out_of_items": tally.done_early,
     }
@@ -702,7 +726,7 @@ def print_table(args, results: list[dict]) -> None:
     )
     header = (
         f"{'tree':>16} {'load':>24} {'subs/s':>8} {'p50 ms':>7} {'p99 ms':>7} {'next p99':>9} "
-        f"{'acked':>7} {'stored':>7} {'lost':>5} {'errors':>7} {'CPU ms/answer app+db+client':>28}"
+        f"{'acked':>7} {'stored':>7} {'lost':>5} {'errors':>7} {'CPU ms/answer app+db+client':>28} {'top worker':>10}"
     )
     print(header)
     for r in results:
@@ -710,6 +734,7 @@ def print_table(args, results: list[dict]) -> None:
             f"{r['tree']:>16} {r['load']:>24} {r['submissions_per_s']:>8} {r['p50_ms']:>7} {r['p99_ms']:>7} "
             f"{r['next_p99_ms'] or '-':>9} {r['acknowledged']:>7} {r['stored']:>7} {r['lost']:>5} "
             f"{sum(r['errors'].values()):>7} {'{app}+{db}+{client}'.format(**r['cpu_ms_per_submission']):>28}"
+            f" {r.get('busiest_worker_cpu_share', ''):>10}"
         )
 
 
@@ -761,6 +786,12 @@ def parse_args() -> argparse.Namespace:
         help="The Redis that counts the throttles (HATLAB_CACHE_URL); each run keys its counters apart.",
     )
     parser.add_argument("--no-throttles", dest="throttles", action="store_false", help="HATLAB_THROTTLES=0.")
+    parser.add_argument(
+        "--uneven-connections",
+        dest="even_connections",
+        action="store_false",
+        help="Let each gunicorn worker accept as many annotators' connections as it happens to.",
+    )
     parser.add_argument(
         "--no-access-log", dest="access_log", action="store_false", help="No gunicorn access log."
     )
