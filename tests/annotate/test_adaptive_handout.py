@@ -393,6 +393,8 @@ def test_a_workers_q_counts_only_the_items_they_will_be_given(researcher):
     assignment, progress = next_with_progress(study, newcomer.pk)
     assert assignment is not None and progress == {"done": 0, "total": 1}
     assert worker_progress(study, newcomer.pk) == {"done": 0, "total": 1}  # the one they hold
+    again, progress = next_with_progress(study, newcomer.pk)  # asked again: the held one, and the same q
+    assert again.pk == assignment.pk and progress == {"done": 0, "total": 1}
     ans, timings = good_answer(assignment.item, "negative")
     submit(assignment.uid, {newcomer.pk}, uuid.uuid4(), ans, timings)
     assert worker_progress(study, newcomer.pk) == {"done": 1, "total": 1}

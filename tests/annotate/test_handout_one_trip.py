@@ -112,3 +112,20 @@ def test_a_function_a_rollback_took_is_made_again(researcher, dataset):
     with CaptureQueriesContext(connection) as queries:
         assert next_assignment(study, workers[3]) is not None
     assert [q["sql"][:23] for q in queries.captured_queries] == ["EXECUTE hatlab_hand_out"]
+
+
+def test_a_kind_that_keeps_items_from_a_worker_is_handed_out_by_the_general_path(
+    researcher, dataset, monkeypatch
+):
+    """A kind's ``excluded_items`` is Python, which the function cannot call: such a study's hand-outs go the
+    general way, and the excluded item is never handed to the worker."""
+    study = make_study(researcher, dataset, name="excluding")
+    first = study.items.order_by("position", "id").first()
+    monkeypatch.setattr(
+        assignment_module, "_exclusion_hook", lambda study: lambda study, worker_id: [first.pk]
+    )
+    worker = make_worker("kept from the first")
+    with CaptureQueriesContext(connection) as queries:
+        assignment = next_assignment(study, worker)
+    assert assignment is not None and assignment.item_id != first.pk
+    assert not any("hatlab_hand_out" in q["sql"] for q in queries.captured_queries)

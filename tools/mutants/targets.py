@@ -45,17 +45,28 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "annotate/handout/submission.py",
-        _annotate("test_submission.py", "test_trust_on_submit.py", "test_counted_everywhere.py"),
+        _annotate(
+            "test_submission.py",
+            "test_trust_on_submit.py",
+            "test_counted_everywhere.py",
+            "test_answer_path.py",
+        ),
         "money: submission",
     ),
     Target(
         "annotate/handout/assignment.py",
-        _annotate("test_assignment.py", "test_abandoned_items.py", "test_concurrency.py"),
+        _annotate(
+            "test_assignment.py",
+            "test_abandoned_items.py",
+            "test_concurrency.py",
+            "test_handout_one_trip.py",
+            "test_adaptive_handout.py",
+        ),
         "money: hand-out",
     ),
     Target(
         "annotate/handout/workers.py",
-        _annotate("test_invites.py", "test_submission.py", "test_pages.py"),
+        _annotate("test_invites.py", "test_submission.py", "test_pages.py", "test_worker_cookie.py"),
         "trust: worker identity",
     ),
     Target("annotate/handout/page_tokens.py", _annotate("test_risk.py", "test_api.py"), "trust: page tokens"),
