@@ -296,3 +296,20 @@ def test_progress_comes_with_every_answer_to_a_request_and_only_when_asked(study
         answer(a, w)
     nothing, last = next_with_progress(study, w.pk)
     assert nothing is None and last == {"done": total, "total": total}
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["postgresql", "portable"])
+def test_unconfirmed_holders_of_every_slot_keep_no_confirmed_worker_from_the_item(
+    researcher, monkeypatch, native
+):
+    """The overflow pass on both database paths: when unconfirmed identities hold every slot of the only item,
+    confirmed workers are still handed it, on the slots past its own, until it has its confirmed holders."""
+    if not native:
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
+    study = make_study(researcher, make_dataset(researcher, n=1, name="one item"), name="overflow")
+    needed = study.items.get().responses_needed
+    held = [next_assignment(study, make_worker(f"unconfirmed{i}"), provisional=True) for i in range(needed)]
+    assert sorted(a.slot for a in held) == list(range(needed))
+    confirmed = [next_assignment(study, make_worker(f"confirmed{i}")) for i in range(needed + 1)]
+    assert [a.slot for a in confirmed[:needed]] == list(range(needed, 2 * needed))
+    assert confirmed[needed] is None  # the item has its confirmed holders
