@@ -19,6 +19,7 @@ from annotate.handout.assignment import (
 from annotate.handout.jobs import release_expired_assignments
 from annotate.handout.submission import submit
 from annotate.models import Assignment, Item, Worker
+from annotate.quality import gold_mixing
 from annotate.studies.lifecycle import start_study
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
 
@@ -265,9 +266,12 @@ def test_a_started_study_s_items_are_counted_by_the_planner_at_once(
 
 
 @pytest.mark.parametrize("rate", [1.0, 0.01])
-def test_a_gold_rate_hands_out_the_other_kind_once_the_wanted_one_runs_out(researcher, rate):
+def test_a_gold_rate_hands_out_the_other_kind_once_the_wanted_one_runs_out(researcher, rate, monkeypatch):
     """A study mixing golds in at a rate still hands out every item: when the kind the rate asks for next
-    has run out (every gold at rate 1, every ordinary item at a rate near 0), the worker gets the other."""
+    has run out (every gold at rate 1, every ordinary item at a rate near 0), the worker gets the other.
+    The worker's phase is pinned: drawn from the study's random uid, a phase above 0.98 would ask for a
+    gold within the first two items even at rate 0.01."""
+    monkeypatch.setattr(gold_mixing, "worker_phase", lambda study, worker_id: 0.5)
     dataset = make_dataset(researcher, n=6, name=f"mixed {rate}", gold_every=3)
     study = make_study(researcher, dataset, name=f"gold rate {rate}")
     study.config["gold_rate"] = rate
@@ -278,7 +282,7 @@ def test_a_gold_rate_hands_out_the_other_kind_once_the_wanted_one_runs_out(resea
         kinds.append(a.item.is_gold)
         answer(a, w)
     assert len(kinds) == 6 and sum(kinds) == 2
-    assert kinds[:2] == ([True, True] if rate == 1.0 else [False, False])
+    assert kinds == ([True, True] + [False] * 4 if rate == 1.0 else [False] * 4 + [True, True])
 
 
 def test_progress_comes_with_every_answer_to_a_request_and_only_when_asked(study):
