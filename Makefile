@@ -26,7 +26,7 @@ TEST_DATABASE_URL ?=
 TEST_ENV_FILE     ?= /etc/hatlab/test.env
 SQLITE_TESTS := tests/annotate/test_assignment.py tests/annotate/test_submission.py \
                 tests/annotate/test_api.py tests/annotate/test_pages.py tests/annotate/test_portable_database.py \
-                tests/annotate/test_trust_on_submit.py
+                tests/annotate/test_trust_on_submit.py tests/annotate/test_handout_queue.py
 PYTEST := $(VENV)/bin/pytest -p no:cacheprovider
 TEST_URL = url='$(TEST_DATABASE_URL)'; [ -n "$$url" ] || url=$$(sed -n 's/^HATLAB_TEST_DATABASE_URL=//p' $(TEST_ENV_FILE))
 

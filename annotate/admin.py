@@ -47,7 +47,16 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ["id", "study", "position", "is_gold", "retired", "responses_done", "responses_needed"]
+    list_display = [
+        "id",
+        "study",
+        "position",
+        "is_gold",
+        "retired",
+        "responses_done",
+        "slots_taken",
+        "responses_needed",
+    ]
     list_filter = ["is_gold", "retired", "study"]
     list_select_related = ["study"]
     raw_id_fields = ["document"]

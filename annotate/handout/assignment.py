@@ -12,6 +12,8 @@ transaction that
 2. releases this study's expired assignments (their slots become free again);
 3. picks the first open item the worker has never been given, locking it with
    ``FOR UPDATE SKIP LOCKED`` so that concurrent requests take different items instead of waiting;
+   the queue's index holds only items with a free slot (``Item.slots_taken``, counted by the database's
+   triggers), so the items the crowd is answering are not read on the way, however large the crowd;
 4. takes the lowest free slot of that item in a single ``INSERT ... SELECT`` (a fresh snapshot
    taken after the lock, so a slot committed by someone else a moment ago is seen as taken).
 
@@ -344,11 +346,13 @@ _CANDIDATE_SQL = f"""
     ORDER BY {{order}}
     LIMIT 1"""
 # The first pass: a free slot (every live assignment holds one), in queue order (an adaptive study's items
-# collecting their minimum, round 0, before those asked for more: annotate.quality.redundancy). The overflow pass:
+# collecting their minimum, round 0, before those asked for more: annotate.quality.redundancy); the count the
+# triggers keep (Item.slots_taken) matches item_queue_idx, so the items whose slots are all held are not walked
+# past, and the live count read under the item's lock has the last word. The overflow pass:
 # fewer confirmed live assignments than needed, the least-held item first.
 _PASSES = {
     False: _CANDIDATE_SQL.format(
-        open="AND i.responses_done < i.responses_needed",
+        open="AND i.responses_done < i.responses_needed AND i.slots_taken < i.responses_needed",
         live=_LIVE.format(_A=_A, only=""),
         order="i.round, i.position, i.id",
     ),

@@ -109,6 +109,11 @@ class Assignment(models.Model):
                 condition=Q(status="assigned"),
                 name="assignment_open_expiry_idx",
             ),
+            # a worker's open assignment in a study (the hand-out asks on every call): found in one probe,
+            # where the expiry index would walk every open assignment of the study
+            models.Index(
+                fields=["worker", "study"], condition=Q(status="assigned"), name="assignment_held_idx"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -70,19 +70,38 @@ class Item(models.Model):
     # (the queue serves round 0 first), and why it stopped ("" while it collects answers).
     round = models.PositiveSmallIntegerField(default=0, db_default=0)
     stop_reason = models.CharField(max_length=200, blank=True, default="", db_default="")
+    # Live assignments (handed out or answered, not released) holding a slot of the item: kept by the
+    # database's triggers on annotate_assignment (migration 0016), never written by the app (see save).
+    slots_taken = models.IntegerField(default=0, db_default=0, editable=False)
 
     class Meta:
         ordering = ["study_id", "position", "id"]
         indexes = [
             models.Index(fields=["study", "is_gold", "responses_done"], name="item_open_idx"),
-            # The hand-out queue: open items of a study in order (an adaptive study's items collecting their
-            # minimum first); it shrinks as items are completed.
+            # The hand-out queue: items of a study with a free slot, in order (an adaptive study's items
+            # collecting their minimum first). An item leaves it while its slots are all held, so the hand-out
+            # never walks past the items the crowd is answering, and for good once it is complete.
             models.Index(
                 fields=["study", "round", "position", "id"],
-                condition=models.Q(retired=False, responses_done__lt=models.F("responses_needed")),
+                condition=models.Q(
+                    retired=False,
+                    responses_done__lt=models.F("responses_needed"),
+                    slots_taken__lt=models.F("responses_needed"),
+                ),
                 name="item_queue_idx",
             ),
         ]
 
     def __str__(self) -> str:
         return f"item {self.pk} of study {self.study_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        """Save; an existing item's ``slots_taken`` is left to the database (a copy read before a hand-out
+        would write back a stale count)."""
+        if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = [
+                f.attname
+                for f in self._meta.concrete_fields
+                if not f.primary_key and f.attname != "slots_taken"
+            ]
+        super().save(*args, **kwargs)

@@ -61,6 +61,7 @@ TARGETS: tuple[Target, ...] = (
             "test_concurrency.py",
             "test_handout_one_trip.py",
             "test_adaptive_handout.py",
+            "test_handout_queue.py",
         ),
         "money: hand-out",
     ),

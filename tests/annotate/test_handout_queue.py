@@ -1,0 +1,140 @@
+"""The hand-out's queue: ``Item.slots_taken`` (kept by the database's triggers) is every item's count of live
+assignments after any change to them, on PostgreSQL and SQLite, so the queue index can leave out the items
+whose slots are all held; and on PostgreSQL the hand-out no longer walks past them."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotate.handout.assignment import _CANDIDATE, next_assignment, release_expired
+from annotate.handout.submission import submit
+from annotate.models import Assignment, Item
+from annotate.protocol.consent import release_held
+from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
+
+pytestmark = pytest.mark.django_db
+RELEASED = Assignment.Status.RELEASED
+
+
+def live_counts(study) -> dict[int, int]:
+    """Each item's live assignments, counted from the assignments themselves."""
+    rows = Item.objects.filter(study=study).annotate(
+        live=Count("assignments", filter=~Q(assignments__status=RELEASED))
+    )
+    return {item.pk: item.live for item in rows}
+
+
+def kept_counts(study) -> dict[int, int]:
+    return dict(Item.objects.filter(study=study).values_list("id", "slots_taken"))
+
+
+def assert_kept(study) -> None:
+    assert kept_counts(study) == live_counts(study)
+
+
+def test_the_count_follows_every_change_of_an_assignment(researcher):
+    study = make_study(researcher, make_dataset(researcher, n=4), annotators_per_item=2)
+    workers = [make_worker(f"q{i}") for i in range(5)]
+    held = [next_assignment(study, w) for w in workers]  # 2 + 2 + 1: the first items' slots are all held
+    assert_kept(study)
+    assert sorted(kept_counts(study).values()) == [0, 1, 2, 2]
+
+    first = held[0]
+    ans, timings = good_answer(first.item)
+    submit(first.uid, {workers[0].pk}, uuid.uuid4(), ans, timings)  # answered: still holds its slot
+    assert_kept(study)
+
+    release_held(study, workers[1].pk, "")  # a worker who leaves gives the item back
+    assert_kept(study)
+    assert kept_counts(study)[held[1].item_id] == 1
+
+    Assignment.objects.filter(pk=held[4].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert release_expired(study) == 1
+    assert_kept(study)
+
+    Assignment.objects.filter(pk=held[1].pk).update(status=Assignment.Status.SUBMITTED)  # a late answer
+    assert_kept(study)
+    other = next(pk for pk, n in kept_counts(study).items() if n == 0)
+    Assignment.objects.filter(pk=held[2].pk).update(item_id=other)  # moved to another item
+    assert_kept(study)
+    Assignment.objects.filter(pk__in=[held[2].pk, held[3].pk]).update(status=RELEASED)  # several at once
+    assert_kept(study)
+    Assignment.objects.filter(pk__in=[held[0].pk, held[3].pk]).delete()  # a live one and a released one
+    assert_kept(study)
+    assert set(kept_counts(study).values()) <= {0, 1}
+
+
+def test_the_hand_out_fills_a_slot_given_back(researcher):
+    """A released slot is handed out again: the count went down with the release (were it left up, the queue
+    index would hide the item for good)."""
+    study = make_study(researcher, make_dataset(researcher, n=1), annotators_per_item=1)
+    first, second = make_worker("first"), make_worker("second")
+    taken = next_assignment(study, first)
+    assert next_assignment(study, second) is None  # the only slot is held
+    release_held(study, first.pk, "")
+    again = next_assignment(study, second)
+    assert again is not None and again.item_id == taken.item_id
+    assert_kept(study)
+
+
+def test_saving_a_copy_read_earlier_keeps_the_count(researcher):
+    study = make_study(researcher, make_dataset(researcher, n=1), annotators_per_item=2)
+    stale = Item.objects.get(study=study)
+    next_assignment(study, make_worker("holder"))
+    stale.payload = {**stale.payload, "note": "edited"}
+    stale.save()
+    fresh = Item.objects.get(pk=stale.pk)
+    assert fresh.slots_taken == 1 and fresh.payload["note"] == "edited"
+
+
+def test_the_migration_counts_the_assignments_already_there(researcher):
+    study = make_study(researcher, make_dataset(researcher, n=3), annotators_per_item=2)
+    for name in ("m1", "m2", "m3"):
+        next_assignment(study, make_worker(name))
+    Item.objects.filter(study=study).update(slots_taken=0)
+    migration = importlib.import_module("annotate.migrations.0016_handout_queue")
+    with connection.cursor() as cursor:
+        cursor.execute(migration._COUNT)
+    assert_kept(study)
+    assert sum(kept_counts(study).values()) == 3
+
+
+@pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the hand-out's candidate statement")
+def test_the_candidate_statement_does_not_walk_past_held_items(researcher):
+    """With the first 30 items' slots all held, the first-pass candidate reads no item it then refuses: the
+    queue index holds only items with a free slot (before, every held item was read and its assignments
+    counted, a cost that grew with the crowd)."""
+    study = make_study(researcher, make_dataset(researcher, n=40), annotators_per_item=1)
+    for i in range(30):
+        assert next_assignment(study, make_worker(f"h{i}")) is not None
+    newcomer = make_worker("newcomer")
+    statement = _CANDIDATE[None, False]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a tiny table: the plan the crowd's size gives
+        cursor.execute(f"PREPARE queue_probe({', '.join(statement.types)}) AS {statement.sql}")
+        try:
+            cursor.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE queue_probe(%s, %s, NULL, '{}', NULL, '')",
+                [study.pk, newcomer.pk],
+            )
+            plan = cursor.fetchone()[0]
+        finally:
+            cursor.execute("DEALLOCATE queue_probe")
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    scans = [node for node in _nodes(plan[0]["Plan"]) if node.get("Relation Name") == Item._meta.db_table]
+    assert [node.get("Index Name") for node in scans] == ["item_queue_idx"]
+    assert scans[0]["Actual Rows"] == 1 and scans[0].get("Rows Removed by Filter", 0) == 0
+
+
+def _nodes(node: dict):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child)
