@@ -8,8 +8,8 @@ next, POST submit (with ``--chained``: POST submit, which brings the next item, 
 
 By default the app runs as docker-compose deploys it: throttles on, counted in Redis (``--cache-url``, a key
 prefix of its own per run), HTTPS behind a trusted proxy (each annotator comes from its own address in
-``X-Forwarded-For``, with ``X-Forwarded-Proto: https`` and its page's ``Origin``), gunicorn's access log
-written. ``--no-throttles`` turns the throttles off, ``--no-access-log`` the log.
+``X-Forwarded-For``, with ``X-Forwarded-Proto: https`` and its page's ``Origin``), no gunicorn access log
+(nginx logs each request). ``--no-throttles`` turns the throttles off, ``--access-log`` writes gunicorn's log.
 
 Printed: submissions/s, p50 / p99 latency of each endpoint, submissions acknowledged vs stored
 (an acknowledged submission missing from the database is *lost*), the per-item invariants
@@ -221,7 +221,7 @@ def worker_exit(server, worker):
 
 
 def gunicorn_command(args, port: int, workdir: Path, concurrency: int = 0) -> list[str]:
-    """gunicorn as docker-compose's web service starts it (workers, threads, keep-alive, access log). With
+    """gunicorn as docker-compose's web service starts it (workers, threads, keep-alive). With
     ``--even-connections`` (the default) each worker accepts at most its share of the ``concurrency``
     annotators' keep-alive connections (and its threads' worth more, so that none is closed for want of
     room): a worker keeps what it accepted, and left to chance one worker can hold most annotators and cap
@@ -793,7 +793,9 @@ def parse_args() -> argparse.Namespace:
         help="Let each gunicorn worker accept as many annotators' connections as it happens to.",
     )
     parser.add_argument(
-        "--no-access-log", dest="access_log", action="store_false", help="No gunicorn access log."
+        "--access-log",
+        action="store_true",
+        help="Write gunicorn's access log (docker-compose leaves the log to nginx).",
     )
     parser.add_argument(
         "--chained",
