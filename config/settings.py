@@ -66,7 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # bodies over the caps answer 413 before a view (or the CSRF check) reads them
     "annotate.infra.edge.BodySizeLimit",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # the message storage made on first use (the annotator API never shows a message)
+    "annotate.infra.lazy_messages.LazyMessages",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
