@@ -99,9 +99,10 @@ class Item(models.Model):
         """Save; an existing item's ``slots_taken`` is left to the database (a copy read before a hand-out
         would write back a stale count)."""
         if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            skipped = {"slots_taken", *self.get_deferred_fields()}  # deferred ones as Django leaves them
             kwargs["update_fields"] = [
                 f.attname
                 for f in self._meta.concrete_fields
-                if not f.primary_key and f.attname != "slots_taken"
+                if not f.primary_key and f.attname not in skipped
             ]
         super().save(*args, **kwargs)

@@ -93,6 +93,11 @@ def test_saving_a_copy_read_earlier_keeps_the_count(researcher):
     stale.save()
     fresh = Item.objects.get(pk=stale.pk)
     assert fresh.slots_taken == 1 and fresh.payload["note"] == "edited"
+    partial = Item.objects.only("id", "position").get(pk=stale.pk)  # deferred fields stay as they are
+    partial.position = 99
+    partial.save()
+    fresh = Item.objects.get(pk=stale.pk)
+    assert (fresh.position, fresh.slots_taken, fresh.payload["note"]) == (99, 1, "edited")
 
 
 def test_the_migration_counts_the_assignments_already_there(researcher):
