@@ -144,12 +144,13 @@ def main() -> None:
         "DJANGO_SETTINGS_MODULE": settings_module,
         "PYTHONPATH": os.pathsep.join([str(workdir), str(ROOT), os.environ.get("PYTHONPATH", "")]),
         "DJANGO_SECRET_KEY": SECRET,
+        "BENCH_CACHE_PREFIX": f"adaptive{os.getpid()}",
         "DATABASE_URL": f"{args.admin_url.rstrip('/')}/{db_name}",
     }
     psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
     psql(args.admin_url, f"CREATE DATABASE {db_name}")
     try:
-        manage(env, "migrate", "--verbosity", "0")
+        manage(env, ROOT, "migrate", "--verbosity", "0")
         os.environ.update(env)
         sys.path.insert(0, str(workdir))
         import django
