@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +34,38 @@ from bench.annotate_load import SECRET, make_settings, manage, psql  # noqa: E40
 
 TIMINGS = {"read_ms": 900, "answer_ms": 400, "label_at_ms": 900, "first_highlight_at_ms": 1000}
 ADAPTIVE = {"mode": "adaptive", "min": 2, "max": 5, "rule": "label_share", "threshold": 0.9}
+
+
+@contextmanager
+def django_on_private_database(admin_url: str, name: str):
+    """Django set up in this process on a database of its own (``hatlab_bench_<name>_<pid>``), migrated by
+    this tree, dropped afterwards."""
+    workdir = Path(tempfile.mkdtemp(prefix="hatlab-bench-"))
+    db_name = f"hatlab_bench_{name}_{os.getpid()}"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": make_settings(workdir),
+        "PYTHONPATH": os.pathsep.join([str(workdir), str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "DJANGO_SECRET_KEY": SECRET,
+        "BENCH_CACHE_PREFIX": f"{name}{os.getpid()}",
+        "DATABASE_URL": f"{admin_url.rstrip('/')}/{db_name}",
+    }
+    psql(admin_url, f"DROP DATABASE IF EXISTS {db_name}")
+    psql(admin_url, f"CREATE DATABASE {db_name}")
+    try:
+        manage(env, ROOT, "migrate", "--verbosity", "0")
+        os.environ.update(env)
+        sys.path.insert(0, str(workdir))
+        import django
+
+        django.setup()
+        yield
+    finally:
+        if "django" in sys.modules and sys.modules["django"].apps is not None:
+            from django.db import connections
+
+            connections.close_all()
+        psql(admin_url, f"DROP DATABASE IF EXISTS {db_name}")
 
 
 def seed(items: int, redundancy: dict | None, name: str):
@@ -136,38 +169,12 @@ def main() -> None:
         "--admin-url", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
     )
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="hatlab-bench-"))
-    settings_module = make_settings(workdir)
-    db_name = f"hatlab_bench_adaptive_{os.getpid()}"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": settings_module,
-        "PYTHONPATH": os.pathsep.join([str(workdir), str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "DJANGO_SECRET_KEY": SECRET,
-        "BENCH_CACHE_PREFIX": f"adaptive{os.getpid()}",
-        "DATABASE_URL": f"{args.admin_url.rstrip('/')}/{db_name}",
-    }
-    psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
-    psql(args.admin_url, f"CREATE DATABASE {db_name}")
-    try:
-        manage(env, ROOT, "migrate", "--verbosity", "0")
-        os.environ.update(env)
-        sys.path.insert(0, str(workdir))
-        import django
-
-        django.setup()
+    with django_on_private_database(args.admin_url, "adaptive"):
         rows, plans = [], {}
         for name, redundancy in (("fixed", None), ("adaptive", ADAPTIVE)):
             study = seed(args.items, redundancy, name)
             plans[name] = plan(study)  # with every item open, as a study runs
             rows.append(drive(study, args.workers, args.turns, args.agree, random.Random(7)))
-    finally:
-        if "django" in sys.modules and sys.modules["django"].apps is not None:
-            from django.db import connections
-
-            for conn in connections.all():
-                conn.close()
-        psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
     head = (
         f"{'study':<10}{'hand-outs':>10}{'next p50':>10}{'next p99':>10}{'submit p50':>12}{'submit p99':>12}"
     )

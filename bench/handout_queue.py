@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -26,8 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository (this file runs as a script)
 
-from bench.annotate_load import SECRET, make_settings, manage, psql  # noqa: E402
-from bench.handout_adaptive import TIMINGS, seed  # noqa: E402
+from bench.handout_adaptive import TIMINGS, django_on_private_database, seed  # noqa: E402
 
 
 def backend_cpu_s(pid: int) -> float:
@@ -96,32 +94,8 @@ def main() -> None:
         "--admin-url", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432")
     )
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="hatlab-bench-"))
-    db_name = f"hatlab_bench_queue_{os.getpid()}"
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": make_settings(workdir),
-        "PYTHONPATH": os.pathsep.join([str(workdir), str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "DJANGO_SECRET_KEY": SECRET,
-        "BENCH_CACHE_PREFIX": f"queue{os.getpid()}",
-        "DATABASE_URL": f"{args.admin_url.rstrip('/')}/{db_name}",
-    }
-    psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
-    psql(args.admin_url, f"CREATE DATABASE {db_name}")
-    try:
-        manage(env, ROOT, "migrate", "--verbosity", "0")
-        os.environ.update(env)
-        sys.path.insert(0, str(workdir))
-        import django
-
-        django.setup()
+    with django_on_private_database(args.admin_url, "queue"):
         rows = [measure(held, args.items, args.answerers, args.turns) for held in args.held]
-    finally:
-        if "django" in sys.modules and sys.modules["django"].apps is not None:
-            from django.db import connections
-
-            connections.close_all()
-        psql(args.admin_url, f"DROP DATABASE IF EXISTS {db_name}")
     print(
         f"{'held':>6}{'answers':>9}{'PostgreSQL CPU ms':>19}{'app CPU ms':>12}{'wall ms':>9}   (per answer)"
     )
