@@ -179,3 +179,39 @@ def test_a_free_slot_another_request_holds_for_a_moment_comes_before_an_overflow
     with item_locked_for_a_second(free.pk):
         got = next_assignment(study, make_worker("waiting"))
     assert got is not None and (got.item_id, got.slot) == (free.pk, 0)
+
+
+def test_the_slot_count_stays_exact_while_items_are_taken_given_back_and_answered_at_once():
+    """Hand-outs, answers and expiry releases from many connections at once: every item ends with its N
+    answers, and its slot count (kept by the database's triggers, which the queue index reads) matches its live
+    assignments: a count that lost an update would hide an item from the queue or hand out one slot too many."""
+    from datetime import timedelta
+
+    from django.db.models import Count, Q
+    from django.utils import timezone
+
+    owner = make_user("owner-count")
+    study = make_study(owner, make_dataset(owner, n=8, name="count"), annotators_per_item=2, name="count")
+    workers = [make_worker(f"count-{i}") for i in range(10)]
+    walked_away = Counter()
+
+    def annotate(index: int, barrier: threading.Barrier) -> None:
+        worker = workers[index]
+        barrier.wait()
+        while (a := next_assignment(study, worker)) is not None:
+            if (
+                index % 3 == 0 and walked_away[index] < 2
+            ):  # left without answering: the next hand-out frees it
+                Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+                walked_away[index] += 1
+                continue
+            ans, timings = good_answer(a.item)
+            submit(a.uid, {worker.pk}, uuid.uuid4(), ans, timings)
+
+    assert run_threads(annotate, len(workers)) == []
+    per_item = Counter(Response.objects.filter(study=study).values_list("item_id", flat=True))
+    assert set(per_item.values()) == {2} and len(per_item) == 8
+    assert sum(walked_away.values()) >= 4  # each of the four walkers left one item at least
+    live = Count("assignments", filter=~Q(assignments__status=Assignment.Status.RELEASED))
+    counts = Item.objects.filter(study=study).annotate(live=live).values_list("slots_taken", "live")
+    assert all(kept == held for kept, held in counts), list(counts)
