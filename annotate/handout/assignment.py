@@ -348,7 +348,7 @@ _CANDIDATE_SQL = f"""
 # The first pass: a free slot (every live assignment holds one), in queue order (an adaptive study's items
 # collecting their minimum, round 0, before those asked for more: annotate.quality.redundancy); the count the
 # triggers keep (Item.slots_taken) matches item_queue_idx, so the items whose slots are all held are not walked
-# past, and the live count read under the item's lock has the last word. The overflow pass:
+# past; the slot statement after the item's lock, and the unique constraints, have the last word. The overflow pass:
 # fewer confirmed live assignments than needed, the least-held item first.
 _PASSES = {
     False: _CANDIDATE_SQL.format(

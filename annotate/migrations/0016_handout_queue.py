@@ -30,6 +30,7 @@ _SQLITE = [
     f"""CREATE TRIGGER assignment_slots_taken_insert AFTER INSERT ON annotate_assignment WHEN NEW.{_LIVE}
         BEGIN UPDATE annotate_item SET slots_taken = slots_taken + 1 WHERE id = NEW.item_id; END""",
     f"""CREATE TRIGGER assignment_slots_taken_update AFTER UPDATE OF status, item_id ON annotate_assignment
+        WHEN (OLD.{_LIVE}) IS NOT (NEW.{_LIVE}) OR OLD.item_id IS NOT NEW.item_id
         BEGIN
             UPDATE annotate_item SET slots_taken = slots_taken - 1 WHERE id = OLD.item_id AND OLD.{_LIVE};
             UPDATE annotate_item SET slots_taken = slots_taken + 1 WHERE id = NEW.item_id AND NEW.{_LIVE};
