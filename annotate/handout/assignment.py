@@ -301,8 +301,11 @@ _STATUS_IN_STUDY = f"""CASE WHEN EXISTS (
 _LOCK_AND_RELEASE = Prepared(
     "hatlab_lock_worker",
     ("bigint", "bigint", "timestamptz"),
-    f"""WITH released AS (
-            UPDATE {_A} SET status = '{RELEASED}' WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
+    f"""WITH due AS (
+            SELECT id FROM {_A} WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
+            ORDER BY expires_at FOR UPDATE
+        ), released AS (
+            UPDATE {_A} a SET status = '{RELEASED}' FROM due WHERE a.id = due.id AND a.status = '{ASSIGNED}'
             RETURNING 1)
         SELECT {_STATUS_IN_STUDY.format(study="$1", worker="$2")}, (SELECT count(*) FROM released)
         FROM {_W} w WHERE w.id = $2 FOR UPDATE OF w""",

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.handout.assignment import _CANDIDATE, next_assignment, release_expired
+from annotate.handout.assignment import _CANDIDATE, _LOCK_AND_RELEASE, next_assignment, release_expired
 from annotate.handout.submission import submit
 from annotate.models import Assignment, Item
 from annotate.protocol.consent import release_held
@@ -137,6 +137,51 @@ def test_the_candidate_statement_does_not_walk_past_held_items(researcher):
     scans = [node for node in _nodes(plan[0]["Plan"]) if node.get("Relation Name") == Item._meta.db_table]
     assert [node.get("Index Name") for node in scans] == ["item_queue_idx"]
     assert scans[0]["Actual Rows"] == 1 and scans[0].get("Rows Removed by Filter", 0) == 0
+
+
+@pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the hand-out's release of expired assignments")
+def test_the_release_of_expired_assignments_reads_only_those(researcher):
+    """Every hand-out first releases the study's expired assignments. Planned once per connection (a prepared
+    statement), the release must read the expired ones only, through the expiry index: planned on a new study's
+    empty table it read every assignment of the study through the study's foreign-key index on every hand-out
+    (a cost that grew with the study's answers), and planned later every held one through the held index (a
+    cost that grew with the crowd)."""
+    study = make_study(researcher, make_dataset(researcher, n=60), annotators_per_item=1)
+    for i in range(40):
+        worker = make_worker(f"w{i}")
+        assignment = next_assignment(study, worker)
+        if i < 30:  # answered: 30 assignments no longer held
+            submit(assignment.uid, {worker.pk}, uuid.uuid4(), *good_answer(assignment.item))
+    now = timezone.now()
+    held = Assignment.objects.filter(study=study, status=Assignment.Status.ASSIGNED).order_by("pk")
+    assert held.count() == 10
+    Assignment.objects.filter(pk__in=list(held.values_list("pk", flat=True)[:2])).update(
+        expires_at=now - timedelta(minutes=1)
+    )
+    statement = _LOCK_AND_RELEASE
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: the plan a study's size gives
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")  # as a connection reuses it
+        cursor.execute(f"PREPARE release_probe({', '.join(statement.types)}) AS {statement.sql}")
+        try:
+            cursor.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE release_probe(%s, %s, %s)",
+                [study.pk, make_worker("newcomer").pk, now],
+            )
+            plan = cursor.fetchone()[0]
+        finally:
+            cursor.execute("DEALLOCATE release_probe")
+        transaction.set_rollback(True)
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    scans = [
+        node
+        for node in _nodes(plan[0]["Plan"])
+        if node.get("Relation Name") == Assignment._meta.db_table and "Index Cond" in node
+    ]
+    by_study = [node for node in scans if "study_id" in node["Index Cond"]]
+    assert [node["Index Name"] for node in by_study] == ["assignment_open_expiry_idx"]
+    assert by_study[0]["Actual Rows"] == 2 and by_study[0].get("Rows Removed by Filter", 0) == 0
+    assert all(node["Actual Rows"] * node["Actual Loops"] <= 2 for node in scans)
 
 
 def _nodes(node: dict):
