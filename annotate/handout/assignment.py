@@ -253,7 +253,13 @@ def _overflow(
 ):
     """Every free slot is held: an item with fewer confirmed (not provisional) live assignments than it
     needs, the least-held first, on a slot past the ones it needs (see the module docstring). Unconfirmed
-    holders never keep anyone from work; an item stops once it has its confirmed holders."""
+    holders never keep anyone from work; an item stops once it has its confirmed holders.
+
+    With no unconfirmed holder in the study nothing is read: the first pass found no free slot, so every
+    item's live assignments are as many as it needs, all confirmed. This is the end of every study, where
+    each worker's last request would otherwise count the live assignments of every item (twice)."""
+    if not _unconfirmed_holders(study.pk):
+        return None, None
     found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref, overflow=True)
     while found is not None:
         item_id, needed = found[0], found[1]
@@ -269,6 +275,11 @@ def _overflow(
     if lock != "wait" and _candidate(study.pk, worker_id, skipped, gold, None, None, ref, overflow=True):
         return _AGAIN, None
     return None, None
+
+
+def _unconfirmed_holders(study_id: int) -> bool:
+    """Whether any live assignment of the study is provisional (one probe of ``assignment_unconfirmed_idx``)."""
+    return Assignment.objects.filter(study_id=study_id, provisional=True).exclude(status=RELEASED).exists()
 
 
 def _exclusion_hook(study: Study):

@@ -114,6 +114,12 @@ class Assignment(models.Model):
             models.Index(
                 fields=["worker", "study"], condition=Q(status="assigned"), name="assignment_held_idx"
             ),
+            # the study's live unconfirmed holders: the hand-out's overflow pass runs only when there is one
+            models.Index(
+                fields=["study"],
+                condition=Q(provisional=True) & ~Q(status="released"),
+                name="assignment_unconfirmed_idx",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -317,3 +317,63 @@ def test_unconfirmed_holders_of_every_slot_keep_no_confirmed_worker_from_the_ite
     confirmed = [next_assignment(study, make_worker(f"confirmed{i}")) for i in range(needed + 1)]
     assert [a.slot for a in confirmed[:needed]] == list(range(needed, 2 * needed))
     assert confirmed[needed] is None  # the item has its confirmed holders
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["postgresql", "portable"])
+def test_the_end_of_a_study_with_no_unconfirmed_holder_skips_the_overflow_pass(
+    researcher, monkeypatch, native
+):
+    """Every slot held by confirmed workers (the end of every study): the overflow pass, which counts the
+    live assignments of every item, is not run; one unconfirmed holder and it is."""
+    if not native:
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
+    import annotate.handout.assignment as handout
+
+    passes: list[bool] = []
+    candidate = handout._candidate
+
+    def counted(*args, overflow: bool = False, **kwargs):
+        passes.append(overflow)
+        return candidate(*args, overflow=overflow, **kwargs)
+
+    monkeypatch.setattr(handout, "_candidate", counted)
+    study = make_study(researcher, make_dataset(researcher, n=2, name="two items"), annotators_per_item=1)
+    assert next_assignment(study, make_worker("first")) is not None
+    assert next_assignment(study, make_worker("second")) is not None
+    passes.clear()
+    assert next_assignment(study, make_worker("late")) is None
+    assert passes and not any(passes)
+    Assignment.objects.filter(worker__external_id="second").update(provisional=True)
+    passes.clear()
+    late = next_assignment(study, make_worker("later"))
+    assert late is not None and late.slot == 1 and any(passes)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["postgresql", "portable"])
+def test_an_item_whose_answers_are_all_in_is_not_handed_out_again(researcher, monkeypatch, native):
+    """An item counted as answered with none of its assignments live (answers brought in with an imported
+    corpus) is not handed out: the overflow pass is only for unconfirmed holders."""
+    if not native:
+        monkeypatch.setattr("annotate.infra.sql.native", lambda: False)
+    study = make_study(researcher, make_dataset(researcher, n=1, name="answered"), annotators_per_item=2)
+    Item.objects.filter(study=study).update(responses_done=2)
+    assert next_assignment(study, make_worker("anyone")) is None
+
+
+@pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the check for unconfirmed holders")
+def test_the_check_for_unconfirmed_holders_is_one_probe_of_its_index(researcher):
+    import annotate.handout.assignment as handout
+
+    study = make_study(researcher, make_dataset(researcher, n=2, name="probe"), annotators_per_item=1)
+    next_assignment(study, make_worker("held"), provisional=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")  # tiny tables: the plan a study's size gives
+    try:
+        query = Assignment.objects.filter(study_id=study.pk, provisional=True).exclude(
+            status=Assignment.Status.RELEASED
+        )
+        assert "assignment_unconfirmed_idx" in query.explain()
+        assert handout._unconfirmed_holders(study.pk)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_seqscan")
