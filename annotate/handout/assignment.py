@@ -35,7 +35,8 @@ verified answers per item, and the answers of identities the platform never conf
 (:func:`annotate.crowd.providers.reconcile.set_aside_unconfirmed`). The price: when several
 unconfirmed holders of one item are all genuine and confirmed later, the item has more verified answers
 than it needs. The common case (a free slot) costs no query more: the overflow pass runs only when the
-first finds nothing.
+first finds nothing and some live assignment of the study is unconfirmed (so not at the end of a study
+whose holders are all confirmed, where it would count every item's assignments on every request).
 
 A provisional assignment is the seat's own: under its platform unit (``ref``) only. A worker's items
 are those they had under the same unit, or confirmed ones under any: an unverified claim to a worker's
