@@ -317,7 +317,7 @@ _LOCK_AND_RELEASE = Prepared(
             SELECT id FROM {_A} WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
             ORDER BY expires_at FOR UPDATE
         ), released AS (
-            UPDATE {_A} a SET status = '{RELEASED}' FROM due WHERE a.id = due.id AND a.status = '{ASSIGNED}'
+            UPDATE {_A} SET status = '{RELEASED}' WHERE id = ANY(ARRAY(SELECT id FROM due))
             RETURNING 1)
         SELECT {_STATUS_IN_STUDY.format(study="$1", worker="$2")}, (SELECT count(*) FROM released)
         FROM {_W} w WHERE w.id = $2 FOR UPDATE OF w""",
