@@ -257,7 +257,7 @@ def _overflow(
     holders never keep anyone from work; an item stops once it has its confirmed holders.
 
     With no unconfirmed holder in the study nothing is read: the first pass found no free slot, so every
-    item's live assignments are as many as it needs, all confirmed. This is the end of every study, where
+    item still short of answers has as many live assignments as it needs, all confirmed. This is the end of every study, where
     each worker's last request would otherwise count the live assignments of every item (twice)."""
     if not _unconfirmed_holders(study.pk):
         return None, None
@@ -313,11 +313,8 @@ _STATUS_IN_STUDY = f"""CASE WHEN EXISTS (
 _LOCK_AND_RELEASE = Prepared(
     "hatlab_lock_worker",
     ("bigint", "bigint", "timestamptz"),
-    f"""WITH due AS (
-            SELECT id FROM {_A} WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
-            ORDER BY expires_at FOR UPDATE
-        ), released AS (
-            UPDATE {_A} SET status = '{RELEASED}' WHERE id = ANY(ARRAY(SELECT id FROM due))
+    f"""WITH released AS (
+            UPDATE {_A} SET status = '{RELEASED}' WHERE study_id = $1 AND status = '{ASSIGNED}' AND expires_at < $3
             RETURNING 1)
         SELECT {_STATUS_IN_STUDY.format(study="$1", worker="$2")}, (SELECT count(*) FROM released)
         FROM {_W} w WHERE w.id = $2 FOR UPDATE OF w""",

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotate.handout.assignment import _CANDIDATE, _LOCK_AND_RELEASE, next_assignment, release_expired
+from annotate.handout.assignment import _CANDIDATE, next_assignment, release_expired
 from annotate.handout.submission import submit
 from annotate.models import Assignment, Item
 from annotate.protocol.consent import release_held
@@ -137,63 +137,6 @@ def test_the_candidate_statement_does_not_walk_past_held_items(researcher):
     scans = [node for node in _nodes(plan[0]["Plan"]) if node.get("Relation Name") == Item._meta.db_table]
     assert [node.get("Index Name") for node in scans] == ["item_queue_idx"]
     assert scans[0]["Actual Rows"] == 1 and scans[0].get("Rows Removed by Filter", 0) == 0
-
-
-@pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the hand-out's release of expired assignments")
-@pytest.mark.parametrize("analysed", [False, True], ids=["planned-on-a-new-table", "planned-after-analyze"])
-def test_the_release_of_expired_assignments_reads_only_those(researcher, analysed):
-    """Every hand-out first releases the study's expired assignments. Planned once per connection (a prepared
-    statement), the release must read the expired ones only, however the table's statistics stood when it was
-    planned: the single UPDATE it was read every held assignment through the held index when planned on a new
-    table (a cost that grew with the crowd), and in a load run every assignment of the study through the
-    study's foreign-key index (one that grew with the study's answers). 30 answered, 8 held and 2 expired
-    assignments: 2 rows read to find them and 2 to release them."""
-    study = make_study(researcher, make_dataset(researcher, n=60), annotators_per_item=1)
-    for i in range(40):
-        worker = make_worker(f"w{i}")
-        assignment = next_assignment(study, worker)
-        if i < 30:  # answered: 30 assignments no longer held
-            submit(assignment.uid, {worker.pk}, uuid.uuid4(), *good_answer(assignment.item))
-    now = timezone.now()
-    held = Assignment.objects.filter(study=study, status=Assignment.Status.ASSIGNED).order_by("pk")
-    assert held.count() == 10
-    Assignment.objects.filter(pk__in=list(held.values_list("pk", flat=True)[:2])).update(
-        expires_at=now - timedelta(minutes=1)
-    )
-    statement = _LOCK_AND_RELEASE
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: the plan a study's size gives
-        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")  # as a connection reuses it
-        if analysed:  # statistics of this test's rows (ANALYZE counts its own transaction's)
-            cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
-        cursor.execute(f"PREPARE release_probe({', '.join(statement.types)}) AS {statement.sql}")
-        try:
-            cursor.execute(
-                "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE release_probe(%s, %s, %s)",
-                [study.pk, make_worker("newcomer").pk, now],
-            )
-            plan = cursor.fetchone()[0]
-        finally:
-            cursor.execute("DEALLOCATE release_probe")
-        released = Assignment.objects.filter(study=study, status=RELEASED).count()
-        transaction.set_rollback(True)
-    assert released == 2
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    index_names = {
-        Assignment._meta.db_table + "_pkey",
-        "assignment_open_expiry_idx",
-    }
-    reads = [
-        node
-        for node in _nodes(plan[0]["Plan"])
-        if node.get("Relation Name") == Assignment._meta.db_table and node["Node Type"] != "ModifyTable"
-    ]
-    assert reads
-    for node in reads:
-        assert node["Node Type"] in ("Index Scan", "Bitmap Heap Scan"), node["Node Type"]
-        probes = [node, *node.get("Plans", [])]  # a bitmap heap scan's index under it
-        assert {n["Index Name"] for n in probes if "Index Name" in n} <= index_names
-        assert node["Actual Rows"] * node["Actual Loops"] + node.get("Rows Removed by Filter", 0) <= 2
 
 
 def _nodes(node: dict):
