@@ -24,10 +24,10 @@ Without ``--rate`` the annotators go as fast as they can (a closed loop: by Litt
 latency then grows with C: C / throughput on average); ``--rate R`` paces them to R submissions/s in
 all, each annotator starting an answer at most every C / R seconds, which is how a crowd arrives.
 
-``--refs A B`` runs two commits (any git ref; ``.`` is this working tree) alternately in one window, A, B, A,
-B for ``--rounds`` rounds, each from a copy of its tree (``git archive``) under the same client, database
-server and settings, and prints B's figures over A's (median of the rounds); each round starts one tree later
-(A, B then B, A), so that no tree always runs after the other. ``--suite`` runs the issue's
+``--refs A B`` runs two commits (any git ref; ``.`` is this working tree) alternately in one window for
+``--rounds`` rounds, each round starting one tree later (A, B, then B, A: no tree always runs after the
+other), each from a copy of its tree (``git archive``) under the same client, database server and settings,
+and prints B's figures over A's (median of the rounds). ``--suite`` runs the issue's
 three loads each time: chained at C = 50 and 200, and chained at C = 200 paced to 300/s. ``--profile DIR``
 writes each gunicorn worker's cProfile of the submissions there, a folder per tree. Usage::
 

@@ -59,7 +59,7 @@ from contextlib import nullcontext
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, ProgrammingError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotate.infra import sql
@@ -257,9 +257,9 @@ def _overflow(
     holders never keep anyone from work; an item stops once it has its confirmed holders.
 
     With no unconfirmed holder in the study nothing is read: the first pass found no free slot, so every
-    item still short of answers has as many live assignments as it needs, all confirmed. This is the end of every study, where
-    each worker's last request would otherwise count the live assignments of every item (twice)."""
-    if not _unconfirmed_holders(study.pk):
+    item still short of answers has as many live assignments as it needs, all confirmed. This is the end of
+    every study, where each worker's last request would otherwise count every item's live assignments."""
+    if not unconfirmed_holders(study.pk).exists():
         return None, None
     found = _candidate(study.pk, worker_id, skipped, gold, lock, limit, ref, overflow=True)
     while found is not None:
@@ -278,9 +278,9 @@ def _overflow(
     return None, None
 
 
-def _unconfirmed_holders(study_id: int) -> bool:
-    """Whether any live assignment of the study is provisional (one probe of ``assignment_unconfirmed_idx``)."""
-    return Assignment.objects.filter(study_id=study_id, provisional=True).exclude(status=RELEASED).exists()
+def unconfirmed_holders(study_id: int) -> QuerySet[Assignment]:
+    """The study's live provisional assignments (``assignment_unconfirmed_idx`` holds just these)."""
+    return Assignment.objects.filter(study_id=study_id, provisional=True).exclude(status=RELEASED)
 
 
 def _exclusion_hook(study: Study):

@@ -6,7 +6,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotate.handout.assignment import (
@@ -14,6 +14,7 @@ from annotate.handout.assignment import (
     next_assignment,
     next_with_progress,
     release_expired,
+    unconfirmed_holders,
     worker_progress,
 )
 from annotate.handout.jobs import release_expired_assignments
@@ -362,18 +363,9 @@ def test_an_item_whose_answers_are_all_in_is_not_handed_out_again(researcher, mo
 
 @pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the check for unconfirmed holders")
 def test_the_check_for_unconfirmed_holders_is_one_probe_of_its_index(researcher):
-    import annotate.handout.assignment as handout
-
     study = make_study(researcher, make_dataset(researcher, n=2, name="probe"), annotators_per_item=1)
     next_assignment(study, make_worker("held"), provisional=True)
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_seqscan = off")  # tiny tables: the plan a study's size gives
-    try:
-        query = Assignment.objects.filter(study_id=study.pk, provisional=True).exclude(
-            status=Assignment.Status.RELEASED
-        )
-        assert "assignment_unconfirmed_idx" in query.explain()
-        assert handout._unconfirmed_holders(study.pk)
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET enable_seqscan")
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: the plan a study's size gives
+        assert "assignment_unconfirmed_idx" in unconfirmed_holders(study.pk).explain()
+    assert unconfirmed_holders(study.pk).exists()

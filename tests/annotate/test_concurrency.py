@@ -199,9 +199,8 @@ def test_the_slot_count_stays_exact_while_items_are_taken_given_back_and_answere
         worker = workers[index]
         barrier.wait()
         while (a := next_assignment(study, worker)) is not None:
-            if (
-                index % 3 == 0 and walked_away[index] < 2
-            ):  # left without answering: the next hand-out frees it
+            # every third worker leaves two items without answering: the next hand-out frees them
+            if index % 3 == 0 and walked_away[index] < 2:
                 Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
                 walked_away[index] += 1
                 continue
