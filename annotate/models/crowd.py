@@ -76,7 +76,8 @@ class Assignment(models.Model):
         RELEASED = "released", "Released"
 
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
+    # indexed by assignment_study_idx, which leads with it
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     # indexed by assignment_worker_idx, which leads with it: every index is rewritten on each status change
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments", db_index=False)
@@ -103,17 +104,10 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "study", "status"], name="assignment_worker_idx"),
-            # only open assignments can expire: a partial index keeps submitted ones out of it
-            models.Index(
-                fields=["study", "expires_at"],
-                condition=Q(status="assigned"),
-                name="assignment_open_expiry_idx",
-            ),
-            # a worker's open assignment in a study (the hand-out asks on every call): found in one probe,
-            # where the expiry index would walk every open assignment of the study
-            models.Index(
-                fields=["worker", "study"], condition=Q(status="assigned"), name="assignment_held_idx"
-            ),
+            # the study's assignments by status, and its open ones by expiry: the release of expired ones
+            # (every hand-out) finds them in one range whatever the table's statistics, where an index on
+            # the study alone read all its assignments and a partial one could lose to the held ones'
+            models.Index(fields=["study", "status", "expires_at"], name="assignment_study_idx"),
             # the study's live unconfirmed holders: the hand-out's overflow pass runs only when there is one
             models.Index(
                 fields=["study"],

@@ -106,13 +106,19 @@ def test_expired_assignment_is_released_on_the_next_request(researcher, dataset)
     assert again.item_id != held.item_id
 
 
-def test_release_expired_and_its_celery_task(study):
-    w = make_worker("late")
-    a = next_assignment(study, w)
+def test_release_expired_and_its_celery_task(study, other_researcher):
+    """The scheduled release goes through every study (one at a time) and leaves the unexpired alone."""
+    other = make_study(other_researcher, make_dataset(other_researcher, n=2, name="other's"), name="other")
+    late = [next_assignment(study, make_worker("late")), next_assignment(other, make_worker("late2"))]
+    on_time = next_assignment(other, make_worker("on time"))
     assert release_expired(now=timezone.now()) == 0
-    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert release_expired_assignments.apply().get() == 1
-    assert Assignment.objects.get(pk=a.pk).status == Assignment.Status.RELEASED
+    Assignment.objects.filter(pk__in=[a.pk for a in late]).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert release_expired_assignments.apply().get() == 2
+    statuses = dict(Assignment.objects.values_list("pk", "status"))
+    assert [statuses[a.pk] for a in late] == [Assignment.Status.RELEASED] * 2
+    assert statuses[on_time.pk] == Assignment.Status.ASSIGNED
     assert release_expired_assignments.apply().get() == 0
 
 
