@@ -86,8 +86,8 @@ class WorkerBlocked(Exception):
 
 
 def release_expired(study: Study | int | None = None, now: datetime | None = None) -> int:
-    """Release assignments past their expiry (of one study, or of all, one study at a time: each a range
-    of ``assignment_study_idx``, where one statement for all would read the whole table); returns how many."""
+    """Release assignments past their expiry (of one study, or of all, one study at a time: each a range of
+    ``assignment_open_expiry_idx``); returns how many."""
     now = now or timezone.now()
     if study is None:
         return sum(release_expired(study_id, now) for study_id in Study.objects.values_list("pk", flat=True))

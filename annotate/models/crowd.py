@@ -76,7 +76,7 @@ class Assignment(models.Model):
         RELEASED = "released", "Released"
 
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    # indexed by assignment_study_idx, which leads with it
+    # not indexed on its own: see assignment_open_expiry_idx
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
     # indexed by assignment_worker_idx, which leads with it: every index is rewritten on each status change
@@ -104,10 +104,23 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "study", "status"], name="assignment_worker_idx"),
-            # the study's assignments by status, and its open ones by expiry: the release of expired ones
-            # (every hand-out) finds them in one range whatever the table's statistics, where an index on
-            # the study alone read all its assignments and a partial one could lose to the held ones'
-            models.Index(fields=["study", "status", "expires_at"], name="assignment_study_idx"),
+            # only open assignments can expire: a partial index keeps submitted ones out of it. With no index on
+            # the study alone (the foreign key's), it is the only one whose range the release of expired ones
+            # (every hand-out) can be planned through: the study's index read all its assignments
+            models.Index(
+                fields=["study", "expires_at"],
+                condition=Q(status="assigned"),
+                name="assignment_open_expiry_idx",
+            ),
+            # a worker's open assignment in a study (the hand-out asks on every call): found in one probe,
+            # where the expiry index would walk every open assignment of the study. The provider's unit in
+            # its condition (always true: never NULL) is one only a query naming the unit implies, so the
+            # release of expired ones (which names none) cannot be planned through it
+            models.Index(
+                fields=["worker", "study"],
+                condition=Q(status="assigned") & Q(provider_assignment_id__isnull=False),
+                name="assignment_held_idx",
+            ),
             # the study's live unconfirmed holders: the hand-out's overflow pass runs only when there is one
             models.Index(
                 fields=["study"],

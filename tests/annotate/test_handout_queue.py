@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotate.handout.assignment import _CANDIDATE, _LOCK_AND_RELEASE, next_assignment, release_expired
 from annotate.handout.submission import submit
+from annotate.infra.sql import Prepared
 from annotate.models import Assignment, Item
 from annotate.protocol.consent import release_held
 from tests.annotate.conftest import good_answer, make_dataset, make_study, make_worker
@@ -139,63 +140,116 @@ def test_the_candidate_statement_does_not_walk_past_held_items(researcher):
     assert scans[0]["Actual Rows"] == 1 and scans[0].get("Rows Removed by Filter", 0) == 0
 
 
+STATISTICS = ["as-found", "analysed-when-all-held", "analysed-after-answers"]
+PLAN_MODES = pytest.mark.parametrize(
+    "plan_mode", ["force_generic_plan", "force_custom_plan"], ids=["generic", "custom"]
+)
+
+
+def _probe_after_answers(
+    cursor, study, statistics: str, plan_mode: str, statement: Prepared, args: list
+) -> dict:
+    """``statement``'s plan run with ``args`` (EXPLAIN ANALYZE) once 30 of the study's first 40 assignments
+    are answered, with the table's statistics as earlier tests left them, taken while all 40 were held, or
+    taken after the answers; the plan a connection reuses (generic) or one made for the values (custom).
+    ``args`` is called with the 40 ``(worker, assignment)`` pairs; tiny tables: no sequential scan."""
+    pairs = [(worker := make_worker(f"w{i}"), next_assignment(study, worker)) for i in range(40)]
+    if statistics == "analysed-when-all-held":  # ANALYZE counts its own transaction's rows
+        cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
+    for worker, assignment in pairs[:30]:
+        submit(assignment.uid, {worker.pk}, uuid.uuid4(), *good_answer(assignment.item))
+    if statistics == "analysed-after-answers":
+        cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
+    cursor.execute("SET LOCAL enable_seqscan = off")
+    cursor.execute(f"SET LOCAL plan_cache_mode = {plan_mode}")
+    values = args(pairs)
+    cursor.execute(f"PREPARE probe({', '.join(statement.types)}) AS {statement.sql}")
+    try:
+        cursor.execute(
+            f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE probe({', '.join(['%s'] * len(values))})", values
+        )
+        plan = cursor.fetchone()[0]
+    finally:
+        cursor.execute("DEALLOCATE probe")
+    return (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+
+
+def _assignment_reads(plan: dict) -> list[dict]:
+    """The plan's scans of the assignment table: each with the index names it (or its bitmap) probes."""
+    reads = [
+        node
+        for node in _nodes(plan)
+        if node.get("Relation Name") == Assignment._meta.db_table and node["Node Type"] != "ModifyTable"
+    ]
+    for node in reads:
+        node["indexes"] = {n["Index Name"] for n in [node, *node.get("Plans", [])] if "Index Name" in n}
+    return reads
+
+
 @pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the hand-out's release of expired assignments")
-@pytest.mark.parametrize("plan_mode", ["force_generic_plan", "force_custom_plan"], ids=["generic", "custom"])
-@pytest.mark.parametrize("statistics", ["as-found", "analysed-when-all-held", "analysed-after-answers"])
+@PLAN_MODES
+@pytest.mark.parametrize("statistics", STATISTICS)
 def test_the_release_of_expired_assignments_reads_only_those(researcher, statistics, plan_mode):
     """Every hand-out first releases the study's expired assignments, a statement planned once per
     connection with whatever statistics the table had then. In every state it must read the expired ones
-    only: planned on a new table it once read every assignment of the study through the study's index (123 M
-    index tuples in one 30 s load run), and at other times every held one. 30 answered, 8 held and 2
-    expired assignments: 2 rows read, 2 released; the table's statistics as earlier tests left them, taken
-    while all 40 were held, or taken after the answers; the plan a connection reuses and one made for the
-    values."""
+    only: planned through the study's own index it read every assignment of the study on every hand-out
+    (123 M index tuples in one 30 s load run), and through the held index (a scan of all of it, dead entries
+    included) where the statistics made the two tie. 30 answered, 8 held, 2 expired: 2 rows read, 2
+    released."""
     study = make_study(researcher, make_dataset(researcher, n=60), annotators_per_item=1)
-    pairs = [(worker := make_worker(f"w{i}"), next_assignment(study, worker)) for i in range(40)]
-    with transaction.atomic(), connection.cursor() as cursor:
-        if statistics == "analysed-when-all-held":  # ANALYZE counts its own transaction's rows
-            cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
-        for worker, assignment in pairs[:30]:
-            submit(assignment.uid, {worker.pk}, uuid.uuid4(), *good_answer(assignment.item))
-        if statistics == "analysed-after-answers":
-            cursor.execute(f"ANALYZE {Assignment._meta.db_table}")
-        now = timezone.now()
+    now = timezone.now()
+
+    def args(pairs):
         expired = [assignment.pk for _, assignment in pairs[30:32]]
         Assignment.objects.filter(pk__in=expired).update(expires_at=now - timedelta(minutes=1))
-        cursor.execute("SET LOCAL enable_seqscan = off")  # tiny tables: the plan a study's size gives
-        cursor.execute(f"SET LOCAL plan_cache_mode = {plan_mode}")
-        statement = _LOCK_AND_RELEASE
-        cursor.execute(f"PREPARE release_probe({', '.join(statement.types)}) AS {statement.sql}")
-        try:
-            cursor.execute(
-                "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE release_probe(%s, %s, %s)",
-                [study.pk, make_worker("newcomer").pk, now],
-            )
-            plan = cursor.fetchone()[0]
-        finally:
-            cursor.execute("DEALLOCATE release_probe")
-        released = sorted(
-            Assignment.objects.filter(study=study, status=RELEASED).values_list("pk", flat=True)
-        )
+        return [study.pk, make_worker("newcomer").pk, now]
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        plan = _probe_after_answers(cursor, study, statistics, plan_mode, _LOCK_AND_RELEASE, args)
+        released = Assignment.objects.filter(study=study, status=RELEASED).count()
         transaction.set_rollback(True)
-    assert released == sorted(expired)
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    reads = [
-        node
-        for node in _nodes(plan[0]["Plan"])
-        if node.get("Relation Name") == Assignment._meta.db_table and node["Node Type"] != "ModifyTable"
-    ]
+    assert released == 2
+    reads = _assignment_reads(plan)
     assert reads
     for node in reads:
-        probes = [node, *node.get("Plans", [])]  # a bitmap heap scan's index under it
-        assert {n.get("Index Name") for n in probes if "Index Name" in n} == {"assignment_study_idx"}, node
+        assert node["indexes"] == {"assignment_open_expiry_idx"}, node
         assert node["Actual Rows"] * node["Actual Loops"] + node.get("Rows Removed by Filter", 0) <= 2, node
 
 
+@pytest.mark.postgres_only(reason="reads PostgreSQL's plan of the hand-out's candidate statement")
+@PLAN_MODES
+@pytest.mark.parametrize("statistics", STATISTICS)
+def test_the_candidate_reads_only_the_workers_own_assignments(researcher, statistics, plan_mode):
+    """The candidate statement counts the worker's answers (their progress) and looks for their open
+    assignment on every hand-out: each must read that worker's assignments only, never the study's answers
+    (an index that led with the study and its status once took the count: 4,000 buffers a hand-out in a
+    load run) nor its open ones (the expiry index, for the open one). The worker answered one of 30
+    answered items and holds none: at most 1 row read by each."""
+    study = make_study(researcher, make_dataset(researcher, n=60), annotators_per_item=1)
+
+    def args(pairs):
+        return [study.pk, pairs[0][0].pk, None, [], None, ""]
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        plan = _probe_after_answers(cursor, study, statistics, plan_mode, _CANDIDATE[None, False], args)
+        transaction.set_rollback(True)
+    reads = _assignment_reads(plan)
+    counts = [node for node in reads if node.get("Alias") == "d"]
+    held = [node for node in reads if node.get("Alias") == "h"]
+    assert counts and held  # the answers (and the skips' assignments, joined by id, where skips are read)
+    for node in counts:
+        assert node["indexes"] <= {"assignment_worker_idx", f"{Assignment._meta.db_table}_pkey"}, node
+    for node in held:
+        assert node["indexes"] <= {"assignment_worker_idx", "assignment_held_idx"}, node
+    for node in counts + held:
+        assert node["Actual Rows"] * node["Actual Loops"] + node.get("Rows Removed by Filter", 0) <= 1, node
+
+
 def test_the_assignment_table_has_the_models_indexes_and_its_triggers():
-    """After the migrations, on both databases: every index the model declares (the study's one among
-    them), none on the study column alone (the foreign key's, which the release could be planned through),
-    and the triggers that keep ``Item.slots_taken`` (a table rebuilt on SQLite would have lost them)."""
+    """After the migrations, on both databases: every index the model declares, none on the study column
+    alone but the partial one of unconfirmed holders (the foreign key's, which the release could be planned
+    through, is gone), and the triggers that keep ``Item.slots_taken`` (a table rebuilt on SQLite would
+    have lost them)."""
     table = Assignment._meta.db_table
     with connection.cursor() as cursor:
         found = connection.introspection.get_constraints(cursor, table)
@@ -203,7 +257,6 @@ def test_the_assignment_table_has_the_models_indexes_and_its_triggers():
     assert declared <= set(found)
     on_study = {name for name, info in found.items() if info["index"] and info["columns"] == ["study_id"]}
     assert on_study == {"assignment_unconfirmed_idx"}
-    assert not {"assignment_open_expiry_idx", "assignment_held_idx"} & set(found)
     if connection.vendor == "sqlite":
         with connection.cursor() as cursor:
             cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s", [table])

@@ -1,6 +1,9 @@
-"""One index for the study's assignments by status and expiry (``assignment_study_idx``) in place of the
-study's foreign-key index and the partial expiry and held indexes: the hand-out's release of expired
-assignments can then be planned only as a range of it, and two fewer indexes are written per hand-out.
+"""The assignments' foreign key to their study loses its index: the hand-out's release of expired
+assignments, planned once per connection, could be planned through it and then read every assignment of
+the study on every hand-out; ``assignment_open_expiry_idx`` is left the only index with the study first that
+it can use. One index entry fewer is written per hand-out and per answer. The held index takes a condition
+(the provider's unit is not NULL) that the release does not imply, so it cannot be planned through that one
+either.
 
 The foreign key's own index is dropped by name rather than by altering the field, which on SQLite would
 rebuild the table and lose the triggers that keep ``Item.slots_taken`` (migration 0016)."""
@@ -44,10 +47,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddIndex(
-            model_name="assignment",
-            index=models.Index(fields=["study", "status", "expires_at"], name="assignment_study_idx"),
-        ),
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.AlterField(
@@ -63,6 +62,13 @@ class Migration(migrations.Migration):
             ],
             database_operations=[migrations.RunPython(drop_study_index, create_study_index)],
         ),
-        migrations.RemoveIndex(model_name="assignment", name="assignment_open_expiry_idx"),
         migrations.RemoveIndex(model_name="assignment", name="assignment_held_idx"),
+        migrations.AddIndex(
+            model_name="assignment",
+            index=models.Index(
+                condition=models.Q(("status", "assigned"), ("provider_assignment_id__isnull", False)),
+                fields=["worker", "study"],
+                name="assignment_held_idx",
+            ),
+        ),
     ]
