@@ -104,18 +104,20 @@ class Assignment(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "study", "status"], name="assignment_worker_idx"),
-            # only open assignments can expire: a partial index keeps submitted ones out of it. With no index on
-            # the study alone (the foreign key's), it is the only one whose range the release of expired ones
-            # (every hand-out) can be planned through: the study's index read all its assignments
+            # The hand-out's two questions about open assignments, each with an index only it can use (the
+            # planner picks among tied indexes by chance on a table it has not analysed, and keeps the plan
+            # for the connection). Each condition has a clause that is always true (the column is never
+            # NULL) and that only a query naming that column implies.
+            # The study's open assignments by expiry, for the release of expired ones: with no index on the
+            # study alone (the foreign key's, through which the release read all the study's assignments) and
+            # the held one out of its reach, the only index it can be planned through.
             models.Index(
                 fields=["study", "expires_at"],
-                condition=Q(status="assigned"),
+                condition=Q(status="assigned") & Q(expires_at__isnull=False),
                 name="assignment_open_expiry_idx",
             ),
-            # a worker's open assignment in a study (the hand-out asks on every call): found in one probe,
-            # where the expiry index would walk every open assignment of the study. The provider's unit in
-            # its condition (always true: never NULL) is one only a query naming the unit implies, so the
-            # release of expired ones (which names none) cannot be planned through it
+            # A worker's open assignment in a study under a platform unit: one probe, where the expiry index
+            # would walk every open assignment of the study.
             models.Index(
                 fields=["worker", "study"],
                 condition=Q(status="assigned") & Q(provider_assignment_id__isnull=False),
