@@ -96,13 +96,45 @@ def lane_database(lane: int) -> dict[str, str]:
     return {"DATABASE_URL": f"{base}_mutants{lane}" + (f"?{query}" if query else "")}
 
 
+def drop_test_database(url: str | None = None) -> None:
+    """Drop the PostgreSQL test database that pytest-django made from ``url`` (default ``DATABASE_URL``)
+    for this run (``HATLAB_TEST_RUN``, as config/settings.py names it): ``--reuse-db`` keeps it between
+    mutants, and nothing else would remove it."""
+    url = url or os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    if not url.startswith("postgres"):
+        return
+    import dj_database_url
+    import psycopg2
+
+    cfg = dj_database_url.parse(url)
+    name = f"test_{cfg['NAME']}_{os.environ['HATLAB_TEST_RUN']}"
+    conn = psycopg2.connect(
+        dbname="postgres",
+        user=cfg["USER"],
+        password=cfg["PASSWORD"],
+        host=cfg["HOST"],
+        port=cfg["PORT"] or 5432,
+    )
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    conn.close()
+
+
 def run_lane(lane: int, mutants: list[Mutant], workdir: Path) -> list[dict] | None:
     """Apply ``mutants`` one at a time to this lane's copy of the tree; ``None`` when the unmutated
-    copy does not pass their tests (no mutant can be judged then)."""
+    copy does not pass their tests (no mutant can be judged then). The lane's test database is dropped
+    after it."""
     if not mutants:
         return []
-    tree = copy_tree(workdir / f"lane{lane}")
     env = lane_database(lane)
+    try:
+        return _judge(lane, mutants, copy_tree(workdir / f"lane{lane}"), env)
+    finally:
+        drop_test_database(env.get("DATABASE_URL"))
+
+
+def _judge(lane: int, mutants: list[Mutant], tree: Path, env: dict[str, str]) -> list[dict] | None:
     everything = list(dict.fromkeys(t for m in mutants for t in m.tests))
     rc, seconds, log = pytest(tree, everything, "--create-db", env=env)
     print(f"lane {lane} unmutated: {len(everything)} test selections, exit {rc}, {seconds:.1f}s", flush=True)
@@ -151,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     started = time.monotonic()
+    os.environ.setdefault("HATLAB_TEST_RUN", f"mutants{os.getpid()}")  # one test database per lane and run
     workdir = Path(tempfile.mkdtemp(prefix="hatlab-mutants-"))
     lanes = [mutants[k :: args.jobs] for k in range(args.jobs)]
     try:

@@ -42,7 +42,7 @@ from cosmic_ray.commands.init import init as cr_init  # noqa: E402
 from cosmic_ray.mutating import mutate_and_test  # noqa: E402
 from cosmic_ray.work_db import WorkDB, use_db  # noqa: E402
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkItem, WorkResult  # noqa: E402
-from run import DEFAULT_DATABASE_URL, copy_tree  # noqa: E402
+from run import copy_tree, drop_test_database  # noqa: E402
 from targets import BY_PATH, TARGETS, Target  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -325,29 +325,6 @@ def run_target(
             f"  [{n}/{len(pending)}] line {m.start_pos[0]} {m.operator_name}: {outcome} ({took:.1f}s)",
             flush=True,
         )
-
-
-def drop_test_database() -> None:
-    """Drop this run's PostgreSQL test database (``--reuse-db`` keeps it between mutants)."""
-    url = os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
-    if not url.startswith("postgres"):
-        return
-    import dj_database_url
-    import psycopg2
-
-    cfg = dj_database_url.parse(url)
-    name = f"test_{cfg['NAME']}_{os.environ['HATLAB_TEST_RUN']}"
-    conn = psycopg2.connect(
-        dbname="postgres",
-        user=cfg["USER"],
-        password=cfg["PASSWORD"],
-        host=cfg["HOST"],
-        port=cfg["PORT"] or 5432,
-    )
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    conn.close()
 
 
 def summarise(outcomes: list[Outcome], targets: list[Target]) -> dict:
