@@ -94,6 +94,20 @@ def test_open_enrollment_shows_the_link_and_no_invites(page, researcher, dataset
     assert Client().get(reverse("work-entry", args=[study.uid])).status_code == 200
 
 
+def test_each_anonymous_browser_of_an_open_study_gets_its_own_unguessable_identity(researcher, dataset):
+    """Open enrollment without an account: each browser's identity is 96 random bits kept in its session
+    (the same browser keeps it; another gets its own), so no one can take another visitor's place by
+    guessing it."""
+    study = make_study(researcher, dataset, provider_config={"open_enrollment": True})
+    entry = reverse("work-entry", args=[study.uid])
+    first, second = Client(), Client()
+    for client in (first, second, first):
+        client.get(entry)
+    ids = sorted(Worker.objects.filter(external_id__startswith="anon:").values_list("external_id", flat=True))
+    assert len(ids) == 2
+    assert all(re.fullmatch(r"anon:[0-9a-f]{24}", worker_id) for worker_id in ids), ids
+
+
 def test_platform_studies_send_researchers_to_the_crowd_page(page, researcher):
     study = crowd_study(researcher, "mturk", dict(MTURK_CONFIG))
     html = page.get(reverse("study-detail", args=[study.uid])).content.decode()
