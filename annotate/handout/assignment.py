@@ -86,15 +86,13 @@ class WorkerBlocked(Exception):
 
 
 def release_expired(study: Study | int | None = None, now: datetime | None = None) -> int:
-    """Release assignments past their expiry (of one study, or of all, one study at a time: each a range of
-    ``assignment_open_expiry_idx``); returns how many."""
+    """Release assignments past their expiry (of one study, or of all); returns how many. Either way one
+    statement that ``assignment_open_expiry_idx`` serves (it holds the open assignments only)."""
     now = now or timezone.now()
-    if study is None:
-        return sum(release_expired(study_id, now) for study_id in Study.objects.values_list("pk", flat=True))
-    study_id = study if isinstance(study, int) else study.pk
-    return Assignment.objects.filter(study_id=study_id, status=ASSIGNED, expires_at__lt=now).update(
-        status=RELEASED
-    )
+    qs = Assignment.objects.filter(status=ASSIGNED, expires_at__lt=now)
+    if study is not None:
+        qs = qs.filter(study_id=study if isinstance(study, int) else study.pk)
+    return qs.update(status=RELEASED)
 
 
 def next_assignment(

@@ -107,7 +107,7 @@ def test_expired_assignment_is_released_on_the_next_request(researcher, dataset)
 
 
 def test_release_expired_and_its_celery_task(study, other_researcher):
-    """The scheduled release goes through every study (one at a time) and leaves the unexpired alone."""
+    """The scheduled release reaches every study's expired assignments and leaves the unexpired alone."""
     other = make_study(other_researcher, make_dataset(other_researcher, n=2, name="other's"), name="other")
     late = [next_assignment(study, make_worker("late")), next_assignment(other, make_worker("late2"))]
     on_time = next_assignment(other, make_worker("on time"))
